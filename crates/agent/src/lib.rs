@@ -1,0 +1,2 @@
+//! Linux coscheduling agent (under construction).
+pub mod cli;

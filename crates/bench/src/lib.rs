@@ -1,0 +1,1 @@
+//! Real benchmark programs (under construction).

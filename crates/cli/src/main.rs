@@ -1,0 +1,43 @@
+//! `cosched` — the one binary. Each subcommand's arguments and behaviour live in the crate that owns it; this
+//! file only dispatches.
+
+use clap::{Parser, Subcommand};
+
+/// Coscheduling for parallel jobs on shared Linux machines and clusters.
+#[derive(Parser)]
+#[command(name = "cosched", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a simulated experiment file (TOML) and write its table, CSV/JSON and plots.
+    Sim(cosched_sim::cli::SimArgs),
+    /// Measure the simulator's speed: events per second and the 1,000,000-round-trip Latency run.
+    SimBench(cosched_sim::cli::SimBenchArgs),
+    /// List the coscheduling policies, their parameters, defaults and seed papers.
+    Policies,
+    /// Run a real experiment on an emulated cluster of network namespaces on this machine (root).
+    Lab(cosched_lab::cli::LabArgs),
+    /// Run the coscheduling agent on this node (root, BPF).
+    Agent(cosched_agent::cli::AgentArgs),
+    /// Run a command as a managed parallel job: the agent coschedules it and all its descendants.
+    Run(cosched_agent::cli::RunArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Sim(args) => cosched_sim::cli::run(args),
+        Command::SimBench(args) => cosched_sim::cli::bench(args),
+        Command::Policies => {
+            print!("{}", cosched_policy::registry::render_table());
+            Ok(())
+        }
+        Command::Lab(args) => cosched_lab::cli::run(args),
+        Command::Agent(args) => cosched_agent::cli::run_agent(args),
+        Command::Run(args) => cosched_agent::cli::run_job(args),
+    }
+}

@@ -1,0 +1,2 @@
+//! Emulated-cluster lab (under construction).
+pub mod cli;

@@ -1,0 +1,207 @@
+//! Dynamic coscheduling (DCS): the fairness rule that decides whether a message arrival may preempt.
+//!
+//! Seed: `000_e8004e1596fde6a5.txt` (Sobalvarro, Pakin, Weihl, Chien — dynamic coscheduling on Solaris 2.4 and
+//! Myrinet), §3.3 and Figure 2; the same decision `!threadIsRunning && fairToPreempt()` is used on Windows NT in
+//! `002_53dfbd94bd660dc4.txt` with `Tq = 120 ms`.
+//!
+//! ## Problem
+//! A message arrives for a process that is not running. Boosting it at once coschedules it with its sender, but
+//! boosting on *every* arrival would let a chatty parallel job starve the local work on the node.
+//!
+//! ## Approach
+//! Limit the *frequency* of boosts per process: allow one only when the time since the previous boost, scaled by
+//! `2^E` and offset by `C`, is at least the "length of the run queue in time", `Tq × R`.
+//!
+//! ## Terminology
+//! - `Tc` — now (ns).
+//! - `Tp` — time of the previous priority boost / preemption attempt for this process (ns); none yet = fair.
+//! - `E` — exponent, an integer; `E = -1` allows a boost only if the gap is at least *twice* `Tq R`.
+//! - `C` — constant offset (ns); the paper gives it in milliseconds.
+//! - `Tq` — length of the minimum time quantum (ns): 20 ms on Solaris 2.4, 120 ms on NT Server; on Linux the
+//!   agent passes the scheduler's slice.
+//! - `R` — number of jobs in the run queue of the receiver's CPU.
+//!
+//! ## Algorithm
+//! ```text
+//! on arrival for process p at time Tc:
+//!     if p is running: nothing to do
+//!     elif 2^E (Tc - Tp[p]) + C >= Tq R:  boost p to the maximum user priority, preempt, Tp[p] = Tc
+//!     else: refuse (p waits for its turn)
+//! ```
+//! The comparison is done exactly in 128-bit integers: for `E < 0` both sides are multiplied by `2^-E`.
+//!
+//! ## Parameters
+//! The paper's runs: `E = -1, C = 0` for spin-only receive; `E = 2, C = 100 ms` for spin-block.
+
+use crate::Nanos;
+use serde::{Deserialize, Serialize};
+
+/// Tuning constants of the DCS fairness rule (`E`, `C`). `Tq` and `R` are read from the node at decision time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DcsParams {
+    /// `E`: the exponent applied to the time since the previous boost.
+    pub exponent: i32,
+    /// `C`: constant offset, in nanoseconds.
+    pub constant_ns: Nanos,
+}
+
+impl DcsParams {
+    /// The paper's setting for spin-only receive: `E = -1, C = 0`.
+    pub const SPIN_ONLY: DcsParams = DcsParams { exponent: -1, constant_ns: 0 };
+    /// The paper's setting for spin-block receive: `E = 2, C = 100 ms`.
+    pub const SPIN_BLOCK: DcsParams = DcsParams { exponent: 2, constant_ns: 100 * crate::MILLIS };
+    /// The widest exponent accepted; `2^±40` is already far beyond any useful setting.
+    pub const MAX_ABS_EXPONENT: i32 = 40;
+
+    /// Checks the parameters, so a bad value is reported once, up front, instead of saturating silently.
+    pub fn validate(&self) -> Result<(), DcsError> {
+        if self.exponent.abs() > Self::MAX_ABS_EXPONENT {
+            return Err(DcsError::ExponentOutOfRange(self.exponent));
+        }
+        Ok(())
+    }
+}
+
+impl Default for DcsParams {
+    fn default() -> Self {
+        Self::SPIN_ONLY
+    }
+}
+
+/// What the node tells the rule at the moment of an arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DcsInputs {
+    /// `Tc`: now.
+    pub now: Nanos,
+    /// `Tp`: when this process was last boosted, if ever.
+    pub previous_boost: Option<Nanos>,
+    /// `Tq`: the minimum quantum of the node's scheduler.
+    pub min_quantum: Nanos,
+    /// `R`: the run-queue length of the receiver's CPU.
+    pub run_queue_len: u32,
+}
+
+/// Errors in DCS parameters.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DcsError {
+    #[error("DCS exponent E = {0} is out of range; use an integer in -40..=40 (the paper used -1 and 2)")]
+    ExponentOutOfRange(i32),
+}
+
+/// The fairness inequality `2^E (Tc - Tp) + C >= Tq R` (seed `000`, equation 1).
+///
+/// A process never boosted before is always fair to boost. A `Tp` in the future (clock skew between CPUs in the
+/// agent) counts as a gap of zero.
+pub fn fair_to_preempt(params: &DcsParams, inputs: &DcsInputs) -> bool {
+    let Some(previous) = inputs.previous_boost else {
+        return true;
+    };
+    let gap = inputs.now.saturating_sub(previous) as i128;
+    let constant = params.constant_ns as i128;
+    let run_queue_time = inputs.min_quantum as i128 * inputs.run_queue_len as i128;
+    let e = params.exponent.clamp(-DcsParams::MAX_ABS_EXPONENT, DcsParams::MAX_ABS_EXPONENT);
+    if e >= 0 {
+        (gap << e) + constant >= run_queue_time
+    } else {
+        // Multiply both sides by 2^-E to stay in integers: gap + C 2^-E >= Tq R 2^-E.
+        let scale = -e;
+        gap + (constant << scale) >= (run_queue_time << scale)
+    }
+}
+
+/// The whole DCS decision of Figure 2: whether an arrival should boost its receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DcsDecision {
+    /// The receiver is already on a CPU: the message will be seen without help.
+    AlreadyRunning,
+    /// Boost the receiver to the maximum user priority and preempt the running process.
+    Boost,
+    /// Not fair to preempt now: the receiver waits for its turn.
+    Refuse,
+}
+
+/// `if (running != receiver) { if (fair to preempt) boost }` — seed `000` Figure 2.
+pub fn decide(params: &DcsParams, receiver_running: bool, inputs: &DcsInputs) -> DcsDecision {
+    if receiver_running {
+        DcsDecision::AlreadyRunning
+    } else if fair_to_preempt(params, inputs) {
+        DcsDecision::Boost
+    } else {
+        DcsDecision::Refuse
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MILLIS;
+
+    fn inputs(now_ms: u64, previous_ms: Option<u64>, r: u32) -> DcsInputs {
+        DcsInputs {
+            now: now_ms * MILLIS,
+            previous_boost: previous_ms.map(|p| p * MILLIS),
+            min_quantum: 20 * MILLIS,
+            run_queue_len: r,
+        }
+    }
+
+    #[test]
+    fn first_arrival_is_always_fair() {
+        assert!(fair_to_preempt(&DcsParams::SPIN_ONLY, &inputs(0, None, 8)));
+    }
+
+    #[test]
+    fn spin_only_needs_twice_the_run_queue_in_time() {
+        // E = -1, C = 0, Tq = 20 ms, R = 2: Tq R = 40 ms, so the gap must reach 2 × 40 = 80 ms.
+        let p = DcsParams::SPIN_ONLY;
+        assert!(!fair_to_preempt(&p, &inputs(179, Some(100), 2))); // 79 ms / 2 = 39.5 < 40
+        assert!(fair_to_preempt(&p, &inputs(180, Some(100), 2))); // 80 ms / 2 = 40 >= 40
+    }
+
+    #[test]
+    fn spin_block_constant_makes_short_queues_always_fair() {
+        // E = 2, C = 100 ms, Tq = 20 ms: with R = 5, Tq R = 100 ms <= C, so even a zero gap is fair.
+        let p = DcsParams::SPIN_BLOCK;
+        assert!(fair_to_preempt(&p, &inputs(50, Some(50), 5)));
+        // R = 9: Tq R = 180 ms; need 4 × gap + 100 >= 180, gap >= 20 ms.
+        assert!(!fair_to_preempt(&p, &inputs(69, Some(50), 9))); // 4 × 19 + 100 = 176 < 180
+        assert!(fair_to_preempt(&p, &inputs(70, Some(50), 9))); // 4 × 20 + 100 = 180 >= 180
+    }
+
+    #[test]
+    fn empty_run_queue_is_always_fair() {
+        // R = 0: Tq R = 0 and 2^E × gap + C >= 0 always.
+        assert!(fair_to_preempt(&DcsParams::SPIN_ONLY, &inputs(1, Some(1), 0)));
+    }
+
+    #[test]
+    fn negative_exponent_is_exact_on_odd_gaps() {
+        // E = -3: gap / 8 >= Tq R. Tq = 20 ms, R = 1: need gap >= 160 ms; 159.999999 ms must be refused.
+        let p = DcsParams { exponent: -3, constant_ns: 0 };
+        let mut i = inputs(0, Some(0), 1);
+        i.now = 160 * MILLIS - 1;
+        assert!(!fair_to_preempt(&p, &i));
+        i.now = 160 * MILLIS;
+        assert!(fair_to_preempt(&p, &i));
+    }
+
+    #[test]
+    fn previous_boost_in_the_future_counts_as_zero_gap() {
+        // Tp > Tc (cross-CPU clock skew): gap 0, E = -1, C = 0, R = 1 → 0 >= 20 ms is false.
+        assert!(!fair_to_preempt(&DcsParams::SPIN_ONLY, &inputs(10, Some(11), 1)));
+    }
+
+    #[test]
+    fn decision_follows_figure_two() {
+        let p = DcsParams::SPIN_ONLY;
+        assert_eq!(decide(&p, true, &inputs(0, None, 3)), DcsDecision::AlreadyRunning);
+        assert_eq!(decide(&p, false, &inputs(0, None, 3)), DcsDecision::Boost);
+        assert_eq!(decide(&p, false, &inputs(1, Some(0), 3)), DcsDecision::Refuse);
+    }
+
+    #[test]
+    fn exponent_range_is_validated() {
+        assert!(DcsParams { exponent: 41, constant_ns: 0 }.validate().is_err());
+        assert!(DcsParams { exponent: -5, constant_ns: 0 }.validate().is_ok());
+    }
+}

@@ -1,0 +1,28 @@
+//! # cosched-policy — the coscheduling rules, and nothing else
+//!
+//! Every rule of the seed papers lives here exactly once, as a plain function over plain data: no I/O, no
+//! clock, no globals. The simulator (`cosched-sim`) and the Linux agent (`cosched-agent`) call the very same
+//! functions, so a decision can be checked in both.
+//!
+//! | module | rule | seed |
+//! |---|---|---|
+//! | [`dcs`] | dynamic coscheduling fairness: `2^E (Tc - Tp) + C >= Tq R` | `000_e8004e1596fde6a5.txt` §3.3.3 |
+//! | [`spin`] | spin-block receive: spin time ≈ 2 context switches + a round trip (1600 µs) | `000` §3.2.2 |
+//! | [`registry`] | names, parameters, defaults and seeds of all policies (`cosched policies`) | — |
+//!
+//! Time is an integer number of nanoseconds ([`Nanos`]) everywhere, so the simulator stays deterministic and
+//! the agent can feed kernel timestamps straight in.
+
+pub mod dcs;
+pub mod registry;
+pub mod spin;
+
+/// Time and durations, in integer nanoseconds.
+pub type Nanos = u64;
+
+/// Nanoseconds in one microsecond.
+pub const MICROS: Nanos = 1_000;
+/// Nanoseconds in one millisecond.
+pub const MILLIS: Nanos = 1_000_000;
+/// Nanoseconds in one second.
+pub const SECONDS: Nanos = 1_000_000_000;

@@ -1,0 +1,15 @@
+//! # cosched-report — one result schema for the simulator and the lab
+//!
+//! A [`Measurement`] is what one run of one configuration measured, whether the run was simulated
+//! (`cosched sim`) or real (`cosched lab`); a [`RunRecord`] adds the labels that place it in an experiment.
+//! Both halves emit the same structs, so a simulated and a real run compare field by field.
+//!
+//! Metrics (seed `000_e8004e1596fde6a5.txt` §4.1.1):
+//! - job response time — wall-clock time from job start to completion;
+//! - CPU time — user + system CPU time of the job's processes;
+//! - fairness `F = N × Tc / Te` per process — `Tc` its CPU time, `Te` its response time, `N` the number of
+//!   processes sharing its CPU; `F = 1` is a fair share.
+
+pub mod schema;
+
+pub use schema::*;

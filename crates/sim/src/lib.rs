@@ -1,0 +1,3 @@
+//! Discrete-event cluster simulator (under construction).
+pub mod cli;
+pub mod scenario;
