@@ -9,7 +9,21 @@
 //! - CPU time — user + system CPU time of the job's processes;
 //! - fairness `F = N × Tc / Te` per process — `Tc` its CPU time, `Te` its response time, `N` the number of
 //!   processes sharing its CPU; `F = 1` is a fair share.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`schema`] | `Measurement`, `RunRecord`, `JobResult`, `Histogram` |
+//! | [`stats`] | mean and 90 % Student-t confidence interval (the seed's statistic) |
+//! | [`summary`] | repetitions → one row per (configuration, competitors), per job too |
+//! | [`table`] | text tables of summary rows |
+//! | [`write`] | `runs.json`, `runs.csv`, `summary.csv`, `summary_jobs.csv` |
+//! | [`plot`] | SVG plots: metric vs competitors (log or linear), job bars, round-trip histograms |
 
+pub mod plot;
 pub mod schema;
+pub mod stats;
+pub mod summary;
+pub mod table;
+pub mod write;
 
 pub use schema::*;

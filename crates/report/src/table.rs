@@ -1,0 +1,159 @@
+//! Text tables of summary rows, as `cosched sim` and `cosched lab` print them.
+//!
+//! The main table is one line per (configuration, competitors) with the metrics of seed
+//! `000_e8004e1596fde6a5.txt` §4.1.1: the parallel job's mean response time with its 90 % Student-t interval,
+//! its CPU time, its fairness `F = N × Tc / Te`, the competitors' F, the work rate and the correctness count.
+//! The job table (Mixed workload, Figures 7–8) has one line per job.
+
+use crate::stats::Estimate;
+use crate::summary::SummaryRow;
+use comfy_table::presets::UTF8_BORDERS_ONLY;
+use comfy_table::{CellAlignment, Table};
+
+/// A value with four significant digits and no exponent below 10⁶ (seconds, rates, F).
+pub fn significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    if magnitude >= 6 {
+        return format!("{x:.3e}");
+    }
+    let decimals = (3 - magnitude).clamp(0, 9) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// `mean ± half width`, both with the mean's precision.
+pub fn with_interval(e: &Estimate) -> String {
+    let mean = significant(e.mean);
+    match e.half_width {
+        Some(h) => {
+            let decimals = mean.split('.').nth(1).map_or(0, |d| d.len());
+            format!("{mean} ± {h:.decimals$}")
+        }
+        None => mean,
+    }
+}
+
+fn new_table(header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_BORDERS_ONLY)
+        .set_header(header.to_vec());
+    table
+}
+
+fn right_align_from(table: &mut Table, first: usize) {
+    let columns = table.column_count();
+    for i in first..columns {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// The main table: one line per point.
+pub fn render_summary(rows: &[SummaryRow]) -> String {
+    let mut table = new_table(&[
+        "configuration",
+        "competitors",
+        "runs",
+        "response s (90% CI)",
+        "CPU s",
+        "job F",
+        "competitor F",
+        "rate /s",
+        "work done",
+    ]);
+    for r in rows {
+        let work = if r.incomplete_runs == 0 {
+            format!("{}", r.work_done)
+        } else {
+            format!(
+                "{}/{} ({} incomplete)",
+                r.work_done, r.work_expected, r.incomplete_runs
+            )
+        };
+        table.add_row(vec![
+            r.config.clone(),
+            r.competitors.to_string(),
+            r.runs.to_string(),
+            with_interval(&r.response_s),
+            significant(r.cpu_s.mean),
+            format!("{:.3}", r.job_fairness.mean),
+            r.competitor_fairness
+                .map_or("-".into(), |f| format!("{:.3}", f.mean)),
+            significant(r.rate_per_s.mean),
+            work,
+        ]);
+    }
+    right_align_from(&mut table, 1);
+    table.to_string()
+}
+
+/// One line per job per point (for workloads with sequential jobs, e.g. the seed's Mixed workload).
+pub fn render_jobs(rows: &[SummaryRow]) -> String {
+    let mut table = new_table(&[
+        "configuration",
+        "competitors",
+        "job",
+        "role",
+        "response s (90% CI)",
+        "CPU s",
+        "F",
+    ]);
+    for r in rows {
+        for j in &r.jobs {
+            table.add_row(vec![
+                r.config.clone(),
+                r.competitors.to_string(),
+                j.name.clone(),
+                format!("{:?}", j.role).to_lowercase(),
+                with_interval(&j.response_s),
+                significant(j.cpu_s.mean),
+                format!("{:.3}", j.fairness.mean),
+            ]);
+        }
+    }
+    right_align_from(&mut table, 4);
+    table.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::summarize;
+    use crate::summary::tests::record;
+
+    #[test]
+    fn four_significant_digits() {
+        assert_eq!(significant(1234.5678), "1235");
+        assert_eq!(significant(12.345678), "12.35");
+        assert_eq!(significant(0.00123456), "0.001235");
+        assert_eq!(significant(12_345_678.0), "1.235e7");
+        assert_eq!(significant(0.0), "0");
+    }
+
+    #[test]
+    fn interval_uses_the_means_precision() {
+        let e = Estimate {
+            mean: 12.3456,
+            half_width: Some(0.04321),
+            n: 3,
+        };
+        assert_eq!(with_interval(&e), "12.35 ± 0.04");
+    }
+
+    #[test]
+    fn summary_table_has_one_line_per_point() {
+        // Two repetitions at 2 competitors: responses 2 and 4 s → mean 3 s, s = 1.414, t(0.95,1) = 6.314,
+        // half width = 6.314 × 1.414 / 1.414 = 6.314 → "3.000 ± 6.314".
+        let rows = summarize(&[record("DCS", 2, 0, 2.0), record("DCS", 2, 1, 4.0)]).unwrap();
+        let text = render_summary(&rows);
+        assert!(text.contains("DCS"), "{text}");
+        assert!(text.contains("3.000 ± 6.314"), "{text}");
+        assert!(text.contains("0.900"), "{text}");
+        let jobs = render_jobs(&rows);
+        assert!(jobs.contains("competitor"), "{jobs}");
+    }
+}
