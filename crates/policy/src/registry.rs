@@ -1,6 +1,7 @@
 //! The registry of policies: what `cosched policies` prints, and the one place that turns a policy name into
 //! a resolved policy. An unknown name is an error that lists the valid ones.
 
+use crate::budget::BudgetParams;
 use crate::dcs::DcsParams;
 use crate::spin::DEFAULT_SPIN;
 use crate::MILLIS;
@@ -48,6 +49,31 @@ pub fn all() -> Vec<PolicyInfo> {
                     unit: "ms",
                     default: (DcsParams::SPIN_ONLY.constant_ns / MILLIS).to_string(),
                     description: "C; the paper used 0 for spin-only and 100 for spin-block",
+                },
+            ],
+        },
+        PolicyInfo {
+            name: "budget",
+            summary: "boost budget: a process's CPU time may not exceed its fair share slack/R of wall time plus a burst",
+            seed: "000_e8004e1596fde6a5.txt",
+            params: vec![
+                ParamInfo {
+                    name: "slack_ppm",
+                    unit: "ppm",
+                    default: BudgetParams::DEFAULT.slack_ppm.to_string(),
+                    description: "multiplier of the fair share 1/R; 1000000 is exactly fair",
+                },
+                ParamInfo {
+                    name: "burst_ms",
+                    unit: "ms",
+                    default: (BudgetParams::DEFAULT.burst_ns / MILLIS).to_string(),
+                    description: "largest CPU credit a process may bank (also its starting credit)",
+                },
+                ParamInfo {
+                    name: "demote_ms",
+                    unit: "ms",
+                    default: (BudgetParams::DEFAULT.demote_ns / MILLIS).to_string(),
+                    description: "debt beyond which the process is overdrawn and yields (nice 19) until repaid",
                 },
             ],
         },

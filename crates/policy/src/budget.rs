@@ -1,0 +1,247 @@
+//! Boost budget: a per-process CPU-time token bucket, so that a process flooding messages cannot take more than
+//! its fair share of a CPU however many boosts its arrivals ask for.
+//!
+//! Seeds: `000_e8004e1596fde6a5.txt` §3.3.3, footnote 6 — "only later did we learn that a direct implementation
+//! based on CPU usage information was possible; this is a subject of future work" — and the fairness metric
+//! `F = N Tcpu / Twall` of §4.1.1; `002_53dfbd94bd660dc4.txt` §2.2.1 (a user-level fairness monitor samples the
+//! run-queue length and moderates the boosts). This module is that CPU-usage implementation. It complements
+//! [`crate::dcs`]: DCS limits how *often* a boost may start; the budget limits how much CPU the process gets.
+//!
+//! ## Problem
+//! A boost that is extended by every further arrival lets a chatty process keep its CPU for as long as its peer
+//! keeps sending. DCS's `Tp` rule bounds boost *starts* only, so a flood can still hold a CPU.
+//!
+//! ## Approach
+//! Credit each process with its fair share of wall time and debit all the CPU time it actually used (boosted or
+//! not). Boosts (and window extensions) are granted only while the balance is positive; a balance below
+//! `-demote_ns` marks the process as overdrawn so the agent can lower it until it has paid back.
+//!
+//! ## Terminology
+//! - `s` — fair share of one CPU, in parts per million: `slack_ppm / R`, `R` the run-queue length of the
+//!   process's CPU (the DCS `R`, at least 1). `slack_ppm = 1_000_000` is exactly fair.
+//! - `tokens` — the balance, nanoseconds of CPU (may be negative).
+//! - `burst_ns` — the largest balance; also the starting balance.
+//! - `floor_ns` — the most negative balance kept (older debt is forgiven), a positive number.
+//! - `demote_ns` — debt beyond which [`Budget::overdrawn`] reports true.
+//! - `now`, `cpu_ns` — wall time and the process's total CPU time, both supplied by the caller (no clock here).
+//!
+//! ## Algorithm
+//! ```text
+//! update(now, cpu_ns, R):
+//!     s       = slack_ppm / max(R, 1)
+//!     tokens += s × (now - last_now) / 10^6 - (cpu_ns - last_cpu)
+//!     tokens  = clamp(tokens, -floor_ns, burst_ns)
+//! may_boost  = tokens > 0
+//! overdrawn  = tokens < -demote_ns
+//! ```
+//! Over any interval `T` the process gets at most `s T + burst_ns + floor_ns` of boosted CPU: a boost needs a
+//! positive balance, and the balance only grows at rate `s`.
+//!
+//! ## Parameters
+//! Defaults ([`BudgetParams::DEFAULT`]): `slack_ppm = 1_000_000` (exactly fair), `burst_ns = 20 ms`
+//! (five 4 ms ticks), `floor_ns = 100 ms`, `demote_ns = 10 ms`.
+
+use crate::{Nanos, MILLIS};
+use serde::{Deserialize, Serialize};
+
+/// Parts per million.
+pub const PPM: u64 = 1_000_000;
+
+/// Tuning of the budget rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetParams {
+    /// Multiplier of the fair share, in ppm (`1_000_000` = exactly `1/R`).
+    pub slack_ppm: u64,
+    /// Largest (and starting) balance, ns.
+    pub burst_ns: Nanos,
+    /// Most negative balance kept, ns (positive number).
+    pub floor_ns: Nanos,
+    /// Debt beyond which the process is overdrawn, ns.
+    pub demote_ns: Nanos,
+}
+
+impl BudgetParams {
+    /// Exactly fair, 20 ms burst, 100 ms floor, overdrawn past 10 ms of debt.
+    pub const DEFAULT: BudgetParams =
+        BudgetParams { slack_ppm: PPM, burst_ns: 20 * MILLIS, floor_ns: 100 * MILLIS, demote_ns: 10 * MILLIS };
+
+    /// Checks the parameters once, up front.
+    pub fn validate(&self) -> Result<(), BudgetError> {
+        if self.slack_ppm == 0 || self.slack_ppm > 4 * PPM {
+            return Err(BudgetError::Slack(self.slack_ppm));
+        }
+        if self.burst_ns == 0 {
+            return Err(BudgetError::Burst);
+        }
+        if self.demote_ns > self.floor_ns {
+            return Err(BudgetError::Demote { demote_ns: self.demote_ns, floor_ns: self.floor_ns });
+        }
+        Ok(())
+    }
+}
+
+impl Default for BudgetParams {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Errors in budget parameters.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BudgetError {
+    #[error("budget slack {0} ppm is out of range; use 1..=4000000 (1000000 = exactly the fair share)")]
+    Slack(u64),
+    #[error("budget burst must be positive (it is also the starting balance)")]
+    Burst,
+    #[error("budget demote threshold {demote_ns} ns exceeds the debt floor {floor_ns} ns, so it could never trigger")]
+    Demote { demote_ns: Nanos, floor_ns: Nanos },
+}
+
+/// One process's balance. Create it when the process becomes managed, then feed it every observation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    params: BudgetParams,
+    tokens: i64,
+    last_now: Nanos,
+    last_cpu: Nanos,
+}
+
+impl Budget {
+    /// A full bucket (`burst_ns`) at wall time `now`, with the process's CPU counter at `cpu_ns`.
+    pub fn new(params: BudgetParams, now: Nanos, cpu_ns: Nanos) -> Self {
+        Budget { params, tokens: clamp_i64(params.burst_ns), last_now: now, last_cpu: cpu_ns }
+    }
+
+    /// The fair share `s = slack_ppm / max(R, 1)`, in ppm.
+    pub fn share_ppm(&self, run_queue_len: u32) -> u64 {
+        self.params.slack_ppm / u64::from(run_queue_len.max(1))
+    }
+
+    /// Credits `s × Δwall`, debits `Δcpu`. Time going backwards counts as no time; a CPU counter going
+    /// backwards (a reset) counts as no CPU.
+    pub fn update(&mut self, now: Nanos, cpu_ns: Nanos, run_queue_len: u32) {
+        let wall = now.saturating_sub(self.last_now);
+        let cpu = cpu_ns.saturating_sub(self.last_cpu);
+        let credit = (u128::from(wall) * u128::from(self.share_ppm(run_queue_len)) / u128::from(PPM)) as i128;
+        let t = i128::from(self.tokens) + credit - i128::from(cpu);
+        let t = t.clamp(-i128::from(clamp_i64(self.params.floor_ns)), i128::from(clamp_i64(self.params.burst_ns)));
+        self.tokens = t as i64;
+        self.last_now = self.last_now.max(now);
+        self.last_cpu = self.last_cpu.max(cpu_ns);
+    }
+
+    /// The balance in ns (negative = debt).
+    pub fn tokens(&self) -> i64 {
+        self.tokens
+    }
+
+    /// A boost (or an extension of one) is within budget.
+    pub fn may_boost(&self) -> bool {
+        self.tokens > 0
+    }
+
+    /// The process owes more than `demote_ns`: it has had more than its share and should yield.
+    pub fn overdrawn(&self) -> bool {
+        self.tokens < -clamp_i64(self.params.demote_ns)
+    }
+}
+
+fn clamp_i64(v: Nanos) -> i64 {
+    v.min(i64::MAX as u64) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> BudgetParams {
+        BudgetParams { slack_ppm: PPM, burst_ns: 20 * MILLIS, floor_ns: 100 * MILLIS, demote_ns: 10 * MILLIS }
+    }
+
+    #[test]
+    fn starts_full() {
+        let b = Budget::new(params(), 0, 0);
+        assert_eq!(b.tokens(), 20 * MILLIS as i64);
+        assert!(b.may_boost());
+        assert!(!b.overdrawn());
+    }
+
+    #[test]
+    fn fair_use_keeps_the_balance() {
+        // R = 2: s = 1e6 / 2 = 500000 ppm. 100 ms of wall credits 50 ms; 50 ms of CPU debits 50 ms.
+        // 20 ms + 50 - 50 = 20 ms.
+        let mut b = Budget::new(params(), 0, 0);
+        b.update(100 * MILLIS, 50 * MILLIS, 2);
+        assert_eq!(b.tokens(), 20 * MILLIS as i64);
+    }
+
+    #[test]
+    fn a_flooding_process_runs_dry_then_is_overdrawn() {
+        // R = 2, s = 0.5. The process takes the whole CPU: each 10 ms credits 5 ms, debits 10 ms: -5 ms.
+        let mut b = Budget::new(params(), 0, 0);
+        b.update(40 * MILLIS, 40 * MILLIS, 2); // 20 + 20 - 40 = 0 ms: no boost (needs > 0)
+        assert_eq!(b.tokens(), 0);
+        assert!(!b.may_boost());
+        assert!(!b.overdrawn());
+        b.update(62 * MILLIS, 62 * MILLIS, 2); // 0 + 11 - 22 = -11 ms < -10 ms: overdrawn
+        assert_eq!(b.tokens(), -11 * MILLIS as i64);
+        assert!(b.overdrawn());
+    }
+
+    #[test]
+    fn flood_gets_at_most_share_plus_burst_over_any_interval() {
+        // R = 4 (s = 0.25). A greedy process runs whenever the budget allows: simulate 1 ms steps where it
+        // runs the full 1 ms iff may_boost(). Over 1 s it may get at most s T + burst = 250 + 20 = 270 ms, plus
+        // the one 1 ms step that can start on a balance of a fraction of a ms (overshoot): 271 ms.
+        let mut b = Budget::new(params(), 0, 0);
+        let mut cpu = 0;
+        for step in 1..=1000u64 {
+            if b.may_boost() {
+                cpu += MILLIS;
+            }
+            b.update(step * MILLIS, cpu, 4);
+        }
+        assert!(cpu <= 271 * MILLIS, "got {cpu} ns");
+        // And it does get its share: at least s T = 250 ms (the bucket never starves a process at its share).
+        assert!(cpu >= 250 * MILLIS, "got {cpu} ns");
+    }
+
+    #[test]
+    fn debt_is_floored_and_credit_capped() {
+        // 1 s of wall alone (R = 1, s = 1) with no CPU: +1000 ms, capped at the 20 ms burst.
+        let mut b = Budget::new(params(), 0, 0);
+        b.update(1000 * MILLIS, 0, 1);
+        assert_eq!(b.tokens(), 20 * MILLIS as i64);
+        // 500 ms of CPU in 0 wall time: 20 - 500 = -480 ms, floored at -100 ms.
+        b.update(1000 * MILLIS, 500 * MILLIS, 1);
+        assert_eq!(b.tokens(), -100 * MILLIS as i64);
+        // Paying back at R = 2 while idle: 0.5 × 220 ms = 110 ms credit: -100 + 110 = +10 ms.
+        b.update(1220 * MILLIS, 500 * MILLIS, 2);
+        assert_eq!(b.tokens(), 10 * MILLIS as i64);
+    }
+
+    #[test]
+    fn slack_scales_the_share() {
+        // slack 1.15 (1150000 ppm), R = 2: s = 575000 ppm; 100 ms wall credits 57.5 ms, 60 ms CPU debits 60.
+        // 20 + 57.5 - 60 = 17.5 ms.
+        let mut b = Budget::new(BudgetParams { slack_ppm: 1_150_000, ..params() }, 0, 0);
+        assert_eq!(b.share_ppm(2), 575_000);
+        b.update(100 * MILLIS, 60 * MILLIS, 2);
+        assert_eq!(b.tokens(), 17_500_000);
+    }
+
+    #[test]
+    fn clocks_going_backwards_count_as_nothing() {
+        let mut b = Budget::new(params(), 100, 100);
+        b.update(50, 50, 1);
+        assert_eq!(b.tokens(), 20 * MILLIS as i64);
+    }
+
+    #[test]
+    fn parameters_are_validated() {
+        assert!(params().validate().is_ok());
+        assert_eq!(BudgetParams { slack_ppm: 0, ..params() }.validate(), Err(BudgetError::Slack(0)));
+        assert_eq!(BudgetParams { burst_ns: 0, ..params() }.validate(), Err(BudgetError::Burst));
+        assert!(BudgetParams { demote_ns: 200 * MILLIS, ..params() }.validate().is_err());
+    }
+}
