@@ -1,0 +1,657 @@
+//! Experiment file → validated [`Experiment`] with its full list of planned runs, before anything runs.
+//!
+//! Every problem is reported with the file, the field path as written in the file (`config[2].exponent`) and
+//! what to do about it; all problems of a file are listed at once.
+//!
+//! ## Run seeds
+//! Run `(configuration, competitors c, repetition r)` gets the seed `splitmix64(splitmix64(base) ^ (c << 32 | r))`.
+//! The configuration is deliberately not part of it: every configuration sees the same random streams at the
+//! same point (common random numbers), so differences between lines of a figure come from the policies, not
+//! from the dice. The seed depends on nothing else (not the thread count, not the run order).
+
+use super::file::{ConfigSection, ExperimentFile, OsModelName, ReceiveName, WorkloadSection};
+use crate::scenario::{
+    Coscheduling, NetworkParams, OsModel, Scenario, SequentialJob, SorParams, Workload,
+};
+use cosched_policy::dcs::DcsParams;
+use cosched_policy::registry;
+use cosched_policy::spin::{ReceiveMode, DEFAULT_SPIN};
+use cosched_policy::{Nanos, MICROS, MILLIS, SECONDS};
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// `--quick` divides the work of every run (round trips, iterations, sequential CPU) by this.
+pub const QUICK_WORK_DIVISOR: u64 = 100;
+/// `--quick` runs at most this many repetitions.
+pub const QUICK_MAX_REPETITIONS: u32 = 2;
+/// Default simulated-time safety net per run: 10^6 s (11.6 simulated days).
+pub const DEFAULT_TIME_LIMIT_S: u64 = 1_000_000;
+/// More competitors per node than this is a typo, not an experiment.
+pub const MAX_COMPETITORS_PER_NODE: u32 = 1024;
+
+/// Command-line overrides applied while resolving.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// Replace the file's `repetitions`.
+    pub repetitions: Option<u32>,
+    /// Scale the work down by [`QUICK_WORK_DIVISOR`] and cap repetitions at [`QUICK_MAX_REPETITIONS`] (CI).
+    pub quick: bool,
+}
+
+/// A fully resolved experiment.
+#[derive(Clone, Debug, Serialize)]
+pub struct Experiment {
+    pub file: PathBuf,
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub reproduces: String,
+    pub base_seed: u64,
+    pub repetitions: u32,
+    pub quick: bool,
+    pub competitors: Vec<u32>,
+    pub configs: Vec<Configuration>,
+    pub runs: Vec<PlannedRun>,
+}
+
+/// One configuration (a line of a figure) with its scenario at zero competitors.
+#[derive(Clone, Debug, Serialize)]
+pub struct Configuration {
+    pub label: String,
+    /// The registry name of the coscheduling policy.
+    pub policy: String,
+    pub scenario: Scenario,
+}
+
+impl Configuration {
+    /// Whether this configuration's receivers spin and then block (the lines of the seed's Figure 5).
+    pub fn is_spin_block(&self) -> bool {
+        matches!(self.scenario.receive, ReceiveMode::SpinBlock { .. })
+    }
+}
+
+/// One run to do.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlannedRun {
+    /// Index into [`Experiment::configs`].
+    pub config: usize,
+    pub competitors: u32,
+    pub repetition: u32,
+    pub seed: u64,
+    pub scenario: Scenario,
+}
+
+/// An experiment file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error("{}: cannot read the experiment file: {source}", file.display())]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not valid TOML: {message}", file.display())]
+    Syntax { file: PathBuf, message: String },
+    #[error("{}", problems.iter().map(|p| format!("{}: {p}", file.display())).collect::<Vec<_>>().join("\n"))]
+    Invalid {
+        file: PathBuf,
+        problems: Vec<Problem>,
+    },
+}
+
+/// One bad field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The field as written in the file, e.g. `config[2].exponent`.
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// Reads, parses and resolves one experiment file.
+pub fn load(file: &Path, overrides: &Overrides) -> Result<Experiment, ExperimentError> {
+    let text = std::fs::read_to_string(file).map_err(|source| ExperimentError::Read {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    parse(file, &text, overrides)
+}
+
+/// Parses and resolves experiment text; `file` is only used in messages and the result.
+pub fn parse(
+    file: &Path,
+    text: &str,
+    overrides: &Overrides,
+) -> Result<Experiment, ExperimentError> {
+    let raw = parse_raw(file, text)?;
+    resolve(file, raw, overrides)
+}
+
+fn parse_raw(file: &Path, text: &str) -> Result<ExperimentFile, ExperimentError> {
+    let deserializer = toml::Deserializer::parse(text).map_err(|e| ExperimentError::Syntax {
+        file: file.to_path_buf(),
+        message: one_line(&e.to_string()),
+    })?;
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." {
+            "(top level)".to_string()
+        } else {
+            path
+        };
+        let message = one_line(&e.into_inner().to_string());
+        ExperimentError::Invalid {
+            file: file.to_path_buf(),
+            problems: vec![Problem { field, message }],
+        }
+    })
+}
+
+/// toml's messages carry a multi-line source excerpt; keep the location line and the message.
+fn one_line(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let location = lines.iter().find(|l| l.starts_with("TOML parse error at"));
+    let last = lines.last().copied().unwrap_or("");
+    match location {
+        Some(loc) if *loc != last => format!(
+            "{last} ({})",
+            loc.trim_start_matches("TOML parse error at ")
+        ),
+        _ => last.to_string(),
+    }
+}
+
+/// `splitmix64(splitmix64(base) ^ (competitors << 32 | repetition))` — see the module doc.
+pub fn run_seed(base: u64, competitors: u32, repetition: u32) -> u64 {
+    splitmix64(splitmix64(base) ^ ((competitors as u64) << 32 | repetition as u64))
+}
+
+/// Steele, Lea and Flood's SplitMix64 finaliser: a bijection that scrambles every input bit.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Collects problems while resolving.
+#[derive(Default)]
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(Problem {
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+    fn check(&mut self, ok: bool, field: impl Into<String>, message: impl Into<String>) {
+        if !ok {
+            self.add(field, message);
+        }
+    }
+}
+
+fn scaled(work: u64, quick: bool) -> u64 {
+    if quick {
+        (work / QUICK_WORK_DIVISOR).max(1)
+    } else {
+        work
+    }
+}
+
+fn resolve(
+    file: &Path,
+    raw: ExperimentFile,
+    overrides: &Overrides,
+) -> Result<Experiment, ExperimentError> {
+    let mut p = Problems::default();
+    let quick = overrides.quick;
+
+    p.check(
+        !raw.name.is_empty() && raw.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+        "name",
+        format!("'{}' must be non-empty and use only letters, digits, '-' and '_' (it names the results folder)", raw.name),
+    );
+    p.check(
+        raw.repetitions >= 1,
+        "repetitions",
+        "0 repetitions; use at least 1 (the seed's figures use several)",
+    );
+    if overrides.repetitions == Some(0) {
+        p.add("--repetitions", "0 repetitions; use at least 1");
+    }
+    let mut repetitions = overrides.repetitions.unwrap_or(raw.repetitions);
+    if quick {
+        repetitions = repetitions.min(QUICK_MAX_REPETITIONS);
+    }
+    let time_limit_s = raw.time_limit_s.unwrap_or(DEFAULT_TIME_LIMIT_S);
+    p.check(
+        (1..=u64::MAX / SECONDS).contains(&time_limit_s),
+        "time_limit_s",
+        format!("{time_limit_s} is out of range 1..={}", u64::MAX / SECONDS),
+    );
+
+    let c = &raw.cluster;
+    p.check(c.nodes >= 1, "cluster.nodes", "0 nodes; use at least 1");
+    p.check(
+        c.cpus_per_node >= 1,
+        "cluster.cpus_per_node",
+        "0 CPUs; use at least 1 (the seed's nodes had 1)",
+    );
+    p.check(
+        c.context_switch_us <= 1_000_000,
+        "cluster.context_switch_us",
+        format!(
+            "{} µs is more than a second; give the context-switch cost in microseconds",
+            c.context_switch_us
+        ),
+    );
+    let n = &raw.network;
+    p.check(
+        n.bandwidth_mb_per_s.is_finite() && n.bandwidth_mb_per_s > 0.0,
+        "network.bandwidth_mb_per_s",
+        format!(
+            "{} must be a positive number of 10^6 bytes per second (the seed's FM: 13)",
+            n.bandwidth_mb_per_s
+        ),
+    );
+    p.check(
+        n.latency_us <= 10_000_000,
+        "network.latency_us",
+        format!(
+            "{} µs is more than 10 s; give the one-way latency in microseconds",
+            n.latency_us
+        ),
+    );
+    let network = NetworkParams {
+        latency_ns: n.latency_us.saturating_mul(MICROS),
+        bandwidth_bytes_per_s: (n.bandwidth_mb_per_s * 1e6).round() as u64,
+    };
+
+    let workload = resolve_workload(&raw.workload, c.nodes, quick, &mut p);
+    let is_mixed = matches!(raw.workload, WorkloadSection::Mixed(_));
+
+    let sweep = &raw.sweep.competitors_per_node;
+    p.check(
+        !sweep.is_empty(),
+        "sweep.competitors_per_node",
+        "empty; list at least one count, e.g. [0, 1, 2, 4, 8]",
+    );
+    for (i, count) in sweep.iter().enumerate() {
+        p.check(
+            *count <= MAX_COMPETITORS_PER_NODE,
+            format!("sweep.competitors_per_node[{i}]"),
+            format!("{count} is out of range 0..={MAX_COMPETITORS_PER_NODE}"),
+        );
+        if sweep[..i].contains(count) {
+            p.add(
+                format!("sweep.competitors_per_node[{i}]"),
+                format!("{count} is listed twice; list each count once"),
+            );
+        }
+    }
+    let mut competitors = sweep.clone();
+    competitors.sort_unstable();
+    competitors.dedup();
+
+    p.check(
+        !raw.config.is_empty(),
+        "config",
+        "no configurations; add at least one [[config]] table",
+    );
+    let mut configs = Vec::new();
+    for (i, section) in raw.config.iter().enumerate() {
+        if raw.config[..i]
+            .iter()
+            .any(|other| other.label == section.label)
+        {
+            p.add(
+                format!("config[{i}].label"),
+                format!(
+                    "'{}' is used twice; labels name lines and must be unique",
+                    section.label
+                ),
+            );
+        }
+        let Some((coscheduling, receive)) = resolve_config(i, section, is_mixed, &mut p) else {
+            continue;
+        };
+        let workload = match (&workload, section.batch) {
+            (
+                Some(Workload::Mixed {
+                    sor, sequential, ..
+                }),
+                batch,
+            ) => Some(Workload::Mixed {
+                sor: *sor,
+                sequential: sequential.clone(),
+                batch,
+            }),
+            (w, _) => w.clone(),
+        };
+        let Some(workload) = workload else { continue };
+        let scenario = Scenario {
+            nodes: c.nodes,
+            cpus_per_node: c.cpus_per_node,
+            os: match raw.os.model {
+                OsModelName::SolarisTs => OsModel::SolarisTs {
+                    slpret_ablation: section.slpret_ablation.unwrap_or(raw.os.slpret_ablation),
+                },
+            },
+            context_switch_ns: c.context_switch_us * MICROS,
+            network,
+            coscheduling,
+            receive,
+            workload,
+            competitors_per_node: 0,
+            time_limit_ns: time_limit_s.saturating_mul(SECONDS),
+        };
+        configs.push(Configuration {
+            label: section.label.clone(),
+            policy: section.policy.clone(),
+            scenario,
+        });
+    }
+
+    if !p.0.is_empty() {
+        return Err(ExperimentError::Invalid {
+            file: file.to_path_buf(),
+            problems: p.0,
+        });
+    }
+
+    let mut runs = Vec::new();
+    for (index, config) in configs.iter().enumerate() {
+        for &count in &competitors {
+            for repetition in 0..repetitions {
+                let mut scenario = config.scenario.clone();
+                scenario.competitors_per_node = count;
+                runs.push(PlannedRun {
+                    config: index,
+                    competitors: count,
+                    repetition,
+                    seed: run_seed(raw.seed, count, repetition),
+                    scenario,
+                });
+            }
+        }
+    }
+    Ok(Experiment {
+        file: file.to_path_buf(),
+        title: raw.title.clone().unwrap_or_else(|| raw.name.clone()),
+        name: raw.name,
+        description: raw.description,
+        reproduces: raw.reproduces,
+        base_seed: raw.seed,
+        repetitions,
+        quick,
+        competitors,
+        configs,
+        runs,
+    })
+}
+
+fn resolve_workload(
+    section: &WorkloadSection,
+    nodes: u32,
+    quick: bool,
+    p: &mut Problems,
+) -> Option<Workload> {
+    match section {
+        WorkloadSection::Latency(l) => {
+            p.check(
+                nodes == 2,
+                "cluster.nodes",
+                format!(
+                    "{nodes} nodes; the latency workload is a ping-pong between exactly 2 nodes"
+                ),
+            );
+            p.check(
+                l.round_trips >= 1,
+                "workload.latency.round_trips",
+                "0 round trips; use at least 1 (the seed: 1000000)",
+            );
+            p.check(
+                l.message_bytes >= 1,
+                "workload.latency.message_bytes",
+                "0 bytes; use at least 1 (the seed: 128)",
+            );
+            Some(Workload::Latency {
+                round_trips: scaled(l.round_trips, quick),
+                message_bytes: l.message_bytes,
+            })
+        }
+        WorkloadSection::Barrier(b) => {
+            p.check(
+                nodes >= 2,
+                "cluster.nodes",
+                format!("{nodes} node; a barrier needs at least 2 nodes (the seed: 7)"),
+            );
+            p.check(
+                b.iterations >= 1,
+                "workload.barrier.iterations",
+                "0 iterations; use at least 1 (the seed: 100000)",
+            );
+            p.check(
+                b.message_bytes >= 1,
+                "workload.barrier.message_bytes",
+                "0 bytes; use at least 1",
+            );
+            p.check(
+                b.compute_us <= 60_000_000,
+                "workload.barrier.compute_us",
+                format!(
+                    "{} µs is more than a minute per iteration; give microseconds (the seed: 78)",
+                    b.compute_us
+                ),
+            );
+            Some(Workload::Barrier {
+                iterations: scaled(b.iterations, quick),
+                compute_ns: b.compute_us * MICROS,
+                message_bytes: b.message_bytes,
+            })
+        }
+        WorkloadSection::Mixed(m) => {
+            p.check(m.sor.grid >= nodes, "workload.mixed.sor.grid", format!("a {0}×{0} grid cannot give each of {nodes} nodes a row; use a grid of at least {nodes}", m.sor.grid));
+            p.check(
+                m.sor.iterations >= 1,
+                "workload.mixed.sor.iterations",
+                "0 iterations; use at least 1",
+            );
+            p.check(
+                m.sor.cell_compute_ns >= 1,
+                "workload.mixed.sor.cell_compute_ns",
+                "0 ns per cell; use at least 1",
+            );
+            let mut sequential = Vec::new();
+            for (i, s) in m.sequential.iter().enumerate() {
+                let field = |f: &str| format!("workload.mixed.sequential[{i}].{f}");
+                p.check(
+                    !s.name.is_empty(),
+                    field("name"),
+                    "empty; give the job a name (it labels bars)",
+                );
+                if m.sequential[..i].iter().any(|o| o.name == s.name) {
+                    p.add(
+                        field("name"),
+                        format!("'{}' is used twice; job names must be unique", s.name),
+                    );
+                }
+                p.check(
+                    s.node < nodes,
+                    field("node"),
+                    format!(
+                        "node {} does not exist; nodes are numbered 0..{nodes}",
+                        s.node
+                    ),
+                );
+                p.check(
+                    s.total_cpu_ms >= 1,
+                    field("total_cpu_ms"),
+                    "0 ms; a job needs some CPU work",
+                );
+                for (name, value) in [
+                    ("mean_burst_ms", s.mean_burst_ms),
+                    ("mean_io_ms", s.mean_io_ms),
+                ] {
+                    p.check(
+                        value.is_finite() && value >= 0.0 && value <= 3.6e6,
+                        field(name),
+                        format!("{value} must be a number of milliseconds in 0..=3600000"),
+                    );
+                }
+                p.check(
+                    s.mean_burst_ms > 0.0,
+                    field("mean_burst_ms"),
+                    "0 ms; CPU bursts must have a positive mean",
+                );
+                sequential.push(SequentialJob {
+                    name: s.name.clone(),
+                    node: s.node,
+                    total_cpu_ns: scaled(s.total_cpu_ms * MILLIS, quick),
+                    mean_burst_ns: ms_to_ns(s.mean_burst_ms),
+                    mean_io_ns: ms_to_ns(s.mean_io_ms),
+                });
+            }
+            Some(Workload::Mixed {
+                sor: SorParams {
+                    grid: m.sor.grid,
+                    iterations: scaled(m.sor.iterations, quick),
+                    cell_compute_ns: m.sor.cell_compute_ns,
+                },
+                sequential,
+                batch: false,
+            })
+        }
+    }
+}
+
+fn ms_to_ns(ms: f64) -> Nanos {
+    (ms.clamp(0.0, 3.6e6) * MILLIS as f64).round() as Nanos
+}
+
+/// The coscheduling and receive mode of `config[i]`, or `None` after recording its problems.
+fn resolve_config(
+    i: usize,
+    c: &ConfigSection,
+    is_mixed: bool,
+    p: &mut Problems,
+) -> Option<(Coscheduling, ReceiveMode)> {
+    let field = |f: &str| format!("config[{i}].{f}");
+    let before = p.0.len();
+    p.check(
+        !c.label.trim().is_empty(),
+        field("label"),
+        "empty; give the configuration a label (it names a line)",
+    );
+    p.check(
+        !c.batch || is_mixed,
+        field("batch"),
+        "batch = true only applies to the mixed workload (jobs in sequence); remove it",
+    );
+
+    let receive = match c.receive {
+        ReceiveName::SpinOnly => ReceiveMode::SpinOnly,
+        ReceiveName::Block => ReceiveMode::Block,
+        ReceiveName::SpinBlock => {
+            let spin_us = c.spin_us.unwrap_or(DEFAULT_SPIN / MICROS);
+            p.check(
+                (1..=10_000_000).contains(&spin_us),
+                field("spin_us"),
+                format!("{spin_us} is out of range 1..=10000000 µs (the seed: 1600)"),
+            );
+            ReceiveMode::SpinBlock {
+                spin_ns: spin_us * MICROS,
+            }
+        }
+    };
+    if c.spin_us.is_some() && c.receive != ReceiveName::SpinBlock {
+        p.add(
+            field("spin_us"),
+            format!(
+                "only applies to receive = \"spin-block\", not \"{}\"; remove it",
+                receive.label()
+            ),
+        );
+    }
+
+    let coscheduling = match registry::find(&c.policy) {
+        Err(unknown) => {
+            p.add(field("policy"), unknown.to_string());
+            None
+        }
+        Ok(info) => match info.name {
+            "none" => Some(Coscheduling::None),
+            "dcs" => {
+                let seed_default = if c.receive == ReceiveName::SpinOnly {
+                    DcsParams::SPIN_ONLY
+                } else {
+                    DcsParams::SPIN_BLOCK
+                };
+                let params = DcsParams {
+                    exponent: c.exponent.unwrap_or(seed_default.exponent),
+                    constant_ns: c
+                        .constant_ms
+                        .unwrap_or(seed_default.constant_ns / MILLIS)
+                        .saturating_mul(MILLIS),
+                };
+                if params.validate().is_err() {
+                    p.add(
+                        field("exponent"),
+                        format!(
+                            "{} is out of range -{1}..={1} (the seed used -1 for spin-only and 2 for spin-block)",
+                            params.exponent,
+                            DcsParams::MAX_ABS_EXPONENT
+                        ),
+                    );
+                }
+                Some(Coscheduling::Dcs(params))
+            }
+            "spin-block" => {
+                p.add(
+                    field("policy"),
+                    "'spin-block' is a receive rule, not a coscheduling policy; use policy = \"none\" with \
+                     receive = \"spin-block\" (implicit scheduling)",
+                );
+                None
+            }
+            other => {
+                p.add(
+                    field("policy"),
+                    format!("'{other}' is registered but the simulator does not model it yet; use \"none\" or \"dcs\""),
+                );
+                None
+            }
+        },
+    };
+    if !matches!(coscheduling, Some(Coscheduling::Dcs(_))) {
+        for (name, given) in [
+            ("exponent", c.exponent.is_some()),
+            ("constant_ms", c.constant_ms.is_some()),
+        ] {
+            if given {
+                p.add(
+                    field(name),
+                    format!(
+                        "only applies to policy = \"dcs\", not \"{}\"; remove it",
+                        c.policy
+                    ),
+                );
+            }
+        }
+    }
+    if p.0.len() > before {
+        return None;
+    }
+    Some((coscheduling?, receive))
+}

@@ -1,0 +1,318 @@
+//! Experiment files: every shipped file resolves; malformed files give errors naming the field.
+
+use super::*;
+use crate::scenario::{Coscheduling, Workload};
+use cosched_policy::dcs::DcsParams;
+use cosched_policy::spin::ReceiveMode;
+use std::path::Path;
+
+fn shipped_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/sim")
+}
+
+fn smoke_text() -> String {
+    std::fs::read_to_string(shipped_dir().join("smoke.toml")).unwrap()
+}
+
+/// Parses the smoke file with `from` replaced by `to` and returns the error text.
+fn error_after(from: &str, to: &str) -> String {
+    let text = smoke_text();
+    assert!(
+        text.contains(from),
+        "smoke.toml no longer contains {from:?}"
+    );
+    let edited = text.replacen(from, to, 1);
+    match parse(
+        Path::new("experiments/x.toml"),
+        &edited,
+        &Overrides::default(),
+    ) {
+        Ok(_) => panic!("replacing {from:?} by {to:?} was accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn every_shipped_file_parses_and_validates() {
+    let files = discover(&shipped_dir()).unwrap();
+    assert!(files.len() >= 5, "{files:?}");
+    for f in files {
+        let e = load(&f, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
+        // Runs = configurations × competitor counts × repetitions.
+        assert_eq!(
+            e.runs.len(),
+            e.configs.len() * e.competitors.len() * e.repetitions as usize,
+            "{}",
+            e.name
+        );
+        assert_eq!(
+            f.file_stem().unwrap().to_str().unwrap(),
+            e.name,
+            "file name and experiment name differ"
+        );
+    }
+}
+
+#[test]
+fn latency_file_has_the_seeds_parameters() {
+    let e = load(
+        &shipped_dir().join("fig03-latency.toml"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(e.competitors, (0..=8).collect::<Vec<_>>());
+    let by_label = |l: &str| {
+        &e.configs
+            .iter()
+            .find(|c| c.label.starts_with(l))
+            .unwrap()
+            .scenario
+    };
+    assert_eq!(
+        by_label("DCS, spin only").coscheduling,
+        Coscheduling::Dcs(DcsParams::SPIN_ONLY)
+    );
+    assert_eq!(
+        by_label("DCS, spin-block").coscheduling,
+        Coscheduling::Dcs(DcsParams::SPIN_BLOCK)
+    );
+    assert_eq!(
+        by_label("No DCS, spin-block").receive,
+        ReceiveMode::SpinBlock { spin_ns: 1_600_000 }
+    );
+    assert_eq!(
+        by_label("No DCS, spin only").coscheduling,
+        Coscheduling::None
+    );
+    // 128 bytes, 30 µs fixed + 128 B / 13 MB/s = 9.85 µs → the seed's 40 µs one way.
+    assert_eq!(by_label("No DCS").network.latency_ns, 30_000);
+    assert_eq!(
+        by_label("No DCS").workload,
+        Workload::Latency {
+            round_trips: 1_000_000,
+            message_bytes: 128
+        }
+    );
+}
+
+#[test]
+fn dcs_defaults_follow_the_receive_mode() {
+    // smoke.toml leaves E and C out: spin-only gets E=-1, C=0; spin-block E=2, C=100 ms.
+    let e = parse(
+        Path::new("smoke.toml"),
+        &smoke_text(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        e.configs[2].scenario.coscheduling,
+        Coscheduling::Dcs(DcsParams::SPIN_ONLY)
+    );
+    assert_eq!(
+        e.configs[3].scenario.coscheduling,
+        Coscheduling::Dcs(DcsParams::SPIN_BLOCK)
+    );
+    assert_eq!(
+        e.configs[1].scenario.receive,
+        ReceiveMode::spin_block_default()
+    );
+}
+
+#[test]
+fn unknown_field_is_named() {
+    let err = error_after("round_trips = 2_000", "round_trip = 2_000");
+    assert!(
+        err.starts_with("experiments/x.toml: workload.latency"),
+        "{err}"
+    );
+    assert!(err.contains("unknown field `round_trip`"), "{err}");
+}
+
+#[test]
+fn misspelt_section_is_named() {
+    let err = error_after("[cluster]", "[clutser]");
+    assert!(err.contains("unknown field `clutser`"), "{err}");
+}
+
+#[test]
+fn wrong_type_is_named() {
+    let err = error_after("repetitions = 2", "repetitions = \"two\"");
+    assert!(
+        err.contains("repetitions: invalid type: string \"two\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn negative_competitors_are_named_with_their_index() {
+    let err = error_after(
+        "competitors_per_node = [0, 1, 2]",
+        "competitors_per_node = [0, -1, 2]",
+    );
+    assert!(err.contains("sweep.competitors_per_node[1]"), "{err}");
+    assert!(err.contains("-1"), "{err}");
+}
+
+#[test]
+fn unknown_policy_lists_the_registry() {
+    let err = error_after("policy = \"dcs\"", "policy = \"gang\"");
+    assert!(err.contains("experiments/x.toml: config[2].policy: unknown policy 'gang'; valid policies are: none, dcs"), "{err}");
+}
+
+#[test]
+fn spin_us_on_spin_only_is_refused() {
+    let err = error_after(
+        "receive = \"spin-only\"\n",
+        "receive = \"spin-only\"\nspin_us = 1600\n",
+    );
+    assert!(
+        err.contains("config[0].spin_us: only applies to receive = \"spin-block\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn exponent_out_of_range_is_named() {
+    let err = error_after("policy = \"dcs\"\n", "policy = \"dcs\"\nexponent = 99\n");
+    assert!(
+        err.contains("experiments/x.toml: config[2].exponent: 99 is out of range -40..=40"),
+        "{err}"
+    );
+}
+
+#[test]
+fn dcs_parameters_on_no_dcs_are_refused() {
+    let err = error_after(
+        "policy = \"none\"\n",
+        "policy = \"none\"\nconstant_ms = 100\n",
+    );
+    assert!(
+        err.contains("config[0].constant_ms: only applies to policy = \"dcs\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_receive_mode_lists_the_valid_ones() {
+    let err = error_after("receive = \"spin-only\"", "receive = \"poll\"");
+    assert!(err.contains("config[0].receive"), "{err}");
+    assert!(
+        err.contains("spin-only") && err.contains("spin-block") && err.contains("block"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_field_is_named() {
+    let err = error_after("repetitions = 2\n", "");
+    assert!(err.contains("missing field `repetitions`"), "{err}");
+}
+
+#[test]
+fn latency_needs_two_nodes_and_batch_needs_mixed() {
+    let err = error_after("nodes = 2", "nodes = 3");
+    assert!(
+        err.contains(
+            "cluster.nodes: 3 nodes; the latency workload is a ping-pong between exactly 2 nodes"
+        ),
+        "{err}"
+    );
+    let err = error_after(
+        "receive = \"spin-only\"\n",
+        "receive = \"spin-only\"\nbatch = true\n",
+    );
+    assert!(err.contains("config[0].batch"), "{err}");
+}
+
+#[test]
+fn all_problems_of_a_file_are_listed_at_once() {
+    let text = smoke_text().replacen("nodes = 2", "nodes = 3", 1).replacen(
+        "repetitions = 2",
+        "repetitions = 0",
+        1,
+    );
+    let err = parse(Path::new("x.toml"), &text, &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(err.contains("x.toml: repetitions: 0 repetitions"), "{err}");
+}
+
+#[test]
+fn toml_syntax_errors_give_the_line() {
+    let err = error_after("seed = 7", "seed = = 7");
+    assert!(err.contains("experiments/x.toml"), "{err}");
+    assert!(err.contains("line"), "{err}");
+}
+
+#[test]
+fn quick_divides_work_and_caps_repetitions() {
+    let quick = Overrides {
+        repetitions: Some(5),
+        quick: true,
+    };
+    let e = parse(Path::new("smoke.toml"), &smoke_text(), &quick).unwrap();
+    // 2,000 round trips / 100 = 20; 5 repetitions capped at 2.
+    assert_eq!(
+        e.configs[0].scenario.workload,
+        Workload::Latency {
+            round_trips: 20,
+            message_bytes: 128
+        }
+    );
+    assert_eq!(e.repetitions, 2);
+    let more = Overrides {
+        repetitions: Some(4),
+        quick: false,
+    };
+    assert_eq!(
+        parse(Path::new("smoke.toml"), &smoke_text(), &more)
+            .unwrap()
+            .repetitions,
+        4
+    );
+}
+
+#[test]
+fn run_seeds_are_shared_across_configurations_and_distinct_otherwise() {
+    let e = parse(
+        Path::new("smoke.toml"),
+        &smoke_text(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let seed_of = |config: usize, c: u32, r: u32| {
+        e.runs
+            .iter()
+            .find(|x| x.config == config && x.competitors == c && x.repetition == r)
+            .unwrap()
+            .seed
+    };
+    assert_eq!(seed_of(0, 1, 1), seed_of(3, 1, 1));
+    let mut seeds: Vec<u64> = e
+        .runs
+        .iter()
+        .filter(|r| r.config == 0)
+        .map(|r| r.seed)
+        .collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    // 3 competitor counts × 2 repetitions = 6 distinct seeds.
+    assert_eq!(seeds.len(), 6);
+    assert_ne!(run_seed(1, 0, 0), run_seed(0, 0, 1));
+}
+
+#[test]
+fn discover_sorts_and_rejects_missing_paths() {
+    let files = discover(&shipped_dir()).unwrap();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted);
+    let err = discover(Path::new("/nonexistent/exp"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no such experiment file or directory"),
+        "{err}"
+    );
+}
