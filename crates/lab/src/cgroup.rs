@@ -1,0 +1,167 @@
+//! The experiment's cgroups (v1, `/sys/fs/cgroup/<controller>`):
+//!
+//! - `cpu/cosched-<run id>`: high `cpu.shares`, so foreign load on the machine barely touches the experiment,
+//!   while the job and its competitors compete normally inside it; `cpu.rt_runtime_us > 0`, because with RT
+//!   group scheduling on, SCHED_FIFO (the agent's boost) is refused inside a cpu cgroup without RT runtime;
+//! - `cpuacct/cosched-<run id>`: the CPU time of everything the experiment runs, to separate the foreign CPU;
+//! - `cpuset/cosched-<run id>/n<i>`: node i's CPU.
+//!
+//! Dropping the guard kills whatever is still inside (only processes the lab placed there, and their
+//! descendants) and removes the directories.
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Where cgroup v1 controllers are mounted.
+pub const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+
+fn write(path: &Path, value: &str) -> Result<()> {
+    std::fs::write(path, value).with_context(|| format!("writing `{value}` to {}", path.display()))
+}
+
+fn read_trimmed(path: &Path) -> Result<String> {
+    Ok(std::fs::read_to_string(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .trim()
+        .to_string())
+}
+
+/// The pids in a cgroup directory (`cgroup.procs`); empty if the directory is gone.
+pub fn pids_in(dir: &Path) -> Vec<u32> {
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// The experiment's cgroups; removed when dropped.
+#[derive(Debug)]
+pub struct ExperimentCgroup {
+    pub cpu_dir: PathBuf,
+    pub cpuacct_dir: PathBuf,
+    pub cpuset_dir: PathBuf,
+    /// One cpuset per node.
+    pub node_cpusets: Vec<PathBuf>,
+    /// Each node's CPU.
+    pub node_cpus: Vec<u32>,
+    /// Directories made so far, removed in reverse order.
+    created: Vec<PathBuf>,
+}
+
+impl ExperimentCgroup {
+    /// Make the cgroups for `node_cpus.len()` nodes, node i on CPU `node_cpus[i]`.
+    pub fn create(
+        run_id: &str,
+        node_cpus: &[u32],
+        cpu_shares: u64,
+        rt_runtime_us: u64,
+    ) -> Result<ExperimentCgroup> {
+        let root = Path::new(CGROUP_ROOT);
+        let name = format!("cosched-{run_id}");
+        let mut cg = ExperimentCgroup {
+            cpu_dir: root.join("cpu").join(&name),
+            cpuacct_dir: root.join("cpuacct").join(&name),
+            cpuset_dir: root.join("cpuset").join(&name),
+            node_cpusets: Vec::new(),
+            node_cpus: node_cpus.to_vec(),
+            created: Vec::new(),
+        };
+        for dir in [
+            cg.cpu_dir.clone(),
+            cg.cpuacct_dir.clone(),
+            cg.cpuset_dir.clone(),
+        ] {
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("creating cgroup {}", dir.display()))?;
+            cg.created.push(dir);
+        }
+        write(&cg.cpu_dir.join("cpu.shares"), &cpu_shares.to_string())?;
+        write(&cg.cpu_dir.join("cpu.rt_runtime_us"), &rt_runtime_us.to_string()).with_context(|| {
+            format!(
+                "giving the experiment cgroup {rt_runtime_us} µs of RT runtime per second; other cgroups may \
+                 already hold most of the parent's {} µs — lower `lab.rt_runtime_us` in the experiment file",
+                read_trimmed(&root.join("cpu/cpu.rt_runtime_us")).unwrap_or_else(|_| "?".into())
+            )
+        })?;
+        let mems = read_trimmed(&root.join("cpuset/cpuset.mems"))?;
+        let mut all: Vec<u32> = node_cpus.to_vec();
+        all.sort_unstable();
+        all.dedup();
+        let all: Vec<String> = all.iter().map(u32::to_string).collect();
+        write(&cg.cpuset_dir.join("cpuset.cpus"), &all.join(","))?;
+        write(&cg.cpuset_dir.join("cpuset.mems"), &mems)?;
+        for (i, cpu) in node_cpus.iter().enumerate() {
+            let dir = cg.cpuset_dir.join(format!("n{i}"));
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("creating cgroup {}", dir.display()))?;
+            cg.created.push(dir.clone());
+            write(&dir.join("cpuset.cpus"), &cpu.to_string())?;
+            write(&dir.join("cpuset.mems"), &mems)?;
+            cg.node_cpusets.push(dir);
+        }
+        Ok(cg)
+    }
+
+    /// CPU time used by everything in the experiment so far (`cpuacct.usage`), seconds.
+    pub fn cpu_usage_s(&self) -> Result<f64> {
+        let ns: u64 = read_trimmed(&self.cpuacct_dir.join("cpuacct.usage"))?
+            .parse()
+            .context("parsing cpuacct.usage")?;
+        Ok(ns as f64 * 1e-9)
+    }
+
+    /// The directories a process of node `node` joins: cpu, cpuacct and the node's cpuset.
+    pub fn node_dirs(&self, node: usize) -> [&Path; 3] {
+        [&self.cpu_dir, &self.cpuacct_dir, &self.node_cpusets[node]]
+    }
+
+    /// Kill every process left in the experiment's cgroups, wait until they are gone, remove the directories.
+    pub fn remove(&mut self) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut pids: Vec<u32> = self.created.iter().flat_map(|d| pids_in(d)).collect();
+            pids.sort_unstable();
+            pids.dedup();
+            if pids.is_empty() {
+                break;
+            }
+            for pid in &pids {
+                // SAFETY: these processes were placed in our cgroup by the lab (or descend from them).
+                unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+            }
+            if Instant::now() >= deadline {
+                bail!("processes {pids:?} did not leave the experiment cgroups after SIGKILL");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut failures = Vec::new();
+        while let Some(dir) = self.created.pop() {
+            // A cgroup directory can be busy for a moment after its last task died.
+            let mut tries = 0;
+            while let Err(e) = std::fs::remove_dir(&dir) {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    break;
+                }
+                tries += 1;
+                if tries > 50 {
+                    failures.push(format!("{}: {e}", dir.display()));
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            bail!("could not remove cgroups: {}", failures.join("; "))
+        }
+    }
+}
+
+impl Drop for ExperimentCgroup {
+    fn drop(&mut self) {
+        if let Err(e) = self.remove() {
+            eprintln!("cosched lab: cleanup: {e:#}");
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! The emulated cluster: the experiment's cgroups plus its network, under one run id, torn down together.
+//! Run ids are `l<pid>x<sequence>` so that leftovers of a lab that was killed outright (SIGKILL, power cut)
+//! can be recognised — their pid is gone — and removed by [`remove_stale`] without touching anyone else's.
+
+use crate::cgroup::{pids_in, ExperimentCgroup, CGROUP_ROOT};
+use crate::netns::{ip, list_namespaces, Network};
+use crate::process::Placement;
+use anyhow::Result;
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static SEQUENCE: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh run id for this process: `l<pid>x<n>`.
+pub fn new_run_id() -> String {
+    format!(
+        "l{}x{}",
+        std::process::id(),
+        SEQUENCE.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The pid encoded in a lab run id or in a name derived from it (`cosched-l<pid>x<n>[-...]`).
+fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("cosched-l")?;
+    let (pid, rest) = rest.split_once('x')?;
+    let seq_end = rest.find('-').unwrap_or(rest.len());
+    rest[..seq_end].parse::<u32>().ok()?;
+    pid.parse().ok()
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// The online CPUs this process may use (its affinity mask).
+pub fn available_cpus() -> Result<Vec<u32>> {
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))?;
+    Ok((0..nix::sched::CpuSet::count() as u32)
+        .filter(|&c| set.is_set(c as usize).unwrap_or(false))
+        .collect())
+}
+
+/// An emulated cluster. Field order is drop order: the cgroups go first (killing whatever is left inside),
+/// then the network namespaces.
+#[derive(Debug)]
+pub struct Cluster {
+    pub run_id: String,
+    pub cgroup: ExperimentCgroup,
+    pub network: Network,
+}
+
+impl Cluster {
+    /// Build `nodes` nodes, node i on CPU `cpus[i mod cpus.len()]`.
+    pub fn create(
+        nodes: u32,
+        cpus: &[u32],
+        cpu_shares: u64,
+        rt_runtime_us: u64,
+    ) -> Result<Cluster> {
+        anyhow::ensure!(!cpus.is_empty(), "no CPUs to place the nodes on");
+        let run_id = new_run_id();
+        let node_cpus: Vec<u32> = (0..nodes as usize).map(|i| cpus[i % cpus.len()]).collect();
+        let cgroup = ExperimentCgroup::create(&run_id, &node_cpus, cpu_shares, rt_runtime_us)?;
+        let network = Network::create(&run_id, nodes)?;
+        Ok(Cluster {
+            run_id,
+            cgroup,
+            network,
+        })
+    }
+
+    pub fn nodes(&self) -> u32 {
+        self.network.nodes()
+    }
+
+    pub fn node_cpu(&self, node: u32) -> u32 {
+        self.cgroup.node_cpus[node as usize]
+    }
+
+    /// How a process of node `node` is placed: its namespace, the experiment cgroups, its CPU.
+    pub fn placement(&self, node: u32) -> Result<Placement> {
+        let mut placement = Placement::default().netns(&self.network.node_namespace(node))?;
+        for dir in self.cgroup.node_dirs(node as usize) {
+            placement = placement.cgroup(dir)?;
+        }
+        Ok(placement.cpu(self.node_cpu(node)))
+    }
+
+    /// Tear down now (also done on drop), reporting what could not be removed.
+    pub fn remove(mut self) -> Result<()> {
+        let cgroups = self.cgroup.remove();
+        let network = self.network.remove();
+        cgroups.and(network)
+    }
+}
+
+/// Remove namespaces and cgroups left by lab processes that no longer exist. Returns what was removed.
+pub fn remove_stale() -> Result<Vec<String>> {
+    let mut removed = Vec::new();
+    for ns in list_namespaces()? {
+        if owner_pid(&ns).is_some_and(|pid| !alive(pid)) {
+            ip(&["netns", "del", &ns])?;
+            removed.push(format!("network namespace {ns}"));
+        }
+    }
+    for controller in ["cpu", "cpuacct", "cpuset"] {
+        let dir = Path::new(CGROUP_ROOT).join(controller);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !owner_pid(&name).is_some_and(|pid| !alive(pid)) {
+                continue;
+            }
+            let path = entry.path();
+            let mut dirs: Vec<_> = std::fs::read_dir(&path)?
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.path())
+                .collect();
+            dirs.push(path.clone());
+            for d in &dirs {
+                for pid in pids_in(d) {
+                    // SAFETY: a process in a cgroup made by a lab run: ours.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            for d in &dirs {
+                let _ = std::fs::remove_dir(d);
+            }
+            if !path.exists() {
+                removed.push(format!("cgroup {}", path.display()));
+            }
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_pid_recognises_only_lab_names() {
+        assert_eq!(owner_pid("cosched-l123x4-n0"), Some(123));
+        assert_eq!(owner_pid("cosched-l123x4"), Some(123));
+        assert_eq!(owner_pid("cosched-l123x4-lan"), Some(123));
+        assert_eq!(owner_pid("cosched-agent"), None);
+        assert_eq!(owner_pid("cosched-lab-n0"), None);
+        assert_eq!(owner_pid("cosched-l12x-n0"), None);
+    }
+
+    #[test]
+    fn run_ids_are_unique_within_a_process() {
+        assert_ne!(new_run_id(), new_run_id());
+    }
+}

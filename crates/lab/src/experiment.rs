@@ -1,0 +1,728 @@
+//! Lab experiment files (`experiments/lab/*.toml`): typed, `deny_unknown_fields`, validated into a
+//! [`LabExperiment`] before anything runs.
+//!
+//! ```toml
+//! name = "pingpong-dcs"
+//! nodes = 2
+//! competitors = [0, 1, 2, 4]          # K CPU-bound competitors per node (the seed's x-axis)
+//! receive_modes = ["spin-only", "spin-block:1600", "block"]
+//! repetitions = 3
+//!
+//! [program]
+//! kind = "pingpong"                   # pingpong | barrier | stencil | masterslave | mpi-pingpong
+//! duration_s = 5.0                    # or: count = 100000 (round trips / iterations)
+//! message_bytes = 128
+//!
+//! [[configurations]]
+//! name = "no-agent"
+//!
+//! [[configurations]]
+//! name = "agent"
+//! agent = true
+//! dcs_exponent = -1
+//! dcs_constant_ms = 0.0
+//! boost_window_us = 500
+//! ```
+//!
+//! Every error names the file, the field and the problem.
+
+use cosched_policy::spin::ReceiveMode;
+use cosched_policy::MICROS;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The parallel programs the lab knows how to place on its nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgramKind {
+    /// `cosched-pingpong`: two nodes exchange a token (seed `000` Latency).
+    Pingpong,
+    /// `cosched-barrier`: root broadcasts, all compute, all report back (seed `000` Barrier).
+    Barrier,
+    /// `cosched-stencil`: SOR / halo exchange between neighbours (seed `000` Mixed's SOR).
+    Stencil,
+    /// `cosched-masterslave`: one master, slaves that receive or receive and reply (seed `003`).
+    Masterslave,
+    /// `mpi_pingpong` (Open MPI, TCP) launched by `mpirun` across the node namespaces.
+    MpiPingpong,
+}
+
+impl ProgramKind {
+    pub const ALL: [ProgramKind; 5] = [
+        ProgramKind::Pingpong,
+        ProgramKind::Barrier,
+        ProgramKind::Stencil,
+        ProgramKind::Masterslave,
+        ProgramKind::MpiPingpong,
+    ];
+
+    /// The name used in experiment files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProgramKind::Pingpong => "pingpong",
+            ProgramKind::Barrier => "barrier",
+            ProgramKind::Stencil => "stencil",
+            ProgramKind::Masterslave => "masterslave",
+            ProgramKind::MpiPingpong => "mpi-pingpong",
+        }
+    }
+
+    /// The fewest nodes the program can run on.
+    pub fn min_nodes(self) -> u32 {
+        2
+    }
+
+    /// The most nodes the program can run on (`None`: any number).
+    pub fn max_nodes(self) -> Option<u32> {
+        match self {
+            ProgramKind::Pingpong | ProgramKind::MpiPingpong => Some(2),
+            _ => None,
+        }
+    }
+}
+
+/// The file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExperimentFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    nodes: u32,
+    competitors: Vec<u32>,
+    receive_modes: Vec<String>,
+    #[serde(default = "default_repetitions")]
+    repetitions: u32,
+    program: ProgramSection,
+    configurations: Vec<ConfigurationSection>,
+    #[serde(default)]
+    lab: LabSection,
+}
+
+fn default_repetitions() -> u32 {
+    1
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProgramSection {
+    kind: ProgramKind,
+    duration_s: Option<f64>,
+    count: Option<u64>,
+    message_bytes: Option<u32>,
+    /// Extra arguments appended to every node's command line.
+    #[serde(default)]
+    args: Vec<String>,
+    /// Kill a run that has not finished after this long (default: 4 × duration + 30 s, or 300 s for counts).
+    timeout_s: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigurationSection {
+    name: String,
+    #[serde(default)]
+    agent: bool,
+    dcs_exponent: Option<i32>,
+    dcs_constant_ms: Option<f64>,
+    boost_window_us: Option<u64>,
+    /// Extra arguments for `cosched agent`, verbatim.
+    #[serde(default)]
+    agent_args: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LabSection {
+    #[serde(default = "default_cpu_shares")]
+    cpu_shares: u64,
+    #[serde(default = "default_rt_runtime_us")]
+    rt_runtime_us: u64,
+    #[serde(default = "default_settle_ms")]
+    settle_ms: u64,
+    /// CPUs to place nodes on, node i on `cpus[i mod len]` (default: every online CPU).
+    cpus: Option<Vec<u32>>,
+}
+
+impl Default for LabSection {
+    fn default() -> Self {
+        LabSection {
+            cpu_shares: default_cpu_shares(),
+            rt_runtime_us: default_rt_runtime_us(),
+            settle_ms: default_settle_ms(),
+            cpus: None,
+        }
+    }
+}
+
+/// cgroup v1 `cpu.shares` of the experiment cgroup: 256 × the default 1024, so foreign load barely touches it.
+fn default_cpu_shares() -> u64 {
+    262_144
+}
+
+/// `cpu.rt_runtime_us` of the experiment cgroup (per 1 s period): room for the agent's SCHED_FIFO boosts.
+fn default_rt_runtime_us() -> u64 {
+    400_000
+}
+
+/// Pause after the competitors start, before the job starts.
+fn default_settle_ms() -> u64 {
+    300
+}
+
+/// How much work one run of the program does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RunLength {
+    /// Run for this many seconds and count the work done.
+    Duration { seconds: f64 },
+    /// Do this many round trips / iterations.
+    Count { units: u64 },
+}
+
+/// The program part of a resolved experiment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramSpec {
+    pub kind: ProgramKind,
+    pub length: RunLength,
+    pub message_bytes: u32,
+    pub extra_args: Vec<String>,
+    pub timeout_s: f64,
+}
+
+/// The agent's settings for one configuration; `None` fields keep the agent's own defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentSettings {
+    pub dcs_exponent: Option<i32>,
+    pub dcs_constant_ms: Option<f64>,
+    pub boost_window_us: Option<u64>,
+    pub extra_args: Vec<String>,
+}
+
+/// One scheduling configuration: without the agent, or with it and its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Configuration {
+    pub name: String,
+    pub agent: Option<AgentSettings>,
+}
+
+/// Machine-side settings of the lab.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabSettings {
+    pub cpu_shares: u64,
+    pub rt_runtime_us: u64,
+    pub settle_ms: u64,
+    pub cpus: Option<Vec<u32>>,
+}
+
+/// A validated experiment: everything needed to run it, nothing left to check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabExperiment {
+    pub name: String,
+    pub description: String,
+    pub nodes: u32,
+    pub competitors: Vec<u32>,
+    pub receive_modes: Vec<ReceiveMode>,
+    pub repetitions: u32,
+    pub program: ProgramSpec,
+    pub configurations: Vec<Configuration>,
+    pub lab: LabSettings,
+    /// The file it came from (if any).
+    pub source: Option<PathBuf>,
+}
+
+/// A bad experiment file.
+#[derive(Debug, Error)]
+pub enum ExperimentError {
+    #[error("cannot read experiment file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("experiment file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("experiment file {path}: field `{field}`: {problem}")]
+    Invalid {
+        path: PathBuf,
+        field: String,
+        problem: String,
+    },
+}
+
+/// Parse a receive mode as written in files and on bench command lines: `spin-only`, `spin-block:<us>`, `block`.
+pub fn parse_receive_mode(text: &str) -> Result<ReceiveMode, String> {
+    match text {
+        "spin-only" => Ok(ReceiveMode::SpinOnly),
+        "block" => Ok(ReceiveMode::Block),
+        _ => match text.strip_prefix("spin-block:") {
+            Some(us) => match us.parse::<u64>() {
+                Ok(us) if us > 0 => Ok(ReceiveMode::SpinBlock { spin_ns: us * MICROS }),
+                _ => Err(format!("`{text}`: the spin time after `spin-block:` must be a positive number of microseconds")),
+            },
+            None => Err(format!("`{text}` is not a receive mode; valid: spin-only, spin-block:<us>, block")),
+        },
+    }
+}
+
+/// The command-line form of a receive mode (`spin-only`, `spin-block:1600`, `block`), the inverse of
+/// [`parse_receive_mode`].
+pub fn receive_mode_arg(mode: &ReceiveMode) -> String {
+    match *mode {
+        ReceiveMode::SpinOnly => "spin-only".into(),
+        ReceiveMode::SpinBlock { spin_ns } => format!("spin-block:{}", spin_ns / MICROS),
+        ReceiveMode::Block => "block".into(),
+    }
+}
+
+impl LabExperiment {
+    /// Read and validate an experiment file.
+    pub fn load(path: &Path) -> Result<LabExperiment, ExperimentError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut experiment = Self::parse(&text, path)?;
+        experiment.source = Some(path.to_path_buf());
+        Ok(experiment)
+    }
+
+    /// Parse and validate experiment text; `path` only labels the errors.
+    pub fn parse(text: &str, path: &Path) -> Result<LabExperiment, ExperimentError> {
+        let file: ExperimentFile = toml::from_str(text).map_err(|e| ExperimentError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        resolve(file, path)
+    }
+
+    /// Total number of runs: configurations × receive modes × competitor counts × repetitions.
+    pub fn total_runs(&self) -> usize {
+        self.configurations.len()
+            * self.receive_modes.len()
+            * self.competitors.len()
+            * self.repetitions as usize
+    }
+
+    /// The resolved configuration, printed before a run so the output records exactly what ran.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        let length = match self.program.length {
+            RunLength::Duration { seconds } => format!("{seconds} s per run"),
+            RunLength::Count { units } => format!("{units} units per run"),
+        };
+        out.push_str(&format!("experiment      {}\n", self.name));
+        if !self.description.is_empty() {
+            out.push_str(&format!("description     {}\n", self.description));
+        }
+        out.push_str(&format!(
+            "program         {} ({}, {} B messages, timeout {} s{})\n",
+            self.program.kind.name(),
+            length,
+            self.program.message_bytes,
+            self.program.timeout_s,
+            if self.program.extra_args.is_empty() {
+                String::new()
+            } else {
+                format!(", extra args {:?}", self.program.extra_args)
+            }
+        ));
+        out.push_str(&format!("nodes           {}\n", self.nodes));
+        out.push_str(&format!(
+            "competitors K   {:?} per node\n",
+            self.competitors
+        ));
+        let modes: Vec<String> = self.receive_modes.iter().map(receive_mode_arg).collect();
+        out.push_str(&format!("receive modes   {}\n", modes.join(", ")));
+        for c in &self.configurations {
+            match &c.agent {
+                None => out.push_str(&format!("configuration   {} (no agent)\n", c.name)),
+                Some(a) => out.push_str(&format!(
+                    "configuration   {} (agent: E={}, C={} ms, boost window={} us{})\n",
+                    c.name,
+                    a.dcs_exponent.map_or("default".into(), |v| v.to_string()),
+                    a.dcs_constant_ms
+                        .map_or("default".into(), |v| v.to_string()),
+                    a.boost_window_us
+                        .map_or("default".into(), |v| v.to_string()),
+                    if a.extra_args.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", args {:?}", a.extra_args)
+                    }
+                )),
+            }
+        }
+        out.push_str(&format!("repetitions     {}\n", self.repetitions));
+        out.push_str(&format!(
+            "cgroup          cpu.shares={} cpu.rt_runtime_us={} settle={} ms\n",
+            self.lab.cpu_shares, self.lab.rt_runtime_us, self.lab.settle_ms
+        ));
+        out.push_str(&format!("runs            {}\n", self.total_runs()));
+        out
+    }
+}
+
+fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, ExperimentError> {
+    let invalid = |field: &str, problem: String| ExperimentError::Invalid {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        problem,
+    };
+
+    if file.name.is_empty()
+        || !file
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(invalid("name", format!("`{}` must be non-empty and use only letters, digits, - and _ (it names results/<name>/)", file.name)));
+    }
+    let kind = file.program.kind;
+    if file.nodes < kind.min_nodes() {
+        return Err(invalid(
+            "nodes",
+            format!(
+                "{} needs at least {} nodes, got {}",
+                kind.name(),
+                kind.min_nodes(),
+                file.nodes
+            ),
+        ));
+    }
+    if let Some(max) = kind.max_nodes() {
+        if file.nodes > max {
+            return Err(invalid(
+                "nodes",
+                format!(
+                    "{} runs on exactly {max} nodes, got {}",
+                    kind.name(),
+                    file.nodes
+                ),
+            ));
+        }
+    }
+    if file.nodes > 64 {
+        return Err(invalid(
+            "nodes",
+            format!("{} nodes is more than the lab's limit of 64", file.nodes),
+        ));
+    }
+    if file.competitors.is_empty() {
+        return Err(invalid(
+            "competitors",
+            "give at least one competitor count, e.g. [0, 1, 2, 4]".into(),
+        ));
+    }
+    if let Some(k) = file.competitors.iter().find(|&&k| k > 64) {
+        return Err(invalid(
+            "competitors",
+            format!("{k} competitors per node is more than the limit of 64"),
+        ));
+    }
+    if file.receive_modes.is_empty() {
+        return Err(invalid(
+            "receive_modes",
+            "give at least one of spin-only, spin-block:<us>, block".into(),
+        ));
+    }
+    let receive_modes = file
+        .receive_modes
+        .iter()
+        .map(|m| parse_receive_mode(m))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid("receive_modes", e))?;
+    if file.repetitions == 0 {
+        return Err(invalid("repetitions", "must be at least 1".into()));
+    }
+
+    let length = match (file.program.duration_s, file.program.count) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "program",
+                "give either duration_s or count, not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err(invalid(
+                "program",
+                "give duration_s (seconds per run) or count (units per run)".into(),
+            ))
+        }
+        (Some(seconds), None) if !(seconds > 0.0 && seconds.is_finite()) => {
+            return Err(invalid(
+                "program.duration_s",
+                format!("{seconds} must be a positive number of seconds"),
+            ))
+        }
+        (Some(seconds), None) => RunLength::Duration { seconds },
+        (None, Some(0)) => return Err(invalid("program.count", "must be at least 1".into())),
+        (None, Some(units)) => RunLength::Count { units },
+    };
+    let message_bytes = file.program.message_bytes.unwrap_or(128);
+    if message_bytes == 0 || message_bytes > 1 << 20 {
+        return Err(invalid(
+            "program.message_bytes",
+            format!("{message_bytes} must be in 1..=1048576"),
+        ));
+    }
+    let timeout_s = match file.program.timeout_s {
+        Some(t) if !(t > 0.0 && t.is_finite()) => {
+            return Err(invalid(
+                "program.timeout_s",
+                format!("{t} must be a positive number of seconds"),
+            ))
+        }
+        Some(t) => t,
+        None => match length {
+            RunLength::Duration { seconds } => 4.0 * seconds + 30.0,
+            RunLength::Count { .. } => 300.0,
+        },
+    };
+
+    if file.configurations.is_empty() {
+        return Err(invalid(
+            "configurations",
+            "give at least one [[configurations]] (e.g. name = \"no-agent\")".into(),
+        ));
+    }
+    let mut configurations = Vec::new();
+    for (i, c) in file.configurations.into_iter().enumerate() {
+        let field = |f: &str| format!("configurations[{i}].{f}");
+        if c.name.is_empty() {
+            return Err(invalid(&field("name"), "must not be empty".into()));
+        }
+        if configurations
+            .iter()
+            .any(|p: &Configuration| p.name == c.name)
+        {
+            return Err(invalid(
+                &field("name"),
+                format!("`{}` is used twice", c.name),
+            ));
+        }
+        let agent = if c.agent {
+            if let Some(ms) = c.dcs_constant_ms {
+                if !(ms >= 0.0 && ms.is_finite()) {
+                    return Err(invalid(
+                        &field("dcs_constant_ms"),
+                        format!("{ms} must be ≥ 0"),
+                    ));
+                }
+            }
+            if let Some(e) = c.dcs_exponent {
+                if e.abs() > cosched_policy::dcs::DcsParams::MAX_ABS_EXPONENT {
+                    return Err(invalid(
+                        &field("dcs_exponent"),
+                        format!(
+                            "{e} is outside ±{}",
+                            cosched_policy::dcs::DcsParams::MAX_ABS_EXPONENT
+                        ),
+                    ));
+                }
+            }
+            if c.boost_window_us == Some(0) {
+                return Err(invalid(
+                    &field("boost_window_us"),
+                    "must be at least 1 µs".into(),
+                ));
+            }
+            Some(AgentSettings {
+                dcs_exponent: c.dcs_exponent,
+                dcs_constant_ms: c.dcs_constant_ms,
+                boost_window_us: c.boost_window_us,
+                extra_args: c.agent_args,
+            })
+        } else {
+            let stray = [
+                ("dcs_exponent", c.dcs_exponent.is_some()),
+                ("dcs_constant_ms", c.dcs_constant_ms.is_some()),
+                ("boost_window_us", c.boost_window_us.is_some()),
+                ("agent_args", !c.agent_args.is_empty()),
+            ];
+            if let Some((name, _)) = stray.iter().find(|(_, set)| *set) {
+                return Err(invalid(
+                    &field(name),
+                    "is an agent parameter, but this configuration has no `agent = true`".into(),
+                ));
+            }
+            None
+        };
+        configurations.push(Configuration {
+            name: c.name,
+            agent,
+        });
+    }
+
+    if file.lab.cpu_shares < 2 || file.lab.cpu_shares > 262_144 {
+        return Err(invalid(
+            "lab.cpu_shares",
+            format!(
+                "{} must be in 2..=262144 (cgroup v1 limits)",
+                file.lab.cpu_shares
+            ),
+        ));
+    }
+    if file.lab.rt_runtime_us == 0 || file.lab.rt_runtime_us > 950_000 {
+        return Err(invalid(
+            "lab.rt_runtime_us",
+            format!(
+                "{} must be in 1..=950000 (SCHED_FIFO inside the cgroup needs > 0)",
+                file.lab.rt_runtime_us
+            ),
+        ));
+    }
+    if let Some(cpus) = &file.lab.cpus {
+        if cpus.is_empty() {
+            return Err(invalid(
+                "lab.cpus",
+                "must not be empty (leave it out to use every online CPU)".into(),
+            ));
+        }
+    }
+
+    Ok(LabExperiment {
+        name: file.name,
+        description: file.description,
+        nodes: file.nodes,
+        competitors: file.competitors,
+        receive_modes,
+        repetitions: file.repetitions,
+        program: ProgramSpec {
+            kind,
+            length,
+            message_bytes,
+            extra_args: file.program.args,
+            timeout_s,
+        },
+        configurations,
+        lab: LabSettings {
+            cpu_shares: file.lab.cpu_shares,
+            rt_runtime_us: file.lab.rt_runtime_us,
+            settle_ms: file.lab.settle_ms,
+            cpus: file.lab.cpus,
+        },
+        source: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+name = "t"
+nodes = 2
+competitors = [0, 1]
+receive_modes = ["spin-only", "spin-block:1600", "block"]
+[program]
+kind = "pingpong"
+duration_s = 1.0
+[[configurations]]
+name = "no-agent"
+[[configurations]]
+name = "agent"
+agent = true
+dcs_exponent = -1
+"#;
+
+    fn parse(text: &str) -> Result<LabExperiment, ExperimentError> {
+        LabExperiment::parse(text, Path::new("t.toml"))
+    }
+
+    #[test]
+    fn minimal_file_resolves_with_defaults() {
+        let e = parse(MINIMAL).unwrap();
+        assert_eq!(e.repetitions, 1);
+        assert_eq!(e.program.message_bytes, 128);
+        // Default timeout for a 1 s run: 4 × 1 + 30 = 34 s.
+        assert_eq!(e.program.timeout_s, 34.0);
+        assert_eq!(
+            e.receive_modes[1],
+            ReceiveMode::SpinBlock { spin_ns: 1_600_000 }
+        );
+        assert!(e.configurations[0].agent.is_none());
+        assert_eq!(
+            e.configurations[1].agent.as_ref().unwrap().dcs_exponent,
+            Some(-1)
+        );
+        // 2 configurations × 3 modes × 2 K × 1 repetition.
+        assert_eq!(e.total_runs(), 12);
+    }
+
+    #[test]
+    fn unknown_field_is_named() {
+        let err = parse(&MINIMAL.replace("nodes = 2", "nodes = 2\nnodez = 3"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nodez"), "{err}");
+    }
+
+    #[test]
+    fn bad_receive_mode_lists_valid_ones() {
+        let err = parse(&MINIMAL.replace("\"block\"]", "\"spin\"]"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("receive_modes") && err.contains("spin-block:<us>"),
+            "{err}"
+        );
+        let err = parse(&MINIMAL.replace("spin-block:1600", "spin-block:x"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("positive number of microseconds"), "{err}");
+    }
+
+    #[test]
+    fn agent_parameter_without_agent_is_refused() {
+        let text = MINIMAL.replace(
+            "name = \"no-agent\"",
+            "name = \"no-agent\"\nboost_window_us = 5",
+        );
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("configurations[0].boost_window_us"), "{err}");
+    }
+
+    #[test]
+    fn pingpong_needs_exactly_two_nodes() {
+        let err = parse(&MINIMAL.replace("nodes = 2", "nodes = 3"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`nodes`") && err.contains("exactly 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn duration_and_count_are_exclusive() {
+        let err = parse(&MINIMAL.replace("duration_s = 1.0", "duration_s = 1.0\ncount = 5"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("either duration_s or count"), "{err}");
+    }
+
+    #[test]
+    fn receive_mode_round_trips_through_its_argument_form() {
+        for text in ["spin-only", "spin-block:800", "block"] {
+            assert_eq!(receive_mode_arg(&parse_receive_mode(text).unwrap()), text);
+        }
+    }
+
+    #[test]
+    fn every_shipped_experiment_file_parses() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/lab");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("experiments/lab exists") {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                LabExperiment::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                seen += 1;
+            }
+        }
+        assert!(
+            seen >= 2,
+            "expected the shipped lab experiments in {}",
+            dir.display()
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! Checks made before anything is created: every missing capability is named with what to do about it, all at
+//! once.
+
+use crate::cgroup::CGROUP_ROOT;
+use crate::experiment::{LabExperiment, ProgramKind};
+use crate::programs::{self, COMPETITOR_BINARY};
+use crate::runner::Binaries;
+use std::path::Path;
+use std::process::Command;
+use thiserror::Error;
+
+/// Something the machine lacks for this experiment.
+#[derive(Debug, Error)]
+#[error("the lab cannot run here:\n  - {}", problems.join("\n  - "))]
+pub struct PreflightError {
+    pub problems: Vec<String>,
+}
+
+/// Whether we run as root.
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+fn has_command(name: &str, arg: &str) -> bool {
+    Command::new(name)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The machine-level checks every lab run needs: root, iproute2, cgroup v1 cpu/cpuacct/cpuset with RT group
+/// scheduling.
+pub fn machine_problems() -> Vec<String> {
+    let mut problems = Vec::new();
+    if !is_root() {
+        problems.push("not running as root: network namespaces, cgroups and CPU pinning need root (run with sudo)".into());
+    }
+    if !has_command("ip", "-V") {
+        problems.push(
+            "`ip` (iproute2) is not installed or not on PATH: apt-get install iproute2".into(),
+        );
+    }
+    for (controller, file) in [
+        ("cpu", "cpu.shares"),
+        ("cpuacct", "cpuacct.usage"),
+        ("cpuset", "cpuset.cpus"),
+    ] {
+        let path = Path::new(CGROUP_ROOT).join(controller).join(file);
+        if !path.exists() {
+            problems.push(format!(
+                "cgroup v1 controller `{controller}` is not mounted at {}/{controller} ({} missing); the lab needs cgroup v1",
+                CGROUP_ROOT,
+                path.display()
+            ));
+        }
+    }
+    let rt = Path::new(CGROUP_ROOT).join("cpu/cpu.rt_runtime_us");
+    if Path::new(CGROUP_ROOT).join("cpu").exists() && !rt.exists() {
+        problems.push(format!("{} is missing: the kernel has no RT group scheduling, so the lab's cgroup layout does not apply", rt.display()));
+    }
+    problems
+}
+
+/// Every check for `experiment`, given where the binaries are.
+pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), PreflightError> {
+    let mut problems = machine_problems();
+    let mut needed: Vec<String> = Vec::new();
+    if experiment.competitors.iter().any(|&k| k > 0) {
+        needed.push(COMPETITOR_BINARY.into());
+    }
+    let plan_program = programs::program_binary(experiment.program.kind);
+    needed.push(plan_program.to_string());
+    for name in needed {
+        let path = binaries.bench(&name);
+        if !path.is_file() {
+            let hint = if experiment.program.kind == ProgramKind::MpiPingpong
+                && name == plan_program
+            {
+                "build it with `mpicc -O2 -o <dir>/mpi_pingpong crates/bench/mpi/mpi_pingpong.c` and pass --mpi-dir <dir>"
+                    .to_string()
+            } else {
+                "build the benchmarks with `cargo build --release -p cosched-bench` (or pass --bench-dir)".to_string()
+            };
+            problems.push(format!(
+                "benchmark program {} not found: {hint}",
+                path.display()
+            ));
+        }
+    }
+    if experiment.program.kind == ProgramKind::MpiPingpong && !has_command("mpirun", "--version") {
+        problems.push("`mpirun` not found: apt-get install openmpi-bin".into());
+    }
+    if experiment.configurations.iter().any(|c| c.agent.is_some()) {
+        let help = Command::new(&binaries.cosched)
+            .args(["agent", "--help"])
+            .output();
+        match help {
+            Err(e) => problems.push(format!(
+                "cannot run {} for the agent: {e}",
+                binaries.cosched.display()
+            )),
+            Ok(o) if !o.status.success() => problems.push(format!(
+                "`{} agent --help` fails, so the agent configurations cannot run: {}",
+                binaries.cosched.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            )),
+            Ok(_) => {}
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError { problems })
+    }
+}

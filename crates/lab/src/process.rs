@@ -1,0 +1,435 @@
+//! Processes the lab starts: placed in a node (network namespace, cgroups, CPU) before `exec`, each in its own
+//! process group, reaped with their resource usage, and killed — by process group, only our own — when their
+//! guard is dropped on any exit path.
+
+use anyhow::{bail, Context, Result};
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Where a process runs: which network namespace, which cgroups, which CPU. Opened once, applied in the child
+/// between `fork` and `exec` with plain system calls.
+#[derive(Default)]
+pub struct Placement {
+    netns: Option<File>,
+    /// Open `cgroup.procs` files; the child writes `0` (itself) into each.
+    cgroup_procs: Vec<File>,
+    cpu: Option<u32>,
+}
+
+impl Placement {
+    /// Run inside the network namespace `name` (`/run/netns/<name>`, as made by `ip netns add`).
+    pub fn netns(mut self, name: &str) -> Result<Self> {
+        let path = Path::new("/run/netns").join(name);
+        self.netns = Some(
+            File::open(&path)
+                .with_context(|| format!("opening network namespace {}", path.display()))?,
+        );
+        Ok(self)
+    }
+
+    /// Join the cgroup (v1) whose directory is `dir`.
+    pub fn cgroup(mut self, dir: &Path) -> Result<Self> {
+        let path = dir.join("cgroup.procs");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        self.cgroup_procs.push(file);
+        Ok(self)
+    }
+
+    /// Pin to one CPU.
+    pub fn cpu(mut self, cpu: u32) -> Self {
+        self.cpu = Some(cpu);
+        self
+    }
+
+    /// Install the placement into `command` (applied in the child before `exec`).
+    fn apply(&self, command: &mut Command) {
+        let netns: Option<RawFd> = self.netns.as_ref().map(|f| f.as_raw_fd());
+        let cgroups: Vec<RawFd> = self.cgroup_procs.iter().map(|f| f.as_raw_fd()).collect();
+        let cpu = self.cpu;
+        command.process_group(0);
+        // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe system
+        // calls (setns, write, sched_setaffinity) on values prepared before the fork; it allocates nothing.
+        unsafe {
+            command.pre_exec(move || {
+                if let Some(fd) = netns {
+                    if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                for &fd in &cgroups {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                if let Some(cpu) = cpu {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(cpu as usize, &mut set);
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// How a process ended.
+#[derive(Clone, Debug)]
+pub struct Exit {
+    /// Exit code, or `None` if a signal ended it.
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    /// User + system CPU time of the process and its reaped descendants, seconds.
+    pub cpu_s: f64,
+    /// Wall-clock time from spawn to exit, seconds.
+    pub wall_s: f64,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Exit {
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// A one-line description for error messages: status and the last lines of stderr.
+    pub fn describe(&self) -> String {
+        let status = match (self.code, self.signal) {
+            (Some(c), _) => format!("exit code {c}"),
+            (None, Some(s)) => format!("killed by signal {s}"),
+            _ => "unknown status".into(),
+        };
+        let tail: Vec<&str> = self
+            .stderr
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if tail.is_empty() {
+            status
+        } else {
+            format!("{status}; stderr: {}", tail.join(" | "))
+        }
+    }
+}
+
+/// A running process the lab started. Dropping it kills its whole process group and reaps it.
+pub struct ManagedProcess {
+    pub label: String,
+    pid: libc::pid_t,
+    pidfd: Option<std::os::fd::OwnedFd>,
+    started: Instant,
+    stdout: Option<JoinHandle<String>>,
+    stderr: Option<JoinHandle<String>>,
+    reaped: bool,
+}
+
+fn collect(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+impl ManagedProcess {
+    /// Start `command` placed as `placement` says, capturing its output.
+    pub fn spawn(
+        label: impl Into<String>,
+        mut command: Command,
+        placement: &Placement,
+    ) -> Result<ManagedProcess> {
+        let label = label.into();
+        placement.apply(&mut command);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("{label}: starting {program}"))?;
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: pidfd_open on our own, not yet reaped child; the result is checked before use.
+        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+        let pidfd = (raw >= 0).then(|| {
+            // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+            unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) }
+        });
+        let stdout = child.stdout.take().map(collect);
+        let stderr = child.stderr.take().map(collect);
+        // We reap by pid with wait4 (to get the rusage); std's Child is not used again.
+        std::mem::forget(child);
+        Ok(ManagedProcess {
+            label,
+            pid,
+            pidfd,
+            started: Instant::now(),
+            stdout,
+            stderr,
+            reaped: false,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid as u32
+    }
+
+    /// Wait until the process exits, at most `timeout`, checking for SIGINT/SIGTERM every 50 ms.
+    /// On timeout or interruption the process is killed and an error returned.
+    pub fn wait(&mut self, timeout: Duration) -> Result<Exit> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(exit) = self.try_reap()? {
+                return Ok(exit);
+            }
+            if crate::signals::interrupted() {
+                self.kill();
+                return Err(crate::signals::Interrupted.into());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                self.kill();
+                bail!(
+                    "{}: did not finish within {:.1} s; killed it",
+                    self.label,
+                    timeout.as_secs_f64()
+                );
+            }
+            let slice = (deadline - now).min(Duration::from_millis(50));
+            self.sleep_until_exit(slice);
+        }
+    }
+
+    /// Block for at most `slice` or until the process exits.
+    fn sleep_until_exit(&self, slice: Duration) {
+        match &self.pidfd {
+            Some(fd) => {
+                let mut poll = libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd for the duration of the call.
+                unsafe { libc::poll(&mut poll, 1, slice.as_millis().max(1) as i32) };
+            }
+            None => std::thread::sleep(slice.min(Duration::from_millis(5))),
+        }
+    }
+
+    /// Reap the process if it has exited.
+    pub fn try_reap(&mut self) -> Result<Option<Exit>> {
+        if self.reaped {
+            bail!("{}: already reaped", self.label);
+        }
+        // Peek first (WNOWAIT): while the exited leader is a zombie its process-group id cannot be reused, so
+        // the group can be ended safely before the reap.
+        // SAFETY: siginfo is plain data filled by the kernel.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid on our own child's pid with a valid out-pointer.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if r < 0 {
+            return Err(std::io::Error::last_os_error())
+                .with_context(|| format!("{}: waitid({})", self.label, self.pid));
+        }
+        // SAFETY: si_pid is valid for the SIGCHLD-style info waitid fills.
+        if unsafe { info.si_pid() } == 0 {
+            return Ok(None);
+        }
+        let wall_s = self.started.elapsed().as_secs_f64();
+        // Any descendant still holding the pipes open would block the readers: end the group first.
+        self.kill_group();
+        let mut status = 0;
+        // SAFETY: rusage is plain data filled by the kernel.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 on our own exited child's pid with valid out-pointers.
+        let r = unsafe { libc::wait4(self.pid, &mut status, 0, &mut usage) };
+        if r < 0 {
+            return Err(std::io::Error::last_os_error())
+                .with_context(|| format!("{}: wait4({})", self.label, self.pid));
+        }
+        self.reaped = true;
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        let cpu_s = tv(usage.ru_utime) + tv(usage.ru_stime);
+        let stdout = self
+            .stdout
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        let stderr = self
+            .stderr
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        let (code, signal) = if libc::WIFEXITED(status) {
+            (Some(libc::WEXITSTATUS(status)), None)
+        } else if libc::WIFSIGNALED(status) {
+            (None, Some(libc::WTERMSIG(status)))
+        } else {
+            (None, None)
+        };
+        Ok(Some(Exit {
+            code,
+            signal,
+            cpu_s,
+            wall_s,
+            stdout,
+            stderr,
+        }))
+    }
+
+    /// Ask the process group to stop (SIGTERM), then kill it if it has not exited within `grace`.
+    pub fn terminate(&mut self, grace: Duration) -> Result<Exit> {
+        // SAFETY: signalling our own process group.
+        unsafe { libc::kill(-self.pid, libc::SIGTERM) };
+        let deadline = Instant::now() + grace;
+        loop {
+            if let Some(exit) = self.try_reap()? {
+                return Ok(exit);
+            }
+            if Instant::now() >= deadline {
+                self.kill();
+                return self
+                    .try_reap_blocking()
+                    .with_context(|| format!("{}: reaping after SIGKILL", self.label));
+            }
+            self.sleep_until_exit(Duration::from_millis(20));
+        }
+    }
+
+    fn try_reap_blocking(&mut self) -> Result<Exit> {
+        loop {
+            if let Some(exit) = self.try_reap()? {
+                return Ok(exit);
+            }
+            self.sleep_until_exit(Duration::from_millis(20));
+        }
+    }
+
+    fn kill_group(&self) {
+        // SAFETY: the group id is our child's pid (process_group(0)); only our own processes are in it.
+        unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+    }
+
+    /// SIGKILL the process and its group (it stays to be reaped).
+    pub fn kill(&mut self) {
+        if !self.reaped {
+            self.kill_group();
+        }
+    }
+}
+
+impl Drop for ManagedProcess {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.kill_group();
+            let mut status = 0;
+            // SAFETY: blocking reap of our own child after SIGKILL.
+            unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            self.reaped = true;
+        }
+    }
+}
+
+/// CPU time a live process (all its threads) has used so far, seconds, from `/proc/<pid>/task/*/schedstat`
+/// (nanosecond precision).
+pub fn cpu_time_s(pid: u32) -> Result<f64> {
+    let dir = format!("/proc/{pid}/task");
+    let mut total_ns: u64 = 0;
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {dir}"))? {
+        let path = entry?.path().join("schedstat");
+        // A thread may exit between the listing and the read.
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            total_ns += text
+                .split_whitespace()
+                .next()
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    Ok(total_ns as f64 * 1e-9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reaps_exit_code_output_and_cpu_time() {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; echo done; echo oops >&2; exit 3",
+        ]);
+        let mut p = ManagedProcess::spawn("t", cmd, &Placement::default()).unwrap();
+        let exit = p.wait(Duration::from_secs(30)).unwrap();
+        assert_eq!(exit.code, Some(3));
+        assert_eq!(exit.stdout.trim(), "done");
+        assert!(exit.describe().contains("oops"));
+        assert!(
+            exit.cpu_s > 0.0 && exit.cpu_s <= exit.wall_s + 0.05,
+            "{exit:?}"
+        );
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let mut cmd = Command::new("sh");
+        // A child of the child: it must die too (same process group).
+        cmd.args(["-c", "sleep 30 & echo $!; wait"]);
+        let mut p = ManagedProcess::spawn("t", cmd, &Placement::default()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let err = p.wait(Duration::from_millis(100)).unwrap_err().to_string();
+        assert!(err.contains("did not finish"), "{err}");
+        let exit = p.try_reap_blocking().unwrap();
+        let grandchild: u32 = exit.stdout.trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let alive = std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false);
+        assert!(!alive, "grandchild {grandchild} survived");
+    }
+
+    #[test]
+    fn dropping_a_running_process_kills_it() {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("30");
+        let p = ManagedProcess::spawn("t", cmd, &Placement::default()).unwrap();
+        let pid = p.pid();
+        drop(p);
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "pid {pid} still there"
+        );
+    }
+
+    #[test]
+    fn cpu_pinning_applies_before_exec() {
+        let mut cmd = Command::new("grep");
+        cmd.args(["Cpus_allowed_list", "/proc/self/status"]);
+        let mut p = ManagedProcess::spawn("t", cmd, &Placement::default().cpu(0)).unwrap();
+        let exit = p.wait(Duration::from_secs(10)).unwrap();
+        assert!(exit.stdout.trim().ends_with("\t0"), "{}", exit.stdout);
+    }
+}

@@ -1,0 +1,86 @@
+//! Helpers shared by the privileged lab tests.
+#![allow(dead_code)]
+
+use cosched_lab::cgroup::CGROUP_ROOT;
+use cosched_lab::runner::Binaries;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// Privileged tests skip (and say so) when not root.
+pub fn root_or_skip(test: &str) -> bool {
+    if cosched_lab::preflight::is_root() {
+        let problems = cosched_lab::preflight::machine_problems();
+        if problems.is_empty() {
+            return true;
+        }
+        eprintln!("SKIP {test}: {}", problems.join("; "));
+        return false;
+    }
+    eprintln!("SKIP {test}: needs root (network namespaces, cgroups); run `sudo cargo test -p cosched-lab`");
+    false
+}
+
+/// Namespaces and cgroups this test process created that still exist.
+pub fn leftovers() -> Vec<String> {
+    let prefix = format!("cosched-l{}x", std::process::id());
+    let mut found: Vec<String> = cosched_lab::netns::list_namespaces()
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    for controller in ["cpu", "cpuacct", "cpuset"] {
+        for entry in std::fs::read_dir(Path::new(CGROUP_ROOT).join(controller))
+            .unwrap()
+            .flatten()
+        {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                found.push(entry.path().display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Perl one-liner: accept one TCP connection on `port`, echo one line back.
+pub const PERL_ECHO_SERVER: &str = r#"use IO::Socket::INET; my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 1, ReuseAddr => 1) or exit 5; my $c = $s->accept or exit 6; my $l = <$c>; print $c $l; close $c;"#;
+
+/// Perl one-liner: connect to `$ARGV[0]:$ARGV[1]` (retrying for 3 s), send a line, expect it back; exit 7 if not.
+pub const PERL_ECHO_CLIENT: &str = r#"use IO::Socket::INET; for (1..60) { my $c = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1]); if ($c) { print $c "hello\n"; my $l = <$c>; exit($l eq "hello\n" ? 0 : 8); } select(undef, undef, undef, 0.05); } exit 7;"#;
+
+/// A directory of stand-in benchmark programs (shell scripts) that speak the lab's contract:
+/// `cosched-calcula` spins; `cosched-pingpong` on the root accepts one TCP connection through the emulated
+/// network, echoes a line, spins for `root_s` seconds and prints a result line; on the other node it connects
+/// to the root's address (exit 7 if unreachable). A nonzero `pingpong_exit` makes it fail at once.
+pub fn fake_bench(tag: &str, root_s: f64, pingpong_exit: i32) -> Binaries {
+    let dir = std::env::temp_dir().join(format!("cosched-lab-test-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, body: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    write("cosched-calcula", "while :; do :; done");
+    write(
+        "cosched-pingpong",
+        &format!(
+            r#"[ {pingpong_exit} -ne 0 ] && exit {pingpong_exit}
+while [ $# -gt 0 ]; do case "$1" in --listen) role=root; port="${{2##*:}}";; --connect) peer="${{2%:*}}"; port="${{2##*:}}";; esac; shift; done
+if [ "$role" = root ]; then
+  perl -e '{server}' "$port" || exit $?
+  end=$(( $(date +%s%N) + {ns} )); n=0
+  while [ $(date +%s%N) -lt $end ]; do n=$((n+1)); done
+  echo "{{\"round_trips\": $n, \"elapsed_s\": {root_s}, \"rtt_p50_us\": 10.0, \"rtt_p99_us\": 20.0}}"
+else
+  perl -e '{client}' "$peer" "$port"
+fi"#,
+            ns = (root_s * 1e9) as u64,
+            server = PERL_ECHO_SERVER,
+            client = PERL_ECHO_CLIENT,
+        ),
+    );
+    Binaries {
+        bench_dir: dir.clone(),
+        cosched: PathBuf::from("/nonexistent/cosched"),
+        mpi_dir: None,
+    }
+}

@@ -1,0 +1,56 @@
+//! SIGINT in the middle of a run: the lab stops, kills its processes and removes its namespaces and cgroups.
+//! A test binary of its own, because the signal flag is process-wide.
+
+mod common;
+
+use common::{fake_bench, leftovers, root_or_skip};
+use cosched_lab::{run_experiment, LabExperiment};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+#[test]
+fn sigint_during_a_run_cleans_up_everything() {
+    if !root_or_skip("sigint_during_a_run_cleans_up_everything") {
+        return;
+    }
+    // A run that would take 60 s; the signal comes after 1.5 s.
+    let binaries = fake_bench("interrupt", 60.0, 0);
+    let e = LabExperiment::parse(
+        r#"
+name = "t"
+nodes = 2
+competitors = [1]
+receive_modes = ["block"]
+[program]
+kind = "pingpong"
+duration_s = 60.0
+[[configurations]]
+name = "no-agent"
+[lab]
+settle_ms = 50
+"#,
+        Path::new("test.toml"),
+    )
+    .unwrap();
+    cosched_lab::signals::install().unwrap();
+    let killer = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: sending SIGINT to ourselves; the lab's handler only sets a flag.
+        unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
+    });
+    let started = Instant::now();
+    let err = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap_err();
+    killer.join().unwrap();
+    assert!(
+        err.downcast_ref::<cosched_lab::signals::Interrupted>()
+            .is_some()
+            || format!("{err:#}").contains("interrupted"),
+        "{err:#}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?} to stop",
+        started.elapsed()
+    );
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+}
