@@ -99,3 +99,174 @@ pub struct SequentialJob {
     /// Mean I/O wait (exponentially distributed).
     pub mean_io_ns: Nanos,
 }
+
+/// A problem with a [`Scenario`]: which field, what is wrong, what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct ScenarioError {
+    /// The field, as a path from the scenario (`workload.round_trips`).
+    pub field: &'static str,
+    /// What is wrong and what to do about it.
+    pub problem: String,
+}
+
+fn invalid(field: &'static str, problem: impl Into<String>) -> Result<(), ScenarioError> {
+    Err(ScenarioError { field, problem: problem.into() })
+}
+
+/// The most processes one simulated CPU may hold (the run-queue bookkeeping uses 32-bit indices).
+pub const MAX_PROCESSES: u64 = 1 << 30;
+
+impl Scenario {
+    /// Checks every field, so a bad value is reported once, by name, before anything runs.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.nodes == 0 {
+            return invalid("nodes", "must be at least 1 (Latency needs 2, the seed's Barrier used 7)");
+        }
+        if self.cpus_per_node == 0 {
+            return invalid("cpus_per_node", "must be at least 1 (the seed's SPARCstation-2s had 1)");
+        }
+        if self.context_switch_ns >= cosched_policy::SECONDS {
+            return invalid(
+                "context_switch_ns",
+                format!("{} ns is a second or more; a context switch costs microseconds (seed: ~750 us)", self.context_switch_ns),
+            );
+        }
+        if self.network.bandwidth_bytes_per_s == 0 {
+            return invalid("network.bandwidth_bytes_per_s", "must be positive (the seed's FM reached 13 MB/s)");
+        }
+        if let Coscheduling::Dcs(params) = &self.coscheduling {
+            if let Err(e) = params.validate() {
+                return invalid("coscheduling.exponent", e.to_string());
+            }
+        }
+        if self.time_limit_ns == 0 {
+            return invalid("time_limit_ns", "must be positive: it is the simulated-time safety net of the run");
+        }
+        let cpus = self.nodes as u64 * self.cpus_per_node as u64;
+        let per_node = self.competitors_per_node as u64 + 1;
+        if cpus * per_node > MAX_PROCESSES {
+            return invalid("competitors_per_node", format!("{} nodes x {} processes is too many processes", self.nodes, per_node));
+        }
+        match &self.workload {
+            Workload::Latency { round_trips, message_bytes } => {
+                if self.nodes < 2 {
+                    return invalid("nodes", format!("Latency needs 2 nodes (one process on each), got {}", self.nodes));
+                }
+                if *round_trips == 0 {
+                    return invalid("workload.round_trips", "must be at least 1 (the seed ran 1,000,000)");
+                }
+                if *message_bytes == 0 {
+                    return invalid("workload.message_bytes", "must be at least 1 (the seed used 128)");
+                }
+            }
+            Workload::Barrier { iterations, message_bytes, .. } => {
+                if *iterations == 0 {
+                    return invalid("workload.iterations", "must be at least 1 (the seed ran 100,000)");
+                }
+                if *message_bytes == 0 {
+                    return invalid("workload.message_bytes", "must be at least 1");
+                }
+            }
+            Workload::Mixed { sor, sequential, .. } => {
+                if sor.iterations == 0 {
+                    return invalid("workload.sor.iterations", "must be at least 1");
+                }
+                if sor.grid < self.nodes {
+                    return invalid(
+                        "workload.sor.grid",
+                        format!("{} rows cannot be split over {} nodes; every node needs at least one row", sor.grid, self.nodes),
+                    );
+                }
+                for job in sequential {
+                    if job.node >= self.nodes {
+                        return invalid(
+                            "workload.sequential.node",
+                            format!("job '{}' is placed on node {}, but nodes are numbered 0..{}", job.name, job.node, self.nodes),
+                        );
+                    }
+                    if job.total_cpu_ns == 0 {
+                        return invalid("workload.sequential.total_cpu_ns", format!("job '{}' needs some CPU time", job.name));
+                    }
+                    if job.mean_burst_ns == 0 {
+                        return invalid(
+                            "workload.sequential.mean_burst_ns",
+                            format!("job '{}': the mean CPU burst must be positive", job.name),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The four schedulers of seed `000` §4.1.3, as they set [`Scenario::coscheduling`] and [`Scenario::receive`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedConfig {
+    /// `<No DCS, spin only>`: uncoordinated scheduling.
+    NoDcsSpinOnly,
+    /// `<No DCS, spin-block>`: implicit scheduling (the `ts_slpret` wake-up boost), 1600 µs spin.
+    NoDcsSpinBlock,
+    /// `<DCS, spin only>`, E = -1, C = 0.
+    DcsSpinOnly,
+    /// `<DCS, spin-block>`, E = 2, C = 100 ms, 1600 µs spin.
+    DcsSpinBlock,
+}
+
+impl SeedConfig {
+    /// All four, in the order of the seed's figures.
+    pub const ALL: [SeedConfig; 4] =
+        [SeedConfig::NoDcsSpinOnly, SeedConfig::NoDcsSpinBlock, SeedConfig::DcsSpinOnly, SeedConfig::DcsSpinBlock];
+
+    /// The seed's label for the configuration.
+    pub fn label(self) -> &'static str {
+        match self {
+            SeedConfig::NoDcsSpinOnly => "No DCS, spin only",
+            SeedConfig::NoDcsSpinBlock => "No DCS, spin-block",
+            SeedConfig::DcsSpinOnly => "DCS, spin only, E=-1, C=0",
+            SeedConfig::DcsSpinBlock => "DCS, spin-block, E=2, C=100",
+        }
+    }
+
+    /// Sets the scenario's coscheduling policy and receive mode.
+    pub fn apply(self, scenario: &mut Scenario) {
+        let (coscheduling, receive) = match self {
+            SeedConfig::NoDcsSpinOnly => (Coscheduling::None, ReceiveMode::SpinOnly),
+            SeedConfig::NoDcsSpinBlock => (Coscheduling::None, ReceiveMode::spin_block_default()),
+            SeedConfig::DcsSpinOnly => (Coscheduling::Dcs(DcsParams::SPIN_ONLY), ReceiveMode::SpinOnly),
+            SeedConfig::DcsSpinBlock => (Coscheduling::Dcs(DcsParams::SPIN_BLOCK), ReceiveMode::spin_block_default()),
+        };
+        scenario.coscheduling = coscheduling;
+        scenario.receive = receive;
+    }
+}
+
+impl Scenario {
+    /// The seed's Latency benchmark (§4.1.2) on its platform: 2 single-CPU nodes, Solaris 2.4 TS, FM network,
+    /// 128-byte token, 750 µs context switch (§3.2.2: 1600 µs ≈ 2 switches + an 80 µs round trip), under `config`.
+    pub fn seed_latency(round_trips: u64, competitors_per_node: u32, config: SeedConfig) -> Scenario {
+        let mut s = Scenario {
+            nodes: 2,
+            cpus_per_node: 1,
+            os: OsModel::SolarisTs { slpret_ablation: false },
+            context_switch_ns: 750 * MICROS,
+            network: NetworkParams::default(),
+            coscheduling: Coscheduling::None,
+            receive: ReceiveMode::SpinOnly,
+            workload: Workload::Latency { round_trips, message_bytes: 128 },
+            competitors_per_node,
+            time_limit_ns: 1_000_000 * cosched_policy::SECONDS,
+        };
+        config.apply(&mut s);
+        s
+    }
+
+    /// The seed's Barrier benchmark (§4.1.2): 7 nodes, 78 µs of computation between barriers, under `config`.
+    pub fn seed_barrier(iterations: u64, competitors_per_node: u32, config: SeedConfig) -> Scenario {
+        let mut s = Scenario::seed_latency(1, competitors_per_node, config);
+        s.nodes = 7;
+        s.workload = Workload::Barrier { iterations, compute_ns: 78 * MICROS, message_bytes: 128 };
+        s
+    }
+}

@@ -1,0 +1,157 @@
+//! What a run measured, in the schema shared with real runs (`cosched_report::Measurement`).
+//!
+//! Seed: `000_e8004e1596fde6a5.txt` §4.1.1 (metrics) and §4.2.2 (fairness window of the Mixed workload).
+//!
+//! ## Terminology
+//! - job response time — wall-clock time from the job's start to its completion (s);
+//! - CPU time — CPU used by the job's processes, context-switch time charged to them included (s);
+//! - fairness `F = N × Tc / Te` per process — `Tc` its CPU time over the measuring window, `Te` the window,
+//!   `N` the number of processes sharing its CPU when its job started (itself, competitors and sequential jobs
+//!   bound there). The window is the job's own lifetime for job processes and the whole run for competitors;
+//!   in the Mixed workload (jobs of different lengths) it is the period until the first job terminates, for
+//!   every process (seed §4.2.2);
+//! - iteration time — Latency: a round trip seen by the sender; Barrier / Mixed: the time between consecutive
+//!   iterations of the root;
+//! - reaction — message arrival → its receiver executing on a CPU (0 when it was already running).
+//!
+//! ## Approach
+//! Durations go into a log histogram with 32 buckets per doubling (percentiles within ±1.1 %), and into the
+//! report's coarse histogram with 4 buckets per decade from 1 µs to 10 s (edges `10^(k/4)` µs) plus an
+//! open-ended last bucket.
+
+use cosched_policy::Nanos;
+use cosched_report::Histogram;
+
+const FINE_PER_DOUBLING: f64 = 32.0;
+const FINE_BUCKETS: usize = 64 * 32 + 1;
+/// Coarse report buckets: edges 10^(k/4) µs for k = 0..=28 (1 µs .. 10 s), then one open bucket.
+const COARSE_EDGES: usize = 29;
+
+/// A histogram of durations in nanoseconds.
+#[derive(Clone, Debug)]
+pub struct DurationHistogram {
+    fine: Vec<u64>,
+    coarse: [u64; COARSE_EDGES + 1],
+    count: u64,
+}
+
+impl Default for DurationHistogram {
+    fn default() -> Self {
+        DurationHistogram { fine: vec![0; FINE_BUCKETS], coarse: [0; COARSE_EDGES + 1], count: 0 }
+    }
+}
+
+fn fine_index(ns: Nanos) -> usize {
+    (((ns as f64 + 1.0).log2() * FINE_PER_DOUBLING) as usize).min(FINE_BUCKETS - 1)
+}
+
+/// Smallest value in fine bucket `i`: `2^(i/32) - 1`.
+fn fine_lower(i: usize) -> f64 {
+    (i as f64 / FINE_PER_DOUBLING).exp2() - 1.0
+}
+
+fn coarse_edge_us(k: usize) -> f64 {
+    10f64.powf(k as f64 / 4.0)
+}
+
+impl DurationHistogram {
+    /// Adds one duration.
+    pub fn record(&mut self, ns: Nanos) {
+        self.fine[fine_index(ns)] += 1;
+        let us = ns as f64 / 1000.0;
+        let k = (0..COARSE_EDGES).find(|&k| us <= coarse_edge_us(k)).unwrap_or(COARSE_EDGES);
+        self.coarse[k] += 1;
+        self.count += 1;
+    }
+
+    /// Durations recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The `q`-quantile (0..=1) in microseconds: the middle of the bucket holding the `ceil(q × count)`-th
+    /// smallest value; `None` when empty.
+    pub fn quantile_us(&self, q: f64) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (i, &c) in self.fine.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (lo, hi) = (fine_lower(i), fine_lower(i + 1));
+                let ns = if i == 0 { 0.0 } else { (lo + hi) / 2.0 };
+                return Some(ns / 1000.0);
+            }
+        }
+        unreachable!("rank <= count")
+    }
+
+    /// The report's coarse histogram.
+    pub fn to_report(&self) -> Histogram {
+        // Finite edges only (JSON has no infinity): the extra last count is the open-ended bucket.
+        let upper_edges_us: Vec<f64> = (0..COARSE_EDGES).map(coarse_edge_us).collect();
+        Histogram { upper_edges_us, counts: self.coarse.to_vec() }
+    }
+}
+
+/// `F = N × Tc / Te`; 0 for an empty window.
+pub fn fairness(sharing: u32, cpu_ns: Nanos, window_ns: Nanos) -> f64 {
+    if window_ns == 0 {
+        0.0
+    } else {
+        sharing as f64 * cpu_ns as f64 / window_ns as f64
+    }
+}
+
+/// Mean, min and max of a non-empty list (zeros for an empty one).
+pub fn mean_min_max(values: &[f64]) -> (f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let min = values.iter().cloned().fold(f64::INFINITY, f64::min);
+    let max = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    (mean, min, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fairness_of_a_fair_share_is_one() {
+        // 1 job process + 3 competitors on a CPU (N = 4), 2.5 s of CPU in 10 s: F = 4 × 2.5 / 10 = 1.
+        assert_eq!(fairness(4, 2_500_000_000, 10_000_000_000), 1.0);
+        assert_eq!(fairness(4, 1, 0), 0.0);
+    }
+
+    #[test]
+    fn quantiles_land_within_the_bucket_precision() {
+        // 99 values of 80 µs and one of 500 ms: p50 ≈ 80 µs, p99 ≈ 80 µs (the 99th value), max bucket 500 ms.
+        let mut h = DurationHistogram::default();
+        for _ in 0..99 {
+            h.record(80_000);
+        }
+        h.record(500_000_000);
+        let p50 = h.quantile_us(0.5).unwrap();
+        assert!((p50 - 80.0).abs() / 80.0 < 0.022, "p50 {p50}");
+        assert!((h.quantile_us(0.99).unwrap() - 80.0).abs() / 80.0 < 0.022);
+        assert!((h.quantile_us(1.0).unwrap() - 500_000.0).abs() / 500_000.0 < 0.022);
+    }
+
+    #[test]
+    fn zero_is_exact_and_the_coarse_histogram_counts_everything() {
+        let mut h = DurationHistogram::default();
+        h.record(0);
+        h.record(0);
+        h.record(40_000); // 40 µs: 10^(6/4) = 31.6 < 40 <= 10^(7/4) = 56.2 → bucket k = 7
+        assert_eq!(h.quantile_us(0.5), Some(0.0));
+        let r = h.to_report();
+        assert_eq!(r.counts.iter().sum::<u64>(), 3);
+        assert_eq!(r.counts[0], 2);
+        assert_eq!(r.counts[7], 1);
+        assert_eq!(r.upper_edges_us.len() + 1, r.counts.len());
+    }
+}

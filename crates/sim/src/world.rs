@@ -1,0 +1,770 @@
+//! The simulation loop: CPUs, processes, the network, the OS model and the coscheduling hook together.
+//!
+//! Seed: `000_e8004e1596fde6a5.txt` — §3.2.2 (spin-block receive woken by the arrival interrupt), §3.2.4 (the
+//! Solaris dispatcher), §3.3.2 (DCS boost: maximum user priority, front of the queue, preempt the running
+//! process), §4.1 (workloads and metrics).
+//!
+//! ## Approach
+//! Each CPU runs at most one process (`Cpu::running`); everything else is on the OS model's run queues or
+//! asleep. A CPU is *serviced* whenever something may have changed for it: its own timer (the running
+//! process's next deadline: end of a computation, end of its spin limit, quantum expiry, end of a context
+//! switch), a message for its running process, or a process becoming runnable there. Servicing accounts CPU
+//! time up to now, then runs the process's program until it must wait.
+//!
+//! ## Terminology
+//! - `dispatched_at` — when the running process got the CPU; `exec_from` — when its context switch is over and
+//!   it executes (`dispatched_at + context_switch` if a different process ran last, else `dispatched_at`);
+//!   `quantum_end` — `dispatched_at + time_left` from the OS model. Context-switch time is charged to the
+//!   incoming process (CPU time and quantum), as the dispatcher's work on its behalf.
+//! - `R` for DCS: see [`crate::hook`].
+//!
+//! ## Algorithm
+//! ```text
+//! service(cpu):  loop
+//!     if idle: run = os.pick_next(cpu) or stay idle; pay the switch if run is not the last process
+//!     account CPU time and progress up to now
+//!     if now >= quantum_end:  os.on_quantum_expiry(run); pick again
+//!     elif now < exec_from:    timer at min(exec_from, quantum_end)
+//!     else step(run): execute ops until it computes / spins (timer at min(deadline, quantum_end)),
+//!                     blocks (os.on_block, pick again) or exits (os.on_exit, pick again)
+//! arrival(msg → p):  mailbox += 1; R = os.run_queue_len(cpu of p); action = hook.on_arrival(...)
+//!     p running: service its CPU now (a spinning receiver sees the message at once)
+//!     else: if p blocked on a receive: os.on_wakeup(p)  (ts_slpret applies)
+//!           BoostToMax: os.boost_to_max(p); preempt the running process
+//!           otherwise:  preempt the running process only if os.should_preempt (strictly higher priority)
+//! ts_update (per node, once per OS update period, at a random phase per node): os.periodic_update; preempt
+//!     where a raised process now has a strictly higher priority
+//! ```
+//! Timers are lazy: a CPU keeps one live timer; an earlier deadline replaces it (the old entry becomes stale
+//! through a generation counter), a later one waits for the live timer to fire and re-arm.
+
+use crate::engine::Engine;
+use crate::hook::{ArrivalView, CoschedHook, Dcs, HookAction, NoCoscheduling};
+use crate::metrics::{fairness, mean_min_max, DurationHistogram};
+use crate::network::Network;
+use crate::os::solaris_ts::SolarisTs;
+use crate::os::OsScheduler;
+use crate::process::{Op, Phase, Process, Program, Status};
+use crate::scenario::{Coscheduling, OsModel, Scenario, Workload};
+use crate::workloads::{self, Job};
+use crate::SimOutput;
+use cosched_policy::spin::{ReceiveMode, WaitAction};
+use cosched_policy::Nanos;
+use cosched_report::{JobResult, JobRole, Measurement};
+use std::collections::BTreeMap;
+
+const NEVER: Nanos = Nanos::MAX;
+
+/// One interval during which a process held a CPU (context-switch time included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunInterval {
+    pub cpu: u32,
+    pub pid: u32,
+    pub start_ns: Nanos,
+    pub end_ns: Nanos,
+}
+
+/// Everything a traced run recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// Every interval a process held a CPU, in the order they ended.
+    pub intervals: Vec<RunInterval>,
+    /// Ids of delivered messages, in delivery order (ids are 0.. in sending order).
+    pub delivered_ids: Vec<u64>,
+    /// Messages sent.
+    pub sent: u64,
+    /// CPUs in the cluster.
+    pub cpus: u32,
+    /// Simulated end of the run.
+    pub end_ns: Nanos,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// Re-examine a CPU (valid only if `generation` is the CPU's current one).
+    CpuTimer { cpu: u32, generation: u32 },
+    /// A message reaches process `to`, port `port`.
+    Arrival { to: u32, port: u8, id: u64 },
+    /// A sequential job's I/O wait is over.
+    IoDone { pid: u32 },
+    /// The OS model's periodic update on one node.
+    Update { node: u32 },
+    /// Batch mode: the next job starts.
+    StartJob { job: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Cpu {
+    running: Option<u32>,
+    last_ran: Option<u32>,
+    dispatched_at: Nanos,
+    accounted_to: Nanos,
+    exec_from: Nanos,
+    quantum_end: Nanos,
+    timer_generation: u32,
+    timer_at: Nanos,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Leave {
+    Preempted,
+    Expired,
+    Blocked,
+    Exited,
+}
+
+enum Step {
+    BusyUntil(Nanos),
+    Blocked,
+    Exited,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct JobState {
+    started_at: Option<Nanos>,
+    finished_at: Option<Nanos>,
+    live: u32,
+}
+
+struct World<'a, S: OsScheduler, H: CoschedHook> {
+    scenario: &'a Scenario,
+    engine: Engine<Event>,
+    os: S,
+    hook: H,
+    net: Network,
+    cpus: Vec<Cpu>,
+    programs: Vec<Program>,
+    procs: Vec<Process>,
+    jobs: Vec<Job>,
+    job_state: Vec<JobState>,
+    batch: bool,
+    receive: ReceiveMode,
+    min_quantum: Nanos,
+    unfinished_jobs: u32,
+    stop: bool,
+    first_job_end: Option<Nanos>,
+    cpu_at_first_job_end: Vec<Nanos>,
+    work_done: u64,
+    work_expected: u64,
+    iterations: DurationHistogram,
+    reactions: DurationHistogram,
+    boosts_granted: u64,
+    boosts_refused: u64,
+    events: u64,
+    stale_timers: u64,
+    updates: u64,
+    context_switches: u64,
+    trace: Option<Trace>,
+}
+
+/// Runs a validated scenario; the trace only when asked.
+pub(crate) fn run(scenario: &Scenario, seed: u64, traced: bool) -> (SimOutput, Option<Trace>) {
+    let cpus = scenario.nodes * scenario.cpus_per_node;
+    let processes = workloads::build(scenario).processes.len();
+    let os = match scenario.os {
+        OsModel::SolarisTs { slpret_ablation } => SolarisTs::new(cpus, slpret_ablation),
+    };
+    match scenario.coscheduling {
+        Coscheduling::None => World::new(scenario, seed, os, NoCoscheduling, traced).run(),
+        Coscheduling::Dcs(params) => World::new(scenario, seed, os, Dcs::new(params, processes), traced).run(),
+    }
+}
+
+impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
+    fn new(scenario: &'a Scenario, seed: u64, os: S, hook: H, traced: bool) -> Self {
+        let setup = workloads::build(scenario);
+        let cpus = scenario.nodes * scenario.cpus_per_node;
+        let unfinished_jobs = setup.jobs.iter().filter(|j| j.role != JobRole::Competitor).count() as u32;
+        let min_quantum = os.min_quantum();
+        World {
+            scenario,
+            engine: Engine::new(seed),
+            os,
+            hook,
+            net: Network::new(scenario.network, scenario.nodes),
+            cpus: vec![
+                Cpu {
+                    running: None,
+                    last_ran: None,
+                    dispatched_at: 0,
+                    accounted_to: 0,
+                    exec_from: 0,
+                    quantum_end: 0,
+                    timer_generation: 0,
+                    timer_at: NEVER,
+                };
+                cpus as usize
+            ],
+            job_state: vec![JobState::default(); setup.jobs.len()],
+            programs: setup.programs,
+            procs: setup.processes,
+            jobs: setup.jobs,
+            batch: setup.batch,
+            receive: scenario.receive,
+            min_quantum,
+            unfinished_jobs,
+            stop: false,
+            first_job_end: None,
+            cpu_at_first_job_end: Vec::new(),
+            work_done: 0,
+            work_expected: setup.work_expected,
+            iterations: DurationHistogram::default(),
+            reactions: DurationHistogram::default(),
+            boosts_granted: 0,
+            boosts_refused: 0,
+            events: 0,
+            stale_timers: 0,
+            updates: 0,
+            context_switches: 0,
+            trace: traced.then(|| Trace { cpus, ..Trace::default() }),
+        }
+    }
+
+    fn run(mut self) -> (SimOutput, Option<Trace>) {
+        // Start: in batch mode only the first job and the competitors; otherwise everything at once.
+        let starting: Vec<u32> = (0..self.jobs.len() as u32)
+            .filter(|&j| !self.batch || j == 0 || self.jobs[j as usize].role == JobRole::Competitor)
+            .collect();
+        self.start_jobs(&starting);
+        // Each node's periodic update runs at its own random phase: the nodes' clocks are not aligned.
+        if let Some(period) = self.os.update_period() {
+            for node in 0..self.scenario.nodes {
+                let phase = self.engine.uniform_below(period);
+                self.engine.schedule(phase, Event::Update { node });
+            }
+        }
+        let limit = self.scenario.time_limit_ns;
+        while !self.stop {
+            match self.engine.peek_time() {
+                Some(t) if t <= limit => {}
+                _ => {
+                    self.engine.advance_to(limit);
+                    break;
+                }
+            }
+            let event = self.engine.next().expect("peeked");
+            match event {
+                Event::CpuTimer { cpu, generation } => {
+                    let c = &mut self.cpus[cpu as usize];
+                    if c.timer_generation != generation {
+                        self.stale_timers += 1;
+                        continue;
+                    }
+                    c.timer_at = NEVER;
+                    self.service(cpu);
+                }
+                Event::Arrival { to, port, id } => self.arrival(to, port, id),
+                Event::IoDone { pid } => self.io_done(pid),
+                Event::Update { node } => self.update(node),
+                Event::StartJob { job } => self.start_jobs(&[job]),
+            }
+            self.events += 1;
+        }
+        self.finish()
+    }
+
+    // ----- jobs -----
+
+    fn start_jobs(&mut self, jobs: &[u32]) {
+        let now = self.engine.now();
+        let mut pids: Vec<u32> = jobs.iter().flat_map(|&j| self.jobs[j as usize].processes.clone()).collect();
+        for &j in jobs {
+            let state = &mut self.job_state[j as usize];
+            state.started_at = Some(now);
+            state.live = self.jobs[j as usize].processes.len() as u32;
+        }
+        for &pid in &pids {
+            let p = &mut self.procs[pid as usize];
+            p.status = Status::Runnable;
+            p.started_at = now;
+            p.last_iteration = now;
+        }
+        // N of fairness: the live processes sharing each started process's CPU, itself included.
+        for &pid in &pids {
+            let cpu = self.procs[pid as usize].cpu;
+            let sharing = self
+                .procs
+                .iter()
+                .filter(|q| q.cpu == cpu && !matches!(q.status, Status::NotStarted | Status::Done))
+                .count() as u32;
+            self.procs[pid as usize].sharing = sharing;
+        }
+        // The initial run-queue order is random.
+        self.engine.shuffle(&mut pids);
+        let mut cpus: Vec<u32> = Vec::new();
+        for &pid in &pids {
+            let cpu = self.procs[pid as usize].cpu;
+            self.os.admit(pid, cpu);
+            cpus.push(cpu);
+        }
+        cpus.sort_unstable();
+        cpus.dedup();
+        for cpu in cpus {
+            self.preempt_if_needed(cpu, false);
+        }
+    }
+
+    fn process_exited(&mut self, pid: u32) {
+        let now = self.engine.now();
+        let p = &mut self.procs[pid as usize];
+        p.status = Status::Done;
+        p.finished_at = Some(now);
+        let job = p.job as usize;
+        self.job_state[job].live -= 1;
+        if self.job_state[job].live > 0 {
+            return;
+        }
+        self.job_state[job].finished_at = Some(now);
+        if self.jobs[job].role == JobRole::Competitor {
+            return;
+        }
+        self.unfinished_jobs -= 1;
+        if self.first_job_end.is_none() {
+            self.first_job_end = Some(now);
+            for cpu in 0..self.cpus.len() as u32 {
+                self.account(cpu);
+            }
+            self.cpu_at_first_job_end = self.procs.iter().map(|p| p.cpu_ns).collect();
+        }
+        if self.unfinished_jobs == 0 {
+            self.stop = true;
+        } else if self.batch {
+            let next = (job + 1..self.jobs.len()).find(|&j| self.jobs[j].role != JobRole::Competitor);
+            if let Some(next) = next {
+                self.engine.schedule(now, Event::StartJob { job: next as u32 });
+            }
+        }
+    }
+
+    // ----- CPUs -----
+
+    /// Runs whatever should run on `cpu` now, until the running process must wait for time to pass.
+    fn service(&mut self, cpu: u32) {
+        let now = self.engine.now();
+        loop {
+            let pid = match self.cpus[cpu as usize].running {
+                Some(pid) => pid,
+                None => match self.dispatch(cpu) {
+                    Some(pid) => pid,
+                    None => return,
+                },
+            };
+            self.account(cpu);
+            let c = self.cpus[cpu as usize];
+            if now >= c.quantum_end {
+                self.leave(cpu, Leave::Expired);
+                continue;
+            }
+            if now < c.exec_from {
+                self.arm(cpu, c.exec_from.min(c.quantum_end));
+                return;
+            }
+            match self.step(pid) {
+                Step::BusyUntil(t) => {
+                    self.arm(cpu, t.min(c.quantum_end));
+                    return;
+                }
+                Step::Blocked => self.leave(cpu, Leave::Blocked),
+                Step::Exited => self.leave(cpu, Leave::Exited),
+            }
+        }
+    }
+
+    /// Gives an idle CPU its next process; `None` if nothing is runnable there.
+    fn dispatch(&mut self, cpu: u32) -> Option<u32> {
+        let pid = self.os.pick_next(cpu)?;
+        let now = self.engine.now();
+        let c = &mut self.cpus[cpu as usize];
+        let switch = if c.last_ran == Some(pid) {
+            0
+        } else {
+            self.context_switches += 1;
+            self.scenario.context_switch_ns
+        };
+        c.running = Some(pid);
+        c.dispatched_at = now;
+        c.accounted_to = now;
+        c.exec_from = now + switch;
+        c.quantum_end = now + self.os.time_left(pid).max(1);
+        let exec_from = c.exec_from;
+        let p = &mut self.procs[pid as usize];
+        p.progress_from = exec_from;
+        if let Some(arrived) = p.waiting_since.take() {
+            self.reactions.record(exec_from - arrived);
+        }
+        Some(pid)
+    }
+
+    /// Charges the running process for CPU time and advances its computation or spin up to now.
+    fn account(&mut self, cpu: u32) {
+        let now = self.engine.now();
+        let c = &mut self.cpus[cpu as usize];
+        let Some(pid) = c.running else { return };
+        let p = &mut self.procs[pid as usize];
+        p.cpu_ns += now - c.accounted_to;
+        c.accounted_to = now;
+        if now > p.progress_from {
+            let d = now - p.progress_from;
+            p.progress_from = now;
+            match p.phase {
+                Phase::Computing => {
+                    let used = d.min(p.left);
+                    p.left -= used;
+                    p.compute_ns += used;
+                }
+                Phase::Spinning => {
+                    p.left += d;
+                    p.spin_ns += d;
+                }
+                Phase::Start => {}
+            }
+        }
+    }
+
+    /// Takes the running process off `cpu` (already accounted) and tells the OS model why.
+    fn leave(&mut self, cpu: u32, why: Leave) {
+        let now = self.engine.now();
+        let c = &mut self.cpus[cpu as usize];
+        let pid = c.running.take().expect("leave() needs a running process");
+        c.last_ran = Some(pid);
+        let ran = now - c.dispatched_at;
+        let expired = now >= c.quantum_end;
+        if let Some(trace) = &mut self.trace {
+            trace.intervals.push(RunInterval { cpu, pid, start_ns: c.dispatched_at, end_ns: now });
+        }
+        match why {
+            Leave::Preempted if expired => self.os.on_quantum_expiry(pid),
+            Leave::Preempted => self.os.on_preempt(pid, ran),
+            Leave::Expired => self.os.on_quantum_expiry(pid),
+            Leave::Blocked => self.os.on_block(pid, ran),
+            Leave::Exited => {
+                self.os.on_exit(pid, ran);
+                self.process_exited(pid);
+            }
+        }
+    }
+
+    /// Makes sure `cpu` is re-examined at `at` (lazy: an earlier live timer will re-arm when it fires).
+    fn arm(&mut self, cpu: u32, at: Nanos) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.timer_at <= at {
+            return;
+        }
+        c.timer_generation = c.timer_generation.wrapping_add(1);
+        c.timer_at = at;
+        let generation = c.timer_generation;
+        self.engine.schedule(at, Event::CpuTimer { cpu, generation });
+    }
+
+    /// Preempts the running process of `cpu` if the OS model says a waiting one should run (or `force`), and
+    /// gives an idle CPU its next process.
+    fn preempt_if_needed(&mut self, cpu: u32, force: bool) {
+        match self.cpus[cpu as usize].running {
+            None => self.service(cpu),
+            Some(running) => {
+                if force || self.os.should_preempt(cpu, running) {
+                    self.account(cpu);
+                    self.leave(cpu, Leave::Preempted);
+                    self.service(cpu);
+                }
+            }
+        }
+    }
+
+    // ----- programs -----
+
+    /// Executes `pid`'s program at now (it is on its CPU, past its context switch, accounted).
+    fn step(&mut self, pid: u32) -> Step {
+        let now = self.engine.now();
+        loop {
+            let p = &mut self.procs[pid as usize];
+            let program = &self.programs[p.program as usize];
+            match program.body[p.pc as usize] {
+                Op::Compute(ns) => {
+                    if p.phase == Phase::Start {
+                        p.phase = Phase::Computing;
+                        p.left = ns;
+                        p.progress_from = now;
+                    }
+                    if p.left > 0 {
+                        return Step::BusyUntil(now + p.left);
+                    }
+                }
+                Op::ComputeExp { mean_ns } => {
+                    if p.phase == Phase::Start {
+                        let budget_left =
+                            program.cpu_budget_ns.map_or(NEVER, |budget| budget.saturating_sub(p.compute_ns));
+                        if budget_left == 0 {
+                            return Step::Exited;
+                        }
+                        let burst = self.engine.exponential(mean_ns).min(budget_left);
+                        let p = &mut self.procs[pid as usize];
+                        p.phase = Phase::Computing;
+                        p.left = burst;
+                        p.progress_from = now;
+                    }
+                    let p = &self.procs[pid as usize];
+                    if p.left > 0 {
+                        return Step::BusyUntil(now + p.left);
+                    }
+                }
+                Op::IoWait { mean_ns } => {
+                    let wait = self.engine.exponential(mean_ns);
+                    self.engine.schedule(now + wait, Event::IoDone { pid });
+                    self.procs[pid as usize].status = Status::BlockedOnIo;
+                    if self.advance(pid) {
+                        // The I/O was the program's last step: it ends when it would have woken.
+                        return Step::Exited;
+                    }
+                    return Step::Blocked;
+                }
+                Op::Send { to, port, bytes } => {
+                    let arrival = self.net.send(p.node, bytes, now);
+                    let id = self.net.sent - 1;
+                    self.engine.schedule(arrival, Event::Arrival { to, port, id });
+                }
+                Op::Recv { port, count } => {
+                    let slot = &mut p.mailbox[port as usize];
+                    if *slot >= count {
+                        *slot -= count;
+                    } else {
+                        if p.phase == Phase::Start {
+                            p.phase = Phase::Spinning;
+                            p.left = 0;
+                            p.progress_from = now;
+                        }
+                        match self.receive.after_spinning(p.left) {
+                            WaitAction::Block => {
+                                p.status = Status::BlockedOnReceive;
+                                p.phase = Phase::Start;
+                                return Step::Blocked;
+                            }
+                            WaitAction::KeepSpinning => {
+                                let deadline = self.receive.spin_limit().map_or(NEVER, |limit| now + (limit - p.left));
+                                return Step::BusyUntil(deadline);
+                            }
+                        }
+                    }
+                }
+                Op::Iteration => {
+                    let took = now - p.last_iteration;
+                    p.last_iteration = now;
+                    if p.job == 0 {
+                        self.work_done += 1;
+                        self.iterations.record(took);
+                    }
+                }
+                Op::SpinForever => {
+                    p.phase = Phase::Computing;
+                    p.left = NEVER;
+                    p.progress_from = now;
+                    return Step::BusyUntil(NEVER);
+                }
+            }
+            if self.advance(pid) {
+                return Step::Exited;
+            }
+        }
+    }
+
+    /// Moves past the current instruction; `true` when the program is finished.
+    fn advance(&mut self, pid: u32) -> bool {
+        let p = &mut self.procs[pid as usize];
+        let program = &self.programs[p.program as usize];
+        p.phase = Phase::Start;
+        p.pc += 1;
+        if p.pc as usize == program.body.len() {
+            p.pc = 0;
+            p.rounds_done += 1;
+            let budget_spent = program.cpu_budget_ns.is_some_and(|budget| p.compute_ns >= budget);
+            if p.rounds_done >= program.repeat || budget_spent {
+                return true;
+            }
+        }
+        false
+    }
+
+    // ----- events -----
+
+    fn arrival(&mut self, to: u32, port: u8, id: u64) {
+        let now = self.engine.now();
+        self.net.deliver();
+        if let Some(trace) = &mut self.trace {
+            trace.delivered_ids.push(id);
+        }
+        let p = &mut self.procs[to as usize];
+        p.mailbox[port as usize] += 1;
+        let cpu = p.cpu;
+        let running = self.cpus[cpu as usize].running == Some(to);
+        let view = ArrivalView {
+            now,
+            receiver: to,
+            receiver_running: running,
+            run_queue_len: self.os.run_queue_len(cpu),
+            min_quantum: self.min_quantum,
+        };
+        if running {
+            let exec_from = self.cpus[cpu as usize].exec_from;
+            self.reactions.record(exec_from.saturating_sub(now));
+            if now >= exec_from {
+                self.service(cpu);
+            }
+            return;
+        }
+        if matches!(p.status, Status::Done | Status::NotStarted) {
+            return;
+        }
+        let action = self.hook.on_arrival(&view);
+        let p = &mut self.procs[to as usize];
+        p.waiting_since.get_or_insert(now);
+        if p.status == Status::BlockedOnReceive {
+            p.status = Status::Runnable;
+            self.os.on_wakeup(to);
+            self.hook.on_wakeup(now, to);
+        }
+        let runnable = self.procs[to as usize].status == Status::Runnable;
+        match action {
+            HookAction::BoostToMax if runnable => {
+                self.boosts_granted += 1;
+                self.os.boost_to_max(to);
+                self.preempt_if_needed(cpu, true);
+            }
+            HookAction::Refused => {
+                self.boosts_refused += 1;
+                self.preempt_if_needed(cpu, false);
+            }
+            _ => self.preempt_if_needed(cpu, false),
+        }
+    }
+
+    fn io_done(&mut self, pid: u32) {
+        let p = &mut self.procs[pid as usize];
+        if p.status != Status::BlockedOnIo {
+            return; // it finished: its last I/O ends with it
+        }
+        p.status = Status::Runnable;
+        let cpu = p.cpu;
+        self.os.on_wakeup(pid);
+        self.hook.on_wakeup(self.engine.now(), pid);
+        self.preempt_if_needed(cpu, false);
+    }
+
+    fn update(&mut self, node: u32) {
+        let per_node = self.scenario.cpus_per_node;
+        let cpus = node * per_node..(node + 1) * per_node;
+        // Running processes are accounted first, so a quantum that ended exactly now is seen as expired.
+        self.os.periodic_update(cpus.clone());
+        self.hook.on_tick(self.engine.now(), node);
+        self.updates += 1;
+        for cpu in cpus {
+            self.preempt_if_needed(cpu, false);
+        }
+        if let Some(period) = self.os.update_period() {
+            self.engine.schedule(self.engine.now() + period, Event::Update { node });
+        }
+    }
+
+    // ----- results -----
+
+    fn finish(mut self) -> (SimOutput, Option<Trace>) {
+        let end = self.engine.now();
+        for cpu in 0..self.cpus.len() as u32 {
+            self.account(cpu);
+            let c = self.cpus[cpu as usize];
+            if let (Some(pid), Some(trace)) = (c.running, &mut self.trace) {
+                trace.intervals.push(RunInterval { cpu, pid, start_ns: c.dispatched_at, end_ns: end });
+            }
+        }
+        let mixed_window = match &self.scenario.workload {
+            Workload::Mixed { batch: false, .. } => self.first_job_end,
+            _ => None,
+        };
+        let mut jobs = Vec::new();
+        let mut extra = BTreeMap::new();
+        for (index, job) in self.jobs.iter().enumerate() {
+            let state = self.job_state[index];
+            let start = state.started_at.unwrap_or(end);
+            let finish = state.finished_at.unwrap_or(end);
+            let response = finish.saturating_sub(start);
+            let per_process: Vec<f64> = job
+                .processes
+                .iter()
+                .map(|&pid| {
+                    let p = &self.procs[pid as usize];
+                    match mixed_window {
+                        Some(window) => fairness(p.sharing, self.cpu_at_first_job_end[pid as usize], window),
+                        None if job.role == JobRole::Competitor => fairness(p.sharing, p.cpu_ns, end),
+                        None => fairness(p.sharing, p.cpu_ns, response),
+                    }
+                })
+                .collect();
+            let (mean, min, max) = mean_min_max(&per_process);
+            let cpu_total: Nanos = job.processes.iter().map(|&pid| self.procs[pid as usize].cpu_ns).sum();
+            let (response_s, cpu_s) = if job.role == JobRole::Competitor {
+                (end as f64 / 1e9, cpu_total as f64 / 1e9 / job.processes.len().max(1) as f64)
+            } else {
+                (response as f64 / 1e9, cpu_total as f64 / 1e9)
+            };
+            if job.role == JobRole::Sequential {
+                extra.insert(format!("{}.start_s", job.name), start as f64 / 1e9);
+                extra.insert(format!("{}.end_s", job.name), finish as f64 / 1e9);
+            }
+            jobs.push(JobResult {
+                name: job.name.clone(),
+                role: job.role,
+                response_s,
+                cpu_s,
+                fairness: mean,
+                fairness_min: min,
+                fairness_max: max,
+            });
+        }
+        let parallel = &self.jobs[0];
+        let spin: Nanos = parallel.processes.iter().map(|&p| self.procs[p as usize].spin_ns).sum();
+        let compute: Nanos = parallel.processes.iter().map(|&p| self.procs[p as usize].compute_ns).sum();
+        let parallel_response = jobs[0].response_s;
+        extra.insert("events".into(), self.events as f64);
+        extra.insert("stale_timers".into(), self.stale_timers as f64);
+        extra.insert("sim_time_s".into(), end as f64 / 1e9);
+        extra.insert("messages_sent".into(), self.net.sent as f64);
+        extra.insert("messages_delivered".into(), self.net.delivered as f64);
+        extra.insert("context_switches".into(), self.context_switches as f64);
+        extra.insert("os_updates".into(), self.updates as f64);
+        extra.insert("parallel_spin_s".into(), spin as f64 / 1e9);
+        extra.insert("parallel_compute_s".into(), compute as f64 / 1e9);
+        if let Some(window) = mixed_window {
+            extra.insert("fairness_window_s".into(), window as f64 / 1e9);
+        }
+        for (name, value) in self.os.counters() {
+            extra.insert(name.into(), value as f64);
+        }
+        let measurement = Measurement {
+            jobs,
+            work_done: self.work_done,
+            work_expected: self.work_expected,
+            rate_per_s: if parallel_response > 0.0 { self.work_done as f64 / parallel_response } else { 0.0 },
+            rtt_p50_us: self.iterations.quantile_us(0.5),
+            rtt_p99_us: self.iterations.quantile_us(0.99),
+            rtt_histogram: (self.iterations.count() > 0).then(|| self.iterations.to_report()),
+            boosts_granted: self.boosts_granted,
+            boosts_refused: self.boosts_refused,
+            reaction_p50_us: self.reactions.quantile_us(0.5),
+            reaction_p99_us: self.reactions.quantile_us(0.99),
+            agent_cpu_fraction: None,
+            extra,
+        };
+        let output = SimOutput {
+            measurement,
+            events: self.events,
+            sim_time_ns: end,
+            messages_sent: self.net.sent,
+            messages_delivered: self.net.delivered,
+        };
+        let trace = self.trace.map(|mut t| {
+            t.sent = self.net.sent;
+            t.end_ns = end;
+            t
+        });
+        (output, trace)
+    }
+}
