@@ -187,7 +187,7 @@ pub fn plot_sweep(
                 .x_desc("competitors per node")
                 .y_desc(metric.axis_label())
                 .y_label_formatter(&|v| significant(*v))
-                .x_label_formatter(&|v| format!("{v:.0}"))
+                .x_label_formatter(&integer_label)
                 .draw()?;
             draw_series(&mut chart, &configs, &points, low)?;
             chart
@@ -214,7 +214,7 @@ pub fn plot_sweep(
                 .x_desc("competitors per node")
                 .y_desc(metric.axis_label())
                 .y_label_formatter(&|v| significant(*v))
-                .x_label_formatter(&|v| format!("{v:.0}"))
+                .x_label_formatter(&integer_label)
                 .draw()?;
             if metric.is_fairness() {
                 chart
@@ -238,6 +238,15 @@ pub fn plot_sweep(
     root.present()
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
+}
+
+/// Competitor counts are integers: label whole values only (the axis may place ticks at halves).
+fn integer_label(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else {
+        String::new()
+    }
 }
 
 /// Lines, markers and error bars of every configuration; interval ends below `floor` are cut at it.
@@ -450,14 +459,15 @@ pub fn plot_histograms(
             .margin(8)
             .x_label_area_size(35)
             .y_label_area_size(70)
+            // `0..n - 1` segmented has the n segments 0, 1, ..., n - 1: one per bucket.
             .build_cartesian_2d(
-                (0..buckets).into_segmented(),
+                (0..buckets - 1).into_segmented(),
                 (0.8..max_count * 2.0).log_scale(),
             )?;
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(buckets as usize + 1)
+            .x_labels(buckets as usize)
             .x_desc("round-trip time bucket, upper edge in µs")
             .y_desc("count")
             .x_label_formatter(&|v| match v {
