@@ -1,0 +1,158 @@
+//! Loading the BPF program (`src/bpf/cosched.bpf.c`) and talking to its maps: the agent's observation layer.
+//!
+//! Built only when `build.rs` found clang, bpftool and kernel BTF (cfg `cosched_bpf`).
+
+use crate::intf::{self, Event, Pod, Proc, Task};
+use crate::skel::{CoschedSkel, CoschedSkelBuilder};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags, RingBuffer, RingBufferBuilder};
+use std::cell::RefCell;
+use std::mem::MaybeUninit;
+use std::rc::Rc;
+
+/// Load-time options (BPF `const volatile` rodata).
+#[derive(Clone, Copy, Debug)]
+pub struct BpfOptions {
+    /// An arrival for a receiver that ran within this many ns is not flagged.
+    pub grace_ns: u64,
+}
+
+/// The loaded, attached BPF program, its ring buffer and its maps.
+pub struct Observer {
+    skel: CoschedSkel<'static>,
+    ring: RingBuffer<'static>,
+    inbox: Rc<RefCell<Vec<Event>>>,
+    /// Ring-buffer records that were too short to be an event (never expected; counted, not ignored).
+    pub malformed: u64,
+    malformed_cell: Rc<RefCell<u64>>,
+}
+
+impl Observer {
+    /// Opens, loads and attaches the program. Errors name what is missing.
+    pub fn load(opts: BpfOptions) -> anyhow::Result<Observer> {
+        // The skeleton borrows its object storage for its whole life; the agent keeps one for the life of the
+        // process, so the storage is leaked on purpose (a few hundred bytes).
+        let storage: &'static mut MaybeUninit<libbpf_rs::OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
+        let mut open = CoschedSkelBuilder::default().open(storage).map_err(|e| {
+            anyhow::anyhow!("opening the BPF object failed: {e} (is the kernel built with BTF, /sys/kernel/btf/vmlinux?)")
+        })?;
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.grace_ns = opts.grace_ns;
+        }
+        let mut skel = open.load().map_err(|e| {
+            anyhow::anyhow!(
+                "loading the BPF program failed: {e}. The agent needs root (CAP_BPF, CAP_PERFMON), kernel BTF and \
+                 tp_btf support (Linux 5.5+)"
+            )
+        })?;
+        skel.attach().map_err(|e| anyhow::anyhow!("attaching the BPF tracepoints failed: {e}"))?;
+
+        let inbox: Rc<RefCell<Vec<Event>>> = Rc::default();
+        let malformed_cell: Rc<RefCell<u64>> = Rc::default();
+        let mut builder = RingBufferBuilder::new();
+        {
+            let inbox = inbox.clone();
+            let bad = malformed_cell.clone();
+            builder.add(&skel.maps.events, move |data: &[u8]| {
+                match Event::from_bytes(data) {
+                    Some(e) => inbox.borrow_mut().push(e),
+                    None => *bad.borrow_mut() += 1,
+                }
+                0
+            })?;
+        }
+        let ring = builder.build()?;
+        Ok(Observer { skel, ring, inbox, malformed: 0, malformed_cell })
+    }
+
+    /// The epoll fd that becomes readable when events are waiting.
+    pub fn ring_fd(&self) -> i32 {
+        self.ring.epoll_fd()
+    }
+
+    /// Takes every waiting event out of the ring buffer.
+    pub fn drain(&mut self, into: &mut Vec<Event>) -> anyhow::Result<()> {
+        self.ring.consume()?;
+        into.append(&mut self.inbox.borrow_mut());
+        self.malformed = *self.malformed_cell.borrow();
+        Ok(())
+    }
+
+    /// Starts managing a thread (registration, or a thread found later).
+    pub fn add_task(&self, tid: u32, tgid: u32) -> anyhow::Result<()> {
+        let t = Task { tgid, ..Default::default() };
+        self.skel.maps.tasks.update(&tid.to_ne_bytes(), t.as_bytes(), MapFlags::NO_EXIST).or_else(|e| {
+            if self.task(tid).is_some() {
+                Ok(())
+            } else {
+                Err(anyhow::anyhow!("adding thread {tid} to the BPF tasks map failed: {e} (map full?)"))
+            }
+        })
+    }
+
+    /// Starts managing a process.
+    pub fn add_proc(&self, tgid: u32, job: u64) -> anyhow::Result<()> {
+        let p = Proc { job, runtime_ns: 0 };
+        self.skel
+            .maps
+            .procs
+            .update(&tgid.to_ne_bytes(), p.as_bytes(), MapFlags::ANY)
+            .map_err(|e| anyhow::anyhow!("adding process {tgid} to the BPF procs map failed: {e} (map full?)"))
+    }
+
+    /// Stops managing a process / a thread (missing entries are fine).
+    pub fn remove_proc(&self, tgid: u32) {
+        let _ = self.skel.maps.procs.delete(&tgid.to_ne_bytes());
+    }
+    pub fn remove_task(&self, tid: u32) {
+        let _ = self.skel.maps.tasks.delete(&tid.to_ne_bytes());
+        let _ = self.skel.maps.boosted.delete(&tid.to_ne_bytes());
+    }
+
+    /// A thread's BPF state, if it is managed.
+    pub fn task(&self, tid: u32) -> Option<Task> {
+        let v = self.skel.maps.tasks.lookup(&tid.to_ne_bytes(), MapFlags::ANY).ok()??;
+        Task::from_bytes(&v)
+    }
+
+    /// A process's BPF state, if it is managed.
+    pub fn proc(&self, tgid: u32) -> Option<Proc> {
+        let v = self.skel.maps.procs.lookup(&tgid.to_ne_bytes(), MapFlags::ANY).ok()??;
+        Proc::from_bytes(&v)
+    }
+
+    /// Marks a thread boosted or not (selects the reaction-histogram row).
+    pub fn set_boosted(&self, tid: u32, on: bool) {
+        if on {
+            let _ = self.skel.maps.boosted.update(&tid.to_ne_bytes(), &1u32.to_ne_bytes(), MapFlags::ANY);
+        } else {
+            let _ = self.skel.maps.boosted.delete(&tid.to_ne_bytes());
+        }
+    }
+
+    /// The BPF counters (`COSCHED_STAT_*`).
+    pub fn stats(&self) -> [u64; intf::COSCHED_NR_STATS as usize] {
+        let mut out = [0; intf::COSCHED_NR_STATS as usize];
+        if let Some(bss) = self.skel.maps.bss_data.as_deref() {
+            for (o, s) in out.iter_mut().zip(bss.stats.iter()) {
+                // SAFETY: the .bss map is mmapped and stays valid for the skeleton's life; BPF updates it
+                // concurrently, so read each word once, volatile.
+                *o = unsafe { std::ptr::read_volatile(s) };
+            }
+        }
+        out
+    }
+
+    /// The reaction histogram, `[row][bucket]`.
+    pub fn histogram(&self) -> Vec<Vec<u64>> {
+        let b = intf::COSCHED_HIST_BUCKETS as usize;
+        let mut rows = vec![vec![0; b]; intf::COSCHED_HIST_KINDS as usize];
+        if let Some(bss) = self.skel.maps.bss_data.as_deref() {
+            for (i, h) in bss.hist.iter().enumerate() {
+                // SAFETY: as in `stats`.
+                rows[i / b][i % b] = unsafe { std::ptr::read_volatile(h) };
+            }
+        }
+        rows
+    }
+}

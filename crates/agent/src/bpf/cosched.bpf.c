@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cosched.bpf.c — the agent's eyes: which managed thread is on a CPU, which socket belongs to which managed
+ * thread, and whether a message arrival needs the agent's attention (DCS, seed 000_e8004e1596fde6a5.txt §3.3:
+ * "on message receipt, if current_LWP != FM_LWP, interrupt"; seed 002_53dfbd94bd660dc4.txt: the driver's
+ * context-switch callback keeps "who is running" exact).
+ *
+ * Hooks (all BTF-typed raw tracepoints, `tp_btf`: this kernel has no kprobes/fentry, and tp_btf needs neither
+ * tracefs — not mounted here — nor perf events):
+ *   sched_switch                 on-CPU state, last-ran time, runtime, run-queue length, reaction histogram
+ *   sched_process_fork           children and threads of a managed task become managed
+ *   sched_process_exit           a managed thread's entry goes away (so a reused tid is never "managed")
+ *   sock_send_length, sock_recv_length   socket -> owning thread (they run in the owner's context)
+ *   sk_data_ready                arrival; for TCP this runs in NET_RX softirq on the SENDER's CPU, which is
+ *                                why the owner comes from the socket map and not from `current`.
+ *
+ * Decision made here (so most arrivals never wake user space): an arrival is flagged only when its receiver is
+ * off its CPU, has not run for `grace_ns`, and has no earlier flagged arrival pending. The layouts are in
+ * intf.h, shared with src/intf.rs.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "intf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Options (read-only after load), safe defaults. */
+const volatile u64 grace_ns = 100000;    /* 100 us: a receiver that ran this recently needs no help */
+
+/* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
+u64 stats[COSCHED_NR_STATS];
+u64 hist[COSCHED_HIST_KINDS * COSCHED_HIST_BUCKETS];
+
+/* Run-queue length (rq->nr_running, all classes) of each CPU, sampled at its last context switch: the DCS R.
+ * (The `runqueues` per-CPU symbol is not resolvable on this kernel, so it is read through the switching
+ * task's cfs_rq->rq.) */
+u32 rq_len[COSCHED_MAX_CPUS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, COSCHED_MAX_TASKS);
+	__type(key, u32);
+	__type(value, struct cosched_task);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, COSCHED_MAX_PROCS);
+	__type(key, u32);
+	__type(value, struct cosched_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, COSCHED_MAX_TASKS);
+	__type(key, u32);
+	__type(value, u32);
+} boosted SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, COSCHED_MAX_SOCKS);
+	__type(key, u64);
+	__type(value, u32);
+} socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, COSCHED_RINGBUF_BYTES);
+} events SEC(".maps");
+
+static __always_inline void stat_inc(u32 idx)
+{
+	if (idx < COSCHED_NR_STATS)
+		__sync_fetch_and_add(&stats[idx], 1);
+}
+
+/* log2 bucket of a latency in microseconds: 0 us -> 0, [2^(b-1), 2^b) us -> b, capped at the last bucket. */
+static __always_inline u32 hist_bucket(u64 ns)
+{
+	u64 us = ns / 1000;
+	u32 b = 0;
+	for (int i = 0; i < COSCHED_HIST_BUCKETS - 1; i++) {
+		if (us == 0)
+			break;
+		us >>= 1;
+		b++;
+	}
+	return b;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	u64 now = bpf_ktime_get_ns();
+	u32 cpu = bpf_get_smp_processor_id();
+	u32 prev_tid = prev->pid, next_tid = next->pid;
+	struct cosched_task *t;
+	struct cfs_rq *cfs = prev->se.cfs_rq;
+
+	if (cfs && cpu < COSCHED_MAX_CPUS) {
+		struct rq *rq = cfs->rq;
+
+		if (rq)
+			rq_len[cpu] = rq->nr_running;
+	}
+
+	t = bpf_map_lookup_elem(&tasks, &prev_tid);
+	if (t) {
+		stat_inc(COSCHED_STAT_SWITCHES);
+		if (t->on_cpu && now > t->switched_in_ns) {
+			u64 ran = now - t->switched_in_ns;
+			struct cosched_proc *p;
+
+			t->runtime_ns += ran;
+			p = bpf_map_lookup_elem(&procs, &t->tgid);
+			if (p)
+				__sync_fetch_and_add(&p->runtime_ns, ran);
+		}
+		t->on_cpu = 0;
+		t->last_ran_ns = now;
+	}
+
+	t = bpf_map_lookup_elem(&tasks, &next_tid);
+	if (t) {
+		stat_inc(COSCHED_STAT_SWITCHES);
+		t->on_cpu = cpu + 1;
+		t->last_cpu = cpu;
+		t->switched_in_ns = now;
+		t->last_ran_ns = now;
+		if (t->pending) {
+			u32 row = bpf_map_lookup_elem(&boosted, &next_tid) ? COSCHED_HIST_BOOSTED : COSCHED_HIST_UNBOOSTED;
+			u32 idx = row * COSCHED_HIST_BUCKETS + hist_bucket(now - t->flagged_ns);
+
+			if (idx < COSCHED_HIST_KINDS * COSCHED_HIST_BUCKETS)
+				__sync_fetch_and_add(&hist[idx], 1);
+			stat_inc(COSCHED_STAT_REACTIONS);
+			t->pending = 0;
+		}
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(cosched_fork, struct task_struct *parent, struct task_struct *child)
+{
+	u32 parent_tgid = parent->tgid, parent_tid = parent->pid;
+	u32 tid = child->pid, tgid = child->tgid;
+	struct cosched_proc *pp = bpf_map_lookup_elem(&procs, &parent_tgid);
+	struct cosched_task t = {};
+	struct cosched_event *e;
+	u64 job;
+
+	if (!pp)
+		return 0;
+	job = pp->job;
+	if (tgid == tid) {
+		struct cosched_proc p = { .job = job };
+
+		if (bpf_map_update_elem(&procs, &tgid, &p, BPF_NOEXIST) && !bpf_map_lookup_elem(&procs, &tgid)) {
+			stat_inc(COSCHED_STAT_MAP_FULL);
+			return 0;
+		}
+	}
+	t.tgid = tgid;
+	t.last_cpu = bpf_get_smp_processor_id();
+	if (bpf_map_update_elem(&tasks, &tid, &t, BPF_ANY)) {
+		stat_inc(COSCHED_STAT_MAP_FULL);
+		return 0;
+	}
+	stat_inc(COSCHED_STAT_FORKS);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(COSCHED_STAT_RINGBUF_DROPS);
+		return 0;
+	}
+	e->kind = COSCHED_EV_FORK;
+	e->tid = tid;
+	e->tgid = tgid;
+	e->cpu = parent_tid;
+	e->nr_running = 0;
+	e->_pad = 0;
+	e->time_ns = bpf_ktime_get_ns();
+	e->job = job;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(cosched_exit, struct task_struct *p, bool group_dead)
+{
+	u32 tid = p->pid, tgid = p->tgid;
+	struct cosched_event *e;
+	struct cosched_proc *pp;
+	u64 job = 0;
+
+	if (bpf_map_delete_elem(&tasks, &tid))
+		return 0; /* not managed */
+	bpf_map_delete_elem(&boosted, &tid);
+	pp = bpf_map_lookup_elem(&procs, &tgid);
+	if (pp)
+		job = pp->job;
+	if (group_dead)
+		bpf_map_delete_elem(&procs, &tgid);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(COSCHED_STAT_RINGBUF_DROPS);
+		return 0;
+	}
+	e->kind = COSCHED_EV_EXIT;
+	e->tid = tid;
+	e->tgid = tgid;
+	e->cpu = group_dead;
+	e->nr_running = 0;
+	e->_pad = 0;
+	e->time_ns = bpf_ktime_get_ns();
+	e->job = job;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* Remember which managed thread uses a socket. `prefer` = the receiving side overwrites, the sending side only
+ * fills in an unknown socket (the receiver is the thread a message should wake). */
+static __always_inline void learn_socket(void *sk, bool prefer)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tgid = id >> 32, tid = (u32)id;
+	u64 key = (u64)sk;
+	u32 *owner;
+
+	if (!bpf_map_lookup_elem(&procs, &tgid))
+		return;
+	owner = bpf_map_lookup_elem(&socks, &key);
+	if (owner && (*owner == tid || !prefer))
+		return;
+	if (!bpf_map_lookup_elem(&tasks, &tid)) {
+		/* A thread of a managed process the agent has not seen yet (registered before it existed is
+		 * covered by fork; this covers threads that existed at registration and were missed). */
+		struct cosched_task t = { .tgid = tgid, .last_cpu = bpf_get_smp_processor_id() };
+
+		if (bpf_map_update_elem(&tasks, &tid, &t, BPF_NOEXIST) && !bpf_map_lookup_elem(&tasks, &tid)) {
+			stat_inc(COSCHED_STAT_MAP_FULL);
+			return;
+		}
+	}
+	if (bpf_map_update_elem(&socks, &key, &tid, BPF_ANY))
+		stat_inc(COSCHED_STAT_MAP_FULL);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
+{
+	learn_socket(sk, true);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(cosched_send, struct sock *sk, int ret, int flags)
+{
+	learn_socket(sk, false);
+	return 0;
+}
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(cosched_data_ready, const struct sock *sk)
+{
+	u64 key = (u64)sk;
+	u64 now = bpf_ktime_get_ns();
+	struct cosched_event *e;
+	struct cosched_task *t;
+	u32 *owner, tid, cpu, nr = 0;
+
+	owner = bpf_map_lookup_elem(&socks, &key);
+	if (!owner) {
+		stat_inc(COSCHED_STAT_SOCK_MISSES);
+		return 0;
+	}
+	tid = *owner;
+	t = bpf_map_lookup_elem(&tasks, &tid);
+	if (!t) {
+		stat_inc(COSCHED_STAT_TASK_MISSES);
+		bpf_map_delete_elem(&socks, &key);
+		return 0;
+	}
+	stat_inc(COSCHED_STAT_ARRIVALS);
+	t->last_arrival_ns = now;
+	if (t->on_cpu) {
+		stat_inc(COSCHED_STAT_ON_CPU);
+		return 0;
+	}
+	if (now - t->last_ran_ns < grace_ns) {
+		stat_inc(COSCHED_STAT_RECENT);
+		return 0;
+	}
+	if (t->pending) {
+		stat_inc(COSCHED_STAT_PENDING);
+		return 0;
+	}
+	t->pending = 1;
+	t->flagged_ns = now;
+	cpu = t->last_cpu;
+	if (cpu < COSCHED_MAX_CPUS)
+		nr = rq_len[cpu];
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(COSCHED_STAT_RINGBUF_DROPS);
+		t->pending = 0;
+		return 0;
+	}
+	stat_inc(COSCHED_STAT_FLAGGED);
+	e->kind = COSCHED_EV_ARRIVAL;
+	e->tid = tid;
+	e->tgid = t->tgid;
+	e->cpu = t->last_cpu;
+	e->nr_running = nr;
+	e->_pad = 0;
+	e->time_ns = now;
+	e->job = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * intf.h — the ONE interface between the BPF side (cosched.bpf.c) and the Rust side (src/intf.rs) of the
+ * cosched agent: constants, map value layouts, the ring-buffer event, statistic indices.
+ *
+ * Rules: fixed-width types only, every struct padded by hand to a multiple of 8 bytes, no enums in structs.
+ * src/intf.rs mirrors every item with #[repr(C)] and a unit test parses this file and checks that every
+ * constant and every struct size matches, so the two sides cannot drift apart silently.
+ */
+#ifndef COSCHED_INTF_H
+#define COSCHED_INTF_H
+
+#ifndef __VMLINUX_H__
+typedef unsigned int u32;
+typedef unsigned long long u64;
+#endif
+
+/* Capacities. */
+#define COSCHED_MAX_TASKS 8192     /* managed threads (tasks map) */
+#define COSCHED_MAX_PROCS 4096     /* managed processes (procs map) */
+#define COSCHED_MAX_SOCKS 16384    /* socket -> owning thread (LRU) */
+#define COSCHED_RINGBUF_BYTES 262144
+#define COSCHED_MAX_CPUS 1024       /* rq_len[] entries */
+#define COSCHED_HIST_BUCKETS 32    /* log2 buckets of microseconds: bucket b holds [2^(b-1), 2^b) us, b=0 holds 0 us */
+#define COSCHED_HIST_KINDS 2       /* histogram rows, see COSCHED_HIST_* */
+
+/* Histogram rows: reaction = flagged arrival -> receiver switched in. */
+#define COSCHED_HIST_UNBOOSTED 0   /* the agent did not boost (refused, or not yet acted) */
+#define COSCHED_HIST_BOOSTED 1     /* the receiver was boosted when it got its CPU */
+
+/* Event kinds (struct cosched_event.kind). */
+#define COSCHED_EV_ARRIVAL 1       /* an arrival for a managed thread that is off its CPU beyond the grace time */
+#define COSCHED_EV_FORK 2          /* a managed task created a thread or a process (now managed too) */
+#define COSCHED_EV_EXIT 3          /* a managed thread exited (its entry is gone from the tasks map) */
+
+/* Statistic indices (per-CPU array `stats`). Never lose data silently: every drop and miss is counted. */
+#define COSCHED_STAT_ARRIVALS 0        /* sk_data_ready on a socket owned by a managed thread */
+#define COSCHED_STAT_FLAGGED 1         /* arrivals handed to user space (receiver off CPU beyond grace) */
+#define COSCHED_STAT_ON_CPU 2          /* arrivals for a receiver already on a CPU */
+#define COSCHED_STAT_RECENT 3          /* arrivals for a receiver that ran within the grace time */
+#define COSCHED_STAT_PENDING 4         /* arrivals while an earlier flagged one is still pending */
+#define COSCHED_STAT_RINGBUF_DROPS 5   /* bpf_ringbuf_reserve failures: events lost */
+#define COSCHED_STAT_SOCK_MISSES 6     /* arrivals on sockets with no known owner (not managed, or not seen yet) */
+#define COSCHED_STAT_TASK_MISSES 7     /* socket owner no longer in the tasks map */
+#define COSCHED_STAT_MAP_FULL 8        /* bpf_map_update_elem failures (a map at capacity) */
+#define COSCHED_STAT_FORKS 9           /* tasks that became managed by inheritance */
+#define COSCHED_STAT_SWITCHES 10       /* sched_switch involving a managed task */
+#define COSCHED_STAT_REACTIONS 11      /* reactions recorded in the histogram */
+#define COSCHED_NR_STATS 12
+
+/* Per-thread state (tasks map, key = tid). Created by user space at registration (or by BPF on fork), then
+ * written only by BPF, so user space never races a read-modify-write with it. Which threads the agent holds
+ * boosted lives in the separate `boosted` map (key = tid, value = 1), written only by user space.
+ * Times are bpf_ktime_get_ns() = CLOCK_MONOTONIC nanoseconds. */
+struct cosched_task {
+	u32 tgid;              /* owning process */
+	u32 on_cpu;            /* CPU + 1 while the thread is on a CPU, 0 when off */
+	u32 last_cpu;          /* CPU it last ran on */
+	u32 pending;           /* 1 between a flagged arrival and the next switch-in */
+	u64 switched_in_ns;    /* last switch-in */
+	u64 last_ran_ns;       /* last switch-out (or switch-in while on CPU) */
+	u64 last_arrival_ns;   /* last arrival on one of its sockets, flagged or not (window extension) */
+	u64 flagged_ns;        /* arrival time of the pending flagged arrival */
+	u64 runtime_ns;        /* total on-CPU time seen since it became managed */
+};
+
+/* Per-process state (procs map, key = tgid). */
+struct cosched_proc {
+	u64 job;               /* job id the agent gave at registration, inherited by children */
+	u64 runtime_ns;        /* total on-CPU time of all its threads since managed */
+};
+
+/* Ring-buffer event, BPF -> user space. */
+struct cosched_event {
+	u32 kind;              /* COSCHED_EV_* */
+	u32 tid;               /* receiver / new task / exiting task */
+	u32 tgid;              /* its process */
+	u32 cpu;               /* ARRIVAL: the receiver's last CPU; FORK: parent tid */
+	u32 nr_running;        /* ARRIVAL: run-queue length of that CPU at the arrival (the DCS R) */
+	u32 _pad;
+	u64 time_ns;           /* event time (bpf_ktime_get_ns) */
+	u64 job;               /* job id */
+};
+
+#endif /* COSCHED_INTF_H */

@@ -1,0 +1,1006 @@
+//! The agent's main loop: read BPF events, decide with the DCS rule and the boost budget, act, restore.
+//!
+//! ## Problem
+//! A message arrives for a managed thread that is waiting for its CPU behind CPU-bound local work (seed
+//! `000_e8004e1596fde6a5.txt` §3.3; `002_53dfbd94bd660dc4.txt` §2.2). Run it now if that is fair; otherwise let it
+//! wait its turn.
+//!
+//! ## Approach
+//! BPF flags only arrivals whose receiver is off its CPU and has not run for the grace time (one pending flag per
+//! thread). For each flagged arrival the agent applies, in order:
+//! 1. [`cosched_policy::dcs::decide`] with `Tc` = now, `Tp` = the process's previous boost attempt, `Tq` = the
+//!    kernel tick (or `--quantum-us`), `R` = the receiver CPU's `nr_running` at the arrival (read in BPF);
+//! 2. [`cosched_policy::budget::Budget`]: the process's CPU time (measured in BPF at every context switch) may not
+//!    exceed its fair share `slack/R` of wall time plus a burst.
+//!
+//! If both allow it, the receiving thread gets `SCHED_FIFO` (low priority, reset-on-fork) for `--boost-us`; at the
+//! end of the window the boost is extended while arrivals keep coming and the budget allows, else the original
+//! attributes come back. A "fairness monitor" tick (seed `002` §2.2.1) updates every budget each `--tick-ms`
+//! and, unless `--no-demote`, lowers an overdrawn process to nice 19 until it has paid back (spin-waiting ranks
+//! never give their CPU back by themselves, so without this a boosted job keeps its full CFS share on top).
+//!
+//! ## Terminology
+//! - thread state: `Normal`, `Boosted { until }`, `Demoted`; `orig` = attributes read just before leaving
+//!   `Normal`, written back on return.
+//! - `Tp`: per process, the time of the last boost attempt (DCS), in CLOCK_MONOTONIC ns (= `bpf_ktime_get_ns`).
+//!
+//! ## Algorithm
+//! ```text
+//! on flagged arrival (tid, R, t):
+//!     if tid boosted: extend until = max(until, t + window); done
+//!     d = dcs::decide(E, C, running = false, Tc = now, Tp, Tq, R);  Tp = now if d == Boost
+//!     budget.update(now, cpu_ns, R)
+//!     if d == Boost and budget.may_boost(): boost(tid, now + window) else count refusal
+//! on timer: for each boosted tid with until <= now:
+//!     if last arrival + window > now and budget.may_boost(): until = last arrival + window
+//!     elif demote and budget.overdrawn(): demote(process)  else restore(tid)
+//! every tick: for each process: budget.update(...); demote if overdrawn; undemote if tokens > 0
+//! ```
+//!
+//! ## Parameters
+//! `--boost-us` 500, `--grace-us` 100, `--rt-prio` 1, `--exponent` −1 and `--constant-ms` 0 (the seed's
+//! spin-only setting), `--quantum-us` = the kernel tick (4000 at HZ=250), budget `--slack-ppm` 1000000,
+//! `--burst-ms` 20, `--demote-ms` 10, `--tick-ms` 10.
+
+use crate::bpf::{BpfOptions, Observer};
+use crate::guardian::{Guardian, SlotId};
+use crate::intf::{self, Event};
+use crate::proto::{AgentStats, JobStats, Latency, Reply, Request};
+use crate::sched::{self, SchedAttr, SchedError, Target};
+use cosched_policy::budget::{Budget, BudgetParams};
+use cosched_policy::dcs::{self, DcsDecision, DcsInputs, DcsParams};
+use cosched_policy::Nanos;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The agent's resolved configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub socket: PathBuf,
+    pub boost_ns: Nanos,
+    pub grace_ns: Nanos,
+    pub rt_prio: u32,
+    pub dcs: DcsParams,
+    pub quantum_ns: Nanos,
+    pub budget: BudgetParams,
+    pub demote: bool,
+    pub tick_ns: Nanos,
+    /// The agent's own SCHED_FIFO priority (0 = stay SCHED_OTHER).
+    pub agent_prio: u32,
+    /// Stop after this long (tests), `None` = until SIGINT/SIGTERM.
+    pub run_for: Option<Duration>,
+}
+
+impl Config {
+    /// `key=value` lines for the stats header.
+    pub fn describe(&self) -> Vec<String> {
+        vec![
+            format!("socket={}", self.socket.display()),
+            format!("boost_us={}", self.boost_ns / 1000),
+            format!("grace_us={}", self.grace_ns / 1000),
+            format!("rt_prio={}", self.rt_prio),
+            format!("exponent={}", self.dcs.exponent),
+            format!("constant_ms={}", self.dcs.constant_ns as f64 / 1e6),
+            format!("quantum_us={}", self.quantum_ns / 1000),
+            format!("slack_ppm={}", self.budget.slack_ppm),
+            format!("burst_ms={}", self.budget.burst_ns as f64 / 1e6),
+            format!("floor_ms={}", self.budget.floor_ns as f64 / 1e6),
+            format!("demote_ms={}", self.budget.demote_ns as f64 / 1e6),
+            format!("demote={}", self.demote),
+            format!("tick_ms={}", self.tick_ns as f64 / 1e6),
+            format!("agent_prio={}", self.agent_prio),
+        ]
+    }
+}
+
+/// The kernel tick, from `CONFIG_HZ` in `/boot/config-$(uname -r)`; 4 ms (HZ=250) when unreadable.
+pub fn kernel_tick_ns() -> Nanos {
+    let release = nix::sys::utsname::uname().map(|u| u.release().to_string_lossy().into_owned()).unwrap_or_default();
+    std::fs::read_to_string(format!("/boot/config-{release}"))
+        .ok()
+        .and_then(|c| c.lines().find_map(|l| l.strip_prefix("CONFIG_HZ=")?.trim().parse::<u64>().ok()))
+        .filter(|hz| *hz > 0)
+        .map(|hz| 1_000_000_000 / hz)
+        .unwrap_or(4_000_000)
+}
+
+/// CLOCK_MONOTONIC in ns, the clock of `bpf_ktime_get_ns`.
+pub fn now_ns() -> Nanos {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC");
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Normal,
+    Boosted { until: Nanos, since: Nanos },
+    Demoted,
+}
+
+struct Thread {
+    target: Target,
+    mode: Mode,
+    orig: SchedAttr,
+    slot: Option<SlotId>,
+}
+
+struct Process {
+    tgid: u32,
+    job: u64,
+    pidfd: OwnedFd,
+    tp: Option<Nanos>,
+    budget: Budget,
+    last_r: u32,
+    r_sum: u64,
+    r_count: u64,
+    registered_ns: Nanos,
+    cpu_at_start_ticks: u64,
+}
+
+struct Job {
+    id: u64,
+    name: String,
+    root: u32,
+    registered_ns: Nanos,
+    ended_ns: Option<Nanos>,
+    /// CPU seconds and per-process shares of processes that already ended.
+    done_cpu_s: f64,
+    done_shares: Vec<(f64, f64)>,
+    counters: Counters,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    granted: u64,
+    extended: u64,
+    refused_dcs: u64,
+    refused_budget: u64,
+    demotions: u64,
+}
+
+const TOK_RING: u64 = 1;
+const TOK_TIMER: u64 = 2;
+const TOK_TICK: u64 = 3;
+const TOK_SIGNAL: u64 = 4;
+const TOK_LISTEN: u64 = 5;
+const TOK_GUARD: u64 = 6;
+const TOK_PROC: u64 = 1 << 32;
+
+/// The running agent.
+pub struct Agent {
+    cfg: Config,
+    obs: Observer,
+    guardian: Guardian,
+    /// Kept open: epoll watches it (the guardian died when it turns readable).
+    _guardian_fd: OwnedFd,
+    epoll: Epoll,
+    timer: TimerFd,
+    tick: TimerFd,
+    signals: SignalFd,
+    listener: UnixListener,
+    threads: HashMap<u32, Thread>,
+    procs: HashMap<u32, Process>,
+    jobs: BTreeMap<u64, Job>,
+    next_job: u64,
+    boosted: usize,
+    started_ns: Nanos,
+    counters: Counters,
+    events: u64,
+    refused_gone: u64,
+    boost_errors: u64,
+    restores: u64,
+    decision_hist: Vec<u64>,
+    last_error: Option<String>,
+    scratch: Vec<Event>,
+    tick_armed: bool,
+}
+
+/// Checks what the agent needs before it changes anything.
+pub fn preflight() -> anyhow::Result<()> {
+    if !nix::unistd::geteuid().is_root() {
+        anyhow::bail!(
+            "cosched agent must run as root (it loads BPF programs and sets SCHED_FIFO on other users' \
+             processes); run it with sudo"
+        );
+    }
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        anyhow::bail!("this kernel has no BTF (/sys/kernel/btf/vmlinux); the agent needs CONFIG_DEBUG_INFO_BTF=y");
+    }
+    Ok(())
+}
+
+impl Agent {
+    /// Starts the guardian, loads BPF, opens the socket. Nothing is boosted yet.
+    pub fn start(cfg: Config) -> anyhow::Result<Agent> {
+        preflight()?;
+        cfg.dcs.validate()?;
+        cfg.budget.validate()?;
+        // Block the signals we handle before anything else, so the guardian (forked next) inherits the mask
+        // harmlessly (it ignores them) and the agent reads them through a signalfd.
+        let mut mask = SigSet::empty();
+        for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            mask.add(s);
+        }
+        mask.thread_block()?;
+        let guardian = Guardian::start()?;
+        let guardian_fd = sched::pidfd_open(guardian.pid(), 0)
+            .map_err(|e| anyhow::anyhow!("pidfd_open of the guardian failed: {e} (the agent needs Linux 5.3+)"))?;
+        let obs = Observer::load(BpfOptions { grace_ns: cfg.grace_ns })?;
+
+        if let Some(dir) = cfg.socket.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("cannot create the socket directory {}: {e}", dir.display()))?;
+            if dir.starts_with("/run/cosched") {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            }
+        }
+        if UnixStream::connect(&cfg.socket).is_ok() {
+            anyhow::bail!(
+                "another agent already answers at {}; stop it first or pass a different --socket",
+                cfg.socket.display()
+            );
+        }
+        let _ = std::fs::remove_file(&cfg.socket);
+        // SAFETY: umask only affects file creation of this process; set so the socket is born 0600.
+        let old = unsafe { libc::umask(0o177) };
+        let listener = UnixListener::bind(&cfg.socket);
+        // SAFETY: restore the previous mask.
+        unsafe { libc::umask(old) };
+        let listener =
+            listener.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", cfg.socket.display()))?;
+        listener.set_nonblocking(true)?;
+
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
+        let timer = TimerFd::new(ClockId::CLOCK_MONOTONIC, TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC)?;
+        let tick = TimerFd::new(ClockId::CLOCK_MONOTONIC, TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC)?;
+        let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
+        // SAFETY: the ring buffer's epoll fd lives as long as `obs`, which outlives this registration.
+        let ring_fd = unsafe { BorrowedFd::borrow_raw(obs.ring_fd()) };
+        epoll.add(ring_fd, EpollEvent::new(EpollFlags::EPOLLIN, TOK_RING))?;
+        epoll.add(timer.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_TIMER))?;
+        epoll.add(tick.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_TICK))?;
+        epoll.add(signals.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_SIGNAL))?;
+        epoll.add(listener.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_LISTEN))?;
+        epoll.add(guardian_fd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_GUARD))?;
+
+        if cfg.agent_prio > 0 {
+            let me = nix::unistd::gettid().as_raw() as u32;
+            sched::set_attr(me, &SchedAttr::fifo(cfg.agent_prio))?;
+        }
+        Ok(Agent {
+            cfg,
+            obs,
+            guardian,
+            _guardian_fd: guardian_fd,
+            epoll,
+            timer,
+            tick,
+            signals,
+            listener,
+            threads: HashMap::new(),
+            procs: HashMap::new(),
+            jobs: BTreeMap::new(),
+            next_job: 1,
+            boosted: 0,
+            started_ns: now_ns(),
+            counters: Counters::default(),
+            events: 0,
+            refused_gone: 0,
+            boost_errors: 0,
+            restores: 0,
+            decision_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
+            last_error: None,
+            scratch: Vec::with_capacity(256),
+            tick_armed: false,
+        })
+    }
+
+    /// The guardian's pid (tests).
+    pub fn guardian_pid(&self) -> u32 {
+        self.guardian.pid()
+    }
+
+    /// Runs until SIGINT/SIGTERM/SIGHUP (or `run_for`), then restores every task it changed.
+    pub fn run(mut self) -> anyhow::Result<()> {
+        let deadline = self.cfg.run_for.map(|d| now_ns() + d.as_nanos() as u64);
+        let result = self.event_loop(deadline);
+        self.restore_everything();
+        let _ = std::fs::remove_file(&self.cfg.socket);
+        result
+    }
+
+    fn event_loop(&mut self, deadline: Option<Nanos>) -> anyhow::Result<()> {
+        let mut evs = [EpollEvent::empty(); 64];
+        loop {
+            let timeout = match deadline {
+                Some(d) => {
+                    let now = now_ns();
+                    if now >= d {
+                        return Ok(());
+                    }
+                    EpollTimeout::try_from(Duration::from_nanos(d - now).min(Duration::from_secs(1)))
+                        .unwrap_or(EpollTimeout::NONE)
+                }
+                None => EpollTimeout::NONE,
+            };
+            let n = match self.epoll.wait(&mut evs, timeout) {
+                Ok(n) => n,
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            for ev in &evs[..n] {
+                match ev.data() {
+                    TOK_RING => self.on_ring()?,
+                    TOK_TIMER => {
+                        let _ = self.timer.wait();
+                        self.on_timer();
+                    }
+                    TOK_TICK => {
+                        let _ = self.tick.wait();
+                        self.on_tick();
+                    }
+                    TOK_SIGNAL => {
+                        if let Ok(Some(sig)) = self.signals.read_signal() {
+                            eprintln!("cosched agent: signal {}, restoring and exiting", sig.ssi_signo);
+                            return Ok(());
+                        }
+                    }
+                    TOK_LISTEN => self.on_listen(),
+                    TOK_GUARD => {
+                        anyhow::bail!(
+                            "the guardian process (pid {}) died; stopping so that no boost outlives a guard",
+                            self.guardian.pid()
+                        )
+                    }
+                    t if t >= TOK_PROC => self.on_proc_exit((t - TOK_PROC) as u32),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn on_ring(&mut self) -> anyhow::Result<()> {
+        let mut events = std::mem::take(&mut self.scratch);
+        self.obs.drain(&mut events)?;
+        for e in events.drain(..) {
+            self.events += 1;
+            match u64::from(e.kind) {
+                intf::COSCHED_EV_ARRIVAL => self.on_arrival(&e),
+                intf::COSCHED_EV_FORK => self.on_fork(&e),
+                intf::COSCHED_EV_EXIT => self.on_thread_exit(e.tid),
+                _ => {}
+            }
+        }
+        self.scratch = events;
+        Ok(())
+    }
+
+    fn on_arrival(&mut self, e: &Event) {
+        let now = now_ns();
+        let tid = e.tid;
+        if !self.threads.contains_key(&tid) && !self.adopt_thread(e.tgid, tid) {
+            return;
+        }
+        let r = e.nr_running.max(1);
+        let window = self.cfg.boost_ns;
+        let mode = self.threads[&tid].mode;
+        let Some(p) = self.procs.get_mut(&e.tgid) else { return };
+        p.last_r = r;
+        p.r_sum += u64::from(r);
+        p.r_count += 1;
+        if let Mode::Boosted { until, since } = mode {
+            // Boosted yet off-CPU beyond grace: the window is still ours; push its end.
+            let t = self.threads.get_mut(&tid).unwrap();
+            t.mode = Mode::Boosted { until: until.max(now + window), since };
+            return;
+        }
+        if mode == Mode::Demoted {
+            self.counters.refused_budget += 1;
+            bump(&mut self.jobs, p.job, |c| c.refused_budget += 1);
+            return;
+        }
+        let inputs = DcsInputs { now, previous_boost: p.tp, min_quantum: self.cfg.quantum_ns, run_queue_len: r };
+        let decision = dcs::decide(&self.cfg.dcs, false, &inputs);
+        if decision != DcsDecision::Boost {
+            self.counters.refused_dcs += 1;
+            bump(&mut self.jobs, p.job, |c| c.refused_dcs += 1);
+            return;
+        }
+        p.tp = Some(now);
+        let cpu = self.obs.proc(p.tgid).map(|x| x.runtime_ns).unwrap_or(0);
+        p.budget.update(now, cpu, r);
+        if !p.budget.may_boost() {
+            self.counters.refused_budget += 1;
+            bump(&mut self.jobs, p.job, |c| c.refused_budget += 1);
+            return;
+        }
+        let job = p.job;
+        if self.boost(tid, now, now + window) {
+            self.counters.granted += 1;
+            bump(&mut self.jobs, job, |c| c.granted += 1);
+            let done = now_ns();
+            let us = done.saturating_sub(e.time_ns) / 1000;
+            let b = Latency::bucket(us, self.decision_hist.len());
+            self.decision_hist[b] += 1;
+        }
+    }
+
+    /// Boosts a thread (Normal → Boosted). Returns whether it happened.
+    fn boost(&mut self, tid: u32, now: Nanos, until: Nanos) -> bool {
+        let Some(t) = self.threads.get_mut(&tid) else { return false };
+        let prior = match t.target.get() {
+            Ok(a) => a,
+            Err(err) => {
+                self.fail(err);
+                return false;
+            }
+        };
+        if prior.is_realtime() {
+            // Already real-time by its own choice: nothing to add, and never lower it.
+            return false;
+        }
+        let set = SchedAttr::fifo(self.cfg.rt_prio);
+        let Some(slot) = self.guardian.record(t.target.tgid, tid, t.target.start_time, &set, &prior) else {
+            self.last_error = Some("guardian table full; boost skipped".into());
+            return false;
+        };
+        self.obs.set_boosted(tid, true);
+        match t.target.set(&set, &prior) {
+            Ok(()) => {
+                t.orig = prior;
+                t.slot = Some(slot);
+                t.mode = Mode::Boosted { until, since: now };
+                self.boosted += 1;
+                self.arm_timer();
+                true
+            }
+            Err(err) => {
+                self.guardian.release(slot);
+                self.obs.set_boosted(tid, false);
+                self.fail(err);
+                false
+            }
+        }
+    }
+
+    fn fail(&mut self, err: SchedError) {
+        match err {
+            SchedError::Gone { .. } => self.refused_gone += 1,
+            other => {
+                self.boost_errors += 1;
+                self.last_error = Some(other.to_string());
+            }
+        }
+    }
+
+    /// Puts a thread back to its original attributes (from Boosted or Demoted).
+    fn restore(&mut self, tid: u32) {
+        let Some(t) = self.threads.get_mut(&tid) else { return };
+        if t.mode == Mode::Normal {
+            return;
+        }
+        if matches!(t.mode, Mode::Boosted { .. }) {
+            self.boosted -= 1;
+            self.obs.set_boosted(tid, false);
+        }
+        let res = t.target.set(&t.orig.restorable(), &t.orig);
+        t.mode = Mode::Normal;
+        if let Some(slot) = t.slot.take() {
+            self.guardian.release(slot);
+        }
+        self.restores += 1;
+        if let Err(err) = res {
+            self.fail(err);
+        }
+    }
+
+    /// Demotes one thread to nice 19 (from Normal or Boosted).
+    fn demote_thread(&mut self, tid: u32) {
+        let Some(t) = self.threads.get_mut(&tid) else { return };
+        let prior = match t.mode {
+            Mode::Demoted => return,
+            Mode::Normal => match t.target.get() {
+                Ok(a) if !a.is_realtime() && a.sched_policy != sched::SCHED_IDLE => a,
+                Ok(_) => return,
+                Err(err) => {
+                    self.fail(err);
+                    return;
+                }
+            },
+            Mode::Boosted { .. } => t.orig,
+        };
+        let set = SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            sched_policy: prior.sched_policy,
+            sched_flags: prior.sched_flags & sched::SCHED_FLAG_RESET_ON_FORK,
+            sched_nice: 19,
+            sched_runtime: prior.sched_runtime,
+            ..Default::default()
+        };
+        let slot = match t.slot {
+            Some(s) => {
+                self.guardian.update(s, &set);
+                s
+            }
+            None => match self.guardian.record(t.target.tgid, tid, t.target.start_time, &set, &prior) {
+                Some(s) => s,
+                None => return,
+            },
+        };
+        if matches!(t.mode, Mode::Boosted { .. }) {
+            self.boosted -= 1;
+            self.obs.set_boosted(tid, false);
+        }
+        match t.target.set(&set, &prior) {
+            Ok(()) => {
+                t.orig = prior;
+                t.slot = Some(slot);
+                t.mode = Mode::Demoted;
+            }
+            Err(err) => {
+                self.guardian.release(slot);
+                t.slot = None;
+                t.mode = Mode::Normal;
+                self.fail(err);
+            }
+        }
+    }
+
+    fn on_timer(&mut self) {
+        let now = now_ns();
+        let window = self.cfg.boost_ns;
+        let due: Vec<u32> = self
+            .threads
+            .iter()
+            .filter_map(|(&tid, t)| match t.mode {
+                Mode::Boosted { until, .. } if until <= now => Some(tid),
+                _ => None,
+            })
+            .collect();
+        for tid in due {
+            let (tgid, since) = match self.threads[&tid].mode {
+                Mode::Boosted { since, .. } => (self.threads[&tid].target.tgid, since),
+                _ => continue,
+            };
+            let last_arrival = self.obs.task(tid).map(|t| t.last_arrival_ns).unwrap_or(0);
+            let (may, over, job) = match self.procs.get_mut(&tgid) {
+                Some(p) => {
+                    let cpu = self.obs.proc(tgid).map(|x| x.runtime_ns).unwrap_or(0);
+                    p.budget.update(now, cpu, p.last_r);
+                    (p.budget.may_boost(), p.budget.overdrawn(), p.job)
+                }
+                None => (false, false, 0),
+            };
+            if may && last_arrival > since && last_arrival + window > now {
+                let t = self.threads.get_mut(&tid).unwrap();
+                t.mode = Mode::Boosted { until: last_arrival + window, since };
+                self.counters.extended += 1;
+                bump(&mut self.jobs, job, |c| c.extended += 1);
+            } else if over && self.cfg.demote {
+                self.demote_process(tgid);
+            } else {
+                self.restore(tid);
+            }
+        }
+        self.arm_timer();
+    }
+
+    fn demote_process(&mut self, tgid: u32) {
+        let tids: Vec<u32> = self.threads.iter().filter(|(_, t)| t.target.tgid == tgid).map(|(&k, _)| k).collect();
+        let mut any = false;
+        for tid in tids {
+            if self.threads[&tid].mode != Mode::Demoted {
+                self.demote_thread(tid);
+                any |= self.threads.get(&tid).is_some_and(|t| t.mode == Mode::Demoted);
+            }
+        }
+        if any {
+            self.counters.demotions += 1;
+            if let Some(p) = self.procs.get(&tgid) {
+                bump(&mut self.jobs, p.job, |c| c.demotions += 1);
+            }
+        }
+    }
+
+    fn arm_timer(&mut self) {
+        let next = self
+            .threads
+            .values()
+            .filter_map(|t| match t.mode {
+                Mode::Boosted { until, .. } => Some(until),
+                _ => None,
+            })
+            .min();
+        let res = match next {
+            Some(at) => self.timer.set(
+                Expiration::OneShot(TimeSpec::from_duration(Duration::from_nanos(at.max(1)))),
+                TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+            ),
+            None => self.timer.unset(),
+        };
+        if let Err(e) = res {
+            self.last_error = Some(format!("timerfd: {e}"));
+        }
+    }
+
+    fn on_tick(&mut self) {
+        let now = now_ns();
+        let tgids: Vec<u32> = self.procs.keys().copied().collect();
+        for tgid in tgids {
+            let Some(cpu) = self.obs.proc(tgid).map(|x| x.runtime_ns) else { continue };
+            let p = self.procs.get_mut(&tgid).unwrap();
+            p.budget.update(now, cpu, p.last_r);
+            let (over, credit) = (p.budget.overdrawn(), p.budget.may_boost());
+            if !self.cfg.demote {
+                continue;
+            }
+            let demoted: Vec<u32> = self
+                .threads
+                .iter()
+                .filter(|(_, t)| t.target.tgid == tgid && t.mode == Mode::Demoted)
+                .map(|(&k, _)| k)
+                .collect();
+            if credit {
+                for tid in demoted {
+                    self.restore(tid);
+                }
+            } else if over {
+                let boosted_now = self
+                    .threads
+                    .values()
+                    .any(|t| t.target.tgid == tgid && matches!(t.mode, Mode::Boosted { .. }));
+                if !boosted_now {
+                    self.demote_process(tgid);
+                }
+            }
+        }
+    }
+
+    fn arm_tick(&mut self) {
+        let want = !self.procs.is_empty();
+        if want == self.tick_armed {
+            return;
+        }
+        let res = if want {
+            let d = TimeSpec::from_duration(Duration::from_nanos(self.cfg.tick_ns));
+            self.tick.set(Expiration::Interval(d), TimerSetTimeFlags::empty())
+        } else {
+            self.tick.unset()
+        };
+        match res {
+            Ok(()) => self.tick_armed = want,
+            Err(e) => self.last_error = Some(format!("tick timerfd: {e}")),
+        }
+    }
+
+    /// A thread the BPF side manages but the agent has not met (a thread that existed at registration, or
+    /// whose fork event was lost): open its pidfd, then check BPF still has it — entries vanish at exit and
+    /// are only created for tasks of managed processes, so a present entry proves the pidfd is the right task.
+    fn adopt_thread(&mut self, tgid: u32, tid: u32) -> bool {
+        if !self.procs.contains_key(&tgid) {
+            return false;
+        }
+        let Ok(target) = Target::open(tgid, tid) else {
+            self.obs.remove_task(tid);
+            return false;
+        };
+        if self.obs.task(tid).is_none_or(|t| t.tgid != tgid) {
+            return false;
+        }
+        self.threads.insert(tid, Thread { target, mode: Mode::Normal, orig: SchedAttr::default(), slot: None });
+        true
+    }
+
+    fn on_fork(&mut self, e: &Event) {
+        let (tid, tgid) = (e.tid, e.tgid);
+        if tid == tgid && !self.procs.contains_key(&tgid) {
+            // A new process of a managed job.
+            let Ok(pidfd) = sched::pidfd_open(tgid, 0) else {
+                self.obs.remove_task(tid);
+                self.obs.remove_proc(tgid);
+                return;
+            };
+            if self.obs.task(tid).is_none_or(|t| t.tgid != tgid) {
+                return; // exited before we looked; the pidfd may name a stranger
+            }
+            if self.add_process(tgid, e.job, pidfd).is_err() {
+                return;
+            }
+        }
+        self.adopt_thread(tgid, tid);
+    }
+
+    fn add_process(&mut self, tgid: u32, job: u64, pidfd: OwnedFd) -> anyhow::Result<()> {
+        self.epoll.add(pidfd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_PROC + u64::from(tgid)))?;
+        let now = now_ns();
+        let cpu = self.obs.proc(tgid).map(|x| x.runtime_ns).unwrap_or(0);
+        self.procs.insert(
+            tgid,
+            Process {
+                tgid,
+                job,
+                pidfd,
+                tp: None,
+                budget: Budget::new(self.cfg.budget, now, cpu),
+                last_r: 1,
+                r_sum: 0,
+                r_count: 0,
+                registered_ns: now,
+                cpu_at_start_ticks: proc_cpu_ticks(tgid).unwrap_or(0),
+            },
+        );
+        self.arm_tick();
+        Ok(())
+    }
+
+    fn on_thread_exit(&mut self, tid: u32) {
+        if let Some(t) = self.threads.remove(&tid) {
+            if matches!(t.mode, Mode::Boosted { .. }) {
+                self.boosted -= 1;
+            }
+            if let Some(slot) = t.slot {
+                self.guardian.release(slot);
+            }
+        }
+        self.obs.remove_task(tid);
+    }
+
+    fn on_proc_exit(&mut self, tgid: u32) {
+        let Some(p) = self.procs.remove(&tgid) else { return };
+        let _ = self.epoll.delete(p.pidfd.as_fd());
+        let tids: Vec<u32> = self.threads.iter().filter(|(_, t)| t.target.tgid == tgid).map(|(&k, _)| k).collect();
+        for tid in tids {
+            self.on_thread_exit(tid);
+        }
+        self.obs.remove_proc(tgid);
+        let now = now_ns();
+        // The process is a zombie or gone: its final CPU time is readable while it is a zombie.
+        let cpu_s = proc_cpu_ticks(tgid).map(|t| t.saturating_sub(p.cpu_at_start_ticks)).unwrap_or(0) as f64
+            / ticks_per_s();
+        let wall = (now - p.registered_ns) as f64 / 1e9;
+        let n = if p.r_count > 0 { p.r_sum as f64 / p.r_count as f64 } else { 1.0 };
+        if let Some(j) = self.jobs.get_mut(&p.job) {
+            j.done_cpu_s += cpu_s;
+            if wall > 0.0 {
+                j.done_shares.push((cpu_s / wall, n * cpu_s / wall));
+            }
+            if !self.procs.values().any(|q| q.job == p.job) {
+                j.ended_ns = Some(now);
+            }
+        }
+        self.arm_tick();
+    }
+
+    fn on_listen(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    if let Err(e) = self.serve(stream) {
+                        self.last_error = Some(format!("control socket: {e}"));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    self.last_error = Some(format!("accept: {e}"));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn serve(&mut self, stream: UnixStream) -> anyhow::Result<()> {
+        stream.set_nonblocking(false)?;
+        stream.set_read_timeout(Some(Duration::from_millis(200)))?;
+        let cred = nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)?;
+        let mut w = stream.try_clone()?;
+        let reply = if cred.uid() != 0 {
+            Reply::Error { message: format!("only root may talk to the agent (peer uid {})", cred.uid()) }
+        } else {
+            let mut line = String::new();
+            BufReader::new(stream).read_line(&mut line)?;
+            match serde_json::from_str::<Request>(&line) {
+                Ok(Request::Ping) => Reply::Pong { pid: std::process::id() },
+                Ok(Request::Stats) => Reply::Stats(Box::new(self.stats())),
+                Ok(Request::Register { pid, name }) => match self.register(pid, name) {
+                    Ok(job) => Reply::Registered { job },
+                    Err(e) => Reply::Error { message: format!("{e:#}") },
+                },
+                Err(e) => Reply::Error { message: format!("bad request {line:?}: {e}") },
+            }
+        };
+        let mut out = serde_json::to_string(&reply)?;
+        out.push('\n');
+        w.write_all(out.as_bytes())?;
+        Ok(())
+    }
+
+    /// Manages `pid` and all its current threads (and, through BPF, every task it creates from now on).
+    fn register(&mut self, pid: u32, name: String) -> anyhow::Result<u64> {
+        let me = std::process::id();
+        if pid <= 1 || pid == me || pid == self.guardian.pid() {
+            anyhow::bail!("pid {pid} cannot be managed (init, the agent or its guardian)");
+        }
+        if self.procs.contains_key(&pid) {
+            anyhow::bail!("pid {pid} is already managed");
+        }
+        let pidfd = sched::pidfd_open(pid, 0)
+            .map_err(|e| anyhow::anyhow!("pid {pid} is not a live process (pidfd_open: {e})"))?;
+        let job = self.next_job;
+        self.next_job += 1;
+        self.obs.add_proc(pid, job)?;
+        let tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map_err(|e| anyhow::anyhow!("cannot list the threads of pid {pid}: {e}"))?
+            .filter_map(|d| d.ok()?.file_name().to_str()?.parse().ok())
+            .collect();
+        for &tid in &tids {
+            self.obs.add_task(tid, pid)?;
+        }
+        // The pidfd was opened before the map entries; if the process died in between, drop it again.
+        if !sched::pidfd_alive(&pidfd) {
+            for &tid in &tids {
+                self.obs.remove_task(tid);
+            }
+            self.obs.remove_proc(pid);
+            anyhow::bail!("pid {pid} exited while being registered");
+        }
+        let now = now_ns();
+        self.jobs.insert(
+            job,
+            Job {
+                id: job,
+                name,
+                root: pid,
+                registered_ns: now,
+                ended_ns: None,
+                done_cpu_s: 0.0,
+                done_shares: Vec::new(),
+                counters: Counters::default(),
+            },
+        );
+        self.add_process(pid, job, pidfd)?;
+        for tid in tids {
+            self.adopt_thread(pid, tid);
+        }
+        // Keep the finished-jobs list bounded.
+        while self.jobs.len() > 256 {
+            let Some((&old, _)) = self.jobs.iter().find(|(_, j)| j.ended_ns.is_some()) else { break };
+            self.jobs.remove(&old);
+        }
+        Ok(job)
+    }
+
+    /// The live statistics.
+    pub fn stats(&self) -> AgentStats {
+        let now = now_ns();
+        let uptime = (now - self.started_ns) as f64 / 1e9;
+        let cpu = self_cpu_s();
+        let s = self.obs.stats();
+        let h = self.obs.histogram();
+        let jobs = self
+            .jobs
+            .values()
+            .map(|j| {
+                let mut cpu_s = j.done_cpu_s;
+                let mut shares = j.done_shares.clone();
+                let mut live_threads = 0;
+                let mut live_processes = 0;
+                for p in self.procs.values().filter(|p| p.job == j.id) {
+                    live_processes += 1;
+                    live_threads += self.threads.values().filter(|t| t.target.tgid == p.tgid).count();
+                    let c = proc_cpu_ticks(p.tgid).unwrap_or(0).saturating_sub(p.cpu_at_start_ticks) as f64
+                        / ticks_per_s();
+                    let wall = (now - p.registered_ns) as f64 / 1e9;
+                    let n = if p.r_count > 0 { p.r_sum as f64 / p.r_count as f64 } else { 1.0 };
+                    cpu_s += c;
+                    if wall > 0.0 {
+                        shares.push((c / wall, n * c / wall));
+                    }
+                }
+                let k = shares.len().max(1) as f64;
+                JobStats {
+                    job: j.id,
+                    name: j.name.clone(),
+                    root_pid: j.root,
+                    live_processes,
+                    live_threads,
+                    wall_s: (j.ended_ns.unwrap_or(now) - j.registered_ns) as f64 / 1e9,
+                    cpu_s,
+                    cpu_share: shares.iter().map(|s| s.0).sum::<f64>() / k,
+                    fairness: shares.iter().map(|s| s.1).sum::<f64>() / k,
+                    boosts_granted: j.counters.granted,
+                    boosts_extended: j.counters.extended,
+                    refused_dcs: j.counters.refused_dcs,
+                    refused_budget: j.counters.refused_budget,
+                    demotions: j.counters.demotions,
+                    finished: j.ended_ns.is_some(),
+                }
+            })
+            .collect();
+        AgentStats {
+            agent_pid: std::process::id(),
+            guardian_pid: self.guardian.pid(),
+            uptime_s: uptime,
+            agent_cpu_s: cpu,
+            agent_cpu_fraction: if uptime > 0.0 { cpu / uptime } else { 0.0 },
+            config: self.cfg.describe(),
+            arrivals: s[intf::COSCHED_STAT_ARRIVALS as usize],
+            flagged: s[intf::COSCHED_STAT_FLAGGED as usize],
+            arrivals_on_cpu: s[intf::COSCHED_STAT_ON_CPU as usize],
+            arrivals_recent: s[intf::COSCHED_STAT_RECENT as usize],
+            arrivals_pending: s[intf::COSCHED_STAT_PENDING as usize],
+            ringbuf_drops: s[intf::COSCHED_STAT_RINGBUF_DROPS as usize],
+            sock_misses: s[intf::COSCHED_STAT_SOCK_MISSES as usize],
+            task_misses: s[intf::COSCHED_STAT_TASK_MISSES as usize],
+            map_full: s[intf::COSCHED_STAT_MAP_FULL as usize],
+            forks: s[intf::COSCHED_STAT_FORKS as usize],
+            switches: s[intf::COSCHED_STAT_SWITCHES as usize],
+            events: self.events,
+            boosts_granted: self.counters.granted,
+            boosts_extended: self.counters.extended,
+            refused_dcs: self.counters.refused_dcs,
+            refused_budget: self.counters.refused_budget,
+            refused_gone: self.refused_gone,
+            boost_errors: self.boost_errors,
+            restores: self.restores,
+            demotions: self.counters.demotions,
+            malformed_events: self.obs.malformed,
+            boosted_now: self.boosted,
+            reaction_boosted: Latency::from_log2(h[intf::COSCHED_HIST_BOOSTED as usize].clone()),
+            reaction_unboosted: Latency::from_log2(h[intf::COSCHED_HIST_UNBOOSTED as usize].clone()),
+            decision: Latency::from_log2(self.decision_hist.clone()),
+            jobs,
+            last_error: self.last_error.clone(),
+        }
+    }
+
+    /// Restores every thread the agent changed (shutdown path; the guardian covers the others).
+    fn restore_everything(&mut self) {
+        let tids: Vec<u32> = self.threads.iter().filter(|(_, t)| t.mode != Mode::Normal).map(|(&k, _)| k).collect();
+        for tid in tids {
+            self.restore(tid);
+        }
+    }
+}
+
+/// Bumps one counter of a job (a job already dropped from the list is simply not counted per job).
+fn bump(jobs: &mut BTreeMap<u64, Job>, job: u64, f: impl FnOnce(&mut Counters)) {
+    if let Some(j) = jobs.get_mut(&job) {
+        f(&mut j.counters);
+    }
+}
+
+/// utime + stime of a process in clock ticks (`/proc/<pid>/stat` fields 14 and 15).
+fn proc_cpu_ticks(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(sched::parse_stat_field(&s, 14)? + sched::parse_stat_field(&s, 15)?)
+}
+
+fn ticks_per_s() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// The agent's own CPU time (this process; the guardian sleeps).
+fn self_cpu_s() -> f64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map(|u| {
+            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+            t(u.user_time()) + t(u.system_time())
+        })
+        .unwrap_or(0.0)
+}

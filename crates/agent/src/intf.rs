@@ -1,0 +1,196 @@
+//! The Rust mirror of `src/bpf/intf.h`, the one header shared with the BPF program.
+//!
+//! Every constant and layout here must equal the header's; the unit tests parse `intf.h` and check each
+//! `#define` and each struct size, so a change on one side that is not made on the other fails `cargo test`.
+
+/// Capacity of the tasks map (managed threads).
+pub const COSCHED_MAX_TASKS: u64 = 8192;
+/// Capacity of the procs map (managed processes).
+pub const COSCHED_MAX_PROCS: u64 = 4096;
+/// Capacity of the socket-owner LRU map.
+pub const COSCHED_MAX_SOCKS: u64 = 16384;
+/// Ring buffer size in bytes.
+pub const COSCHED_RINGBUF_BYTES: u64 = 262144;
+/// Entries of the per-CPU run-queue-length array.
+pub const COSCHED_MAX_CPUS: u64 = 1024;
+/// log2 buckets per reaction histogram row (microseconds).
+pub const COSCHED_HIST_BUCKETS: u64 = 32;
+/// Histogram rows.
+pub const COSCHED_HIST_KINDS: u64 = 2;
+/// Row: the receiver was not boosted when it got its CPU.
+pub const COSCHED_HIST_UNBOOSTED: u64 = 0;
+/// Row: the receiver was boosted when it got its CPU.
+pub const COSCHED_HIST_BOOSTED: u64 = 1;
+
+/// Event kind: an arrival for a managed thread that is off its CPU beyond the grace time.
+pub const COSCHED_EV_ARRIVAL: u64 = 1;
+/// Event kind: a managed task created a thread or a process.
+pub const COSCHED_EV_FORK: u64 = 2;
+/// Event kind: a managed thread exited.
+pub const COSCHED_EV_EXIT: u64 = 3;
+
+pub const COSCHED_STAT_ARRIVALS: u64 = 0;
+pub const COSCHED_STAT_FLAGGED: u64 = 1;
+pub const COSCHED_STAT_ON_CPU: u64 = 2;
+pub const COSCHED_STAT_RECENT: u64 = 3;
+pub const COSCHED_STAT_PENDING: u64 = 4;
+pub const COSCHED_STAT_RINGBUF_DROPS: u64 = 5;
+pub const COSCHED_STAT_SOCK_MISSES: u64 = 6;
+pub const COSCHED_STAT_TASK_MISSES: u64 = 7;
+pub const COSCHED_STAT_MAP_FULL: u64 = 8;
+pub const COSCHED_STAT_FORKS: u64 = 9;
+pub const COSCHED_STAT_SWITCHES: u64 = 10;
+pub const COSCHED_STAT_REACTIONS: u64 = 11;
+/// Number of statistic counters.
+pub const COSCHED_NR_STATS: u64 = 12;
+
+/// `struct cosched_task`: per-thread state, key = tid.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Task {
+    pub tgid: u32,
+    pub on_cpu: u32,
+    pub last_cpu: u32,
+    pub pending: u32,
+    pub switched_in_ns: u64,
+    pub last_ran_ns: u64,
+    pub last_arrival_ns: u64,
+    pub flagged_ns: u64,
+    pub runtime_ns: u64,
+}
+
+/// `struct cosched_proc`: per-process state, key = tgid.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Proc {
+    pub job: u64,
+    pub runtime_ns: u64,
+}
+
+/// `struct cosched_event`: one ring-buffer record.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Event {
+    pub kind: u32,
+    pub tid: u32,
+    pub tgid: u32,
+    pub cpu: u32,
+    pub nr_running: u32,
+    pub _pad: u32,
+    pub time_ns: u64,
+    pub job: u64,
+}
+
+/// Plain-old-data that may be copied from or to the raw bytes of a BPF map value or ring-buffer record.
+///
+/// # Safety
+/// Implementors are `#[repr(C)]`, contain only integers, and have no padding the header does not spell out.
+pub unsafe trait Pod: Copy + Default {
+    /// Reads `Self` from the first `size_of::<Self>()` bytes; `None` if `bytes` is too short.
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() < std::mem::size_of::<Self>() {
+            return None;
+        }
+        // SAFETY: length checked; every bit pattern is a valid value of an all-integer repr(C) struct;
+        // read_unaligned copes with any alignment of the source buffer.
+        Some(unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<Self>()) })
+    }
+
+    /// The raw bytes of `self`.
+    fn as_bytes(&self) -> &[u8] {
+        // SAFETY: an all-integer repr(C) struct without implicit padding is valid to view as bytes.
+        unsafe { std::slice::from_raw_parts((self as *const Self).cast::<u8>(), std::mem::size_of::<Self>()) }
+    }
+}
+
+// SAFETY: all three are repr(C), all-integer, padded by hand to multiples of 8 bytes (checked below).
+unsafe impl Pod for Task {}
+unsafe impl Pod for Proc {}
+unsafe impl Pod for Event {}
+
+const _: () = assert!(std::mem::size_of::<Task>() == 56);
+const _: () = assert!(std::mem::size_of::<Proc>() == 16);
+const _: () = assert!(std::mem::size_of::<Event>() == 40);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    const HEADER: &str = include_str!("bpf/intf.h");
+
+    fn defines() -> BTreeMap<String, u64> {
+        HEADER
+            .lines()
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                (it.next()? == "#define").then_some(())?;
+                let name = it.next()?;
+                let value = it.next()?.parse().ok()?;
+                Some((name.to_string(), value))
+            })
+            .collect()
+    }
+
+    /// Sums `u32` / `u64` field sizes of `struct <name> { ... }` in the header.
+    fn struct_size(name: &str) -> usize {
+        let start = HEADER.find(&format!("struct {name} {{")).unwrap_or_else(|| panic!("struct {name} in intf.h"));
+        let body = &HEADER[start..start + HEADER[start..].find("};").unwrap()];
+        body.lines()
+            .map(|l| l.trim_start())
+            .map(|l| if l.starts_with("u64 ") { 8 } else if l.starts_with("u32 ") { 4 } else { 0 })
+            .sum()
+    }
+
+    #[test]
+    fn every_define_matches() {
+        let rust: BTreeMap<&str, u64> = [
+            ("COSCHED_MAX_TASKS", COSCHED_MAX_TASKS),
+            ("COSCHED_MAX_PROCS", COSCHED_MAX_PROCS),
+            ("COSCHED_MAX_SOCKS", COSCHED_MAX_SOCKS),
+            ("COSCHED_RINGBUF_BYTES", COSCHED_RINGBUF_BYTES),
+            ("COSCHED_MAX_CPUS", COSCHED_MAX_CPUS),
+            ("COSCHED_HIST_BUCKETS", COSCHED_HIST_BUCKETS),
+            ("COSCHED_HIST_KINDS", COSCHED_HIST_KINDS),
+            ("COSCHED_HIST_UNBOOSTED", COSCHED_HIST_UNBOOSTED),
+            ("COSCHED_HIST_BOOSTED", COSCHED_HIST_BOOSTED),
+            ("COSCHED_EV_ARRIVAL", COSCHED_EV_ARRIVAL),
+            ("COSCHED_EV_FORK", COSCHED_EV_FORK),
+            ("COSCHED_EV_EXIT", COSCHED_EV_EXIT),
+            ("COSCHED_STAT_ARRIVALS", COSCHED_STAT_ARRIVALS),
+            ("COSCHED_STAT_FLAGGED", COSCHED_STAT_FLAGGED),
+            ("COSCHED_STAT_ON_CPU", COSCHED_STAT_ON_CPU),
+            ("COSCHED_STAT_RECENT", COSCHED_STAT_RECENT),
+            ("COSCHED_STAT_PENDING", COSCHED_STAT_PENDING),
+            ("COSCHED_STAT_RINGBUF_DROPS", COSCHED_STAT_RINGBUF_DROPS),
+            ("COSCHED_STAT_SOCK_MISSES", COSCHED_STAT_SOCK_MISSES),
+            ("COSCHED_STAT_TASK_MISSES", COSCHED_STAT_TASK_MISSES),
+            ("COSCHED_STAT_MAP_FULL", COSCHED_STAT_MAP_FULL),
+            ("COSCHED_STAT_FORKS", COSCHED_STAT_FORKS),
+            ("COSCHED_STAT_SWITCHES", COSCHED_STAT_SWITCHES),
+            ("COSCHED_STAT_REACTIONS", COSCHED_STAT_REACTIONS),
+            ("COSCHED_NR_STATS", COSCHED_NR_STATS),
+        ]
+        .into_iter()
+        .collect();
+        let header = defines();
+        for (name, value) in &header {
+            assert_eq!(rust.get(name.as_str()), Some(value), "{name} differs between intf.h and intf.rs");
+        }
+        assert_eq!(header.len(), rust.len(), "intf.rs has constants intf.h lacks");
+    }
+
+    #[test]
+    fn struct_sizes_match() {
+        assert_eq!(struct_size("cosched_task"), std::mem::size_of::<Task>());
+        assert_eq!(struct_size("cosched_proc"), std::mem::size_of::<Proc>());
+        assert_eq!(struct_size("cosched_event"), std::mem::size_of::<Event>());
+    }
+
+    #[test]
+    fn pod_round_trip() {
+        let e = Event { kind: 1, tid: 2, tgid: 3, cpu: 4, nr_running: 5, _pad: 0, time_ns: 6, job: 7 };
+        assert_eq!(Event::from_bytes(e.as_bytes()), Some(e));
+        assert_eq!(Event::from_bytes(&[0u8; 8]), None);
+    }
+}

@@ -1,0 +1,271 @@
+//! The agent's control socket: one JSON request per connection, one JSON reply, then close.
+//!
+//! The socket (default [`DEFAULT_SOCKET`]) is created mode 0600 in a 0700 directory and every peer's
+//! credentials are checked (`SO_PEERCRED`, uid 0), so only root can register jobs or read statistics.
+//! [`Client`] is the library API the lab and `cosched run` use.
+
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where `cosched agent` listens unless told otherwise.
+pub const DEFAULT_SOCKET: &str = "/run/cosched/agent.sock";
+
+/// A request to the agent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Request {
+    /// Manage process `pid` and every descendant it creates from now on, as one job.
+    Register { pid: u32, name: String },
+    /// The live statistics.
+    Stats,
+    /// Liveness check.
+    Ping,
+}
+
+/// The agent's reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "kebab-case")]
+pub enum Reply {
+    Registered { job: u64 },
+    Stats(Box<AgentStats>),
+    Pong { pid: u32 },
+    Error { message: String },
+}
+
+/// Percentiles of a latency distribution, microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    /// log2 histogram: bucket `b` holds `[2^(b-1), 2^b)` µs, bucket 0 holds `< 1 µs`.
+    pub log2_us_counts: Vec<u64>,
+}
+
+/// What one job got.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobStats {
+    pub job: u64,
+    pub name: String,
+    pub root_pid: u32,
+    pub live_processes: usize,
+    pub live_threads: usize,
+    /// Seconds since registration (until the last process ended, for a finished job).
+    pub wall_s: f64,
+    /// CPU time of all its processes while managed, from `/proc/<pid>/stat` (utime + stime).
+    pub cpu_s: f64,
+    /// Mean over its processes of `Tcpu / Twall` (share of one CPU).
+    pub cpu_share: f64,
+    /// Mean over its processes of `F = N × Tcpu / Twall`, `N` the mean run-queue length seen at its arrivals
+    /// (1 when it had none): the seed's fairness fraction, 1 is fair.
+    pub fairness: f64,
+    pub boosts_granted: u64,
+    pub boosts_extended: u64,
+    pub refused_dcs: u64,
+    pub refused_budget: u64,
+    pub demotions: u64,
+    pub finished: bool,
+}
+
+/// Everything the agent serves live (`cosched agent --stats`, `--monitor`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentStats {
+    pub agent_pid: u32,
+    pub guardian_pid: u32,
+    pub uptime_s: f64,
+    /// The agent's own CPU time (user + system) and its share of one CPU since start.
+    pub agent_cpu_s: f64,
+    pub agent_cpu_fraction: f64,
+    /// The resolved configuration, as `key=value` strings.
+    pub config: Vec<String>,
+    /// BPF counters (`COSCHED_STAT_*` in intf.h).
+    pub arrivals: u64,
+    pub flagged: u64,
+    pub arrivals_on_cpu: u64,
+    pub arrivals_recent: u64,
+    pub arrivals_pending: u64,
+    pub ringbuf_drops: u64,
+    pub sock_misses: u64,
+    pub task_misses: u64,
+    pub map_full: u64,
+    pub forks: u64,
+    pub switches: u64,
+    /// User-space decisions.
+    pub events: u64,
+    pub boosts_granted: u64,
+    pub boosts_extended: u64,
+    pub refused_dcs: u64,
+    pub refused_budget: u64,
+    pub refused_gone: u64,
+    pub boost_errors: u64,
+    pub restores: u64,
+    pub demotions: u64,
+    pub malformed_events: u64,
+    pub boosted_now: usize,
+    /// Flagged arrival → receiver on a CPU, measured in BPF; split by whether it was boosted then.
+    pub reaction_boosted: Latency,
+    pub reaction_unboosted: Latency,
+    /// Flagged arrival → the agent's `sched_setattr` returned.
+    pub decision: Latency,
+    pub jobs: Vec<JobStats>,
+    /// The last error the agent met acting on a task (with the pid and the cause).
+    pub last_error: Option<String>,
+}
+
+impl AgentStats {
+    /// All reactions (boosted and not) merged.
+    pub fn reaction_all(&self) -> Latency {
+        let n = self.reaction_boosted.log2_us_counts.len().max(self.reaction_unboosted.log2_us_counts.len());
+        let mut counts = vec![0; n];
+        for row in [&self.reaction_boosted.log2_us_counts, &self.reaction_unboosted.log2_us_counts] {
+            for (c, v) in counts.iter_mut().zip(row) {
+                *c += v;
+            }
+        }
+        Latency::from_log2(counts)
+    }
+
+    /// Copies the agent's part of a result into the shared schema (`cosched_report::schema::Measurement`).
+    pub fn fill_measurement(&self, m: &mut cosched_report::schema::Measurement) {
+        m.boosts_granted = self.boosts_granted;
+        m.boosts_refused = self.refused_dcs + self.refused_budget;
+        let r = self.reaction_all();
+        m.reaction_p50_us = r.p50_us;
+        m.reaction_p99_us = r.p99_us;
+        m.agent_cpu_fraction = Some(self.agent_cpu_fraction);
+        m.extra.insert("agent_ringbuf_drops".into(), self.ringbuf_drops as f64);
+        m.extra.insert("agent_map_full".into(), self.map_full as f64);
+        m.extra.insert("agent_boosts_extended".into(), self.boosts_extended as f64);
+        m.extra.insert("agent_refused_budget".into(), self.refused_budget as f64);
+        m.extra.insert("agent_demotions".into(), self.demotions as f64);
+    }
+}
+
+impl Latency {
+    /// Percentiles from a log2 histogram, interpolating linearly inside a bucket.
+    pub fn from_log2(counts: Vec<u64>) -> Latency {
+        let count: u64 = counts.iter().sum();
+        let pct = |q: f64| -> Option<f64> {
+            if count == 0 {
+                return None;
+            }
+            let rank = q * count as f64;
+            let mut seen = 0.0;
+            for (b, &c) in counts.iter().enumerate() {
+                if c == 0 {
+                    continue;
+                }
+                if seen + c as f64 >= rank {
+                    let (lo, hi) = if b == 0 { (0.0, 1.0) } else { ((1u64 << (b - 1)) as f64, (1u64 << b) as f64) };
+                    return Some(lo + (hi - lo) * ((rank - seen) / c as f64).clamp(0.0, 1.0));
+                }
+                seen += c as f64;
+            }
+            None
+        };
+        Latency { count, p50_us: pct(0.5), p99_us: pct(0.99), log2_us_counts: counts }
+    }
+
+    /// The log2 bucket of `us` microseconds (same rule as the BPF side).
+    pub fn bucket(us: u64, buckets: usize) -> usize {
+        ((64 - us.leading_zeros()) as usize).min(buckets - 1)
+    }
+}
+
+/// Talks to a running agent.
+#[derive(Clone, Debug)]
+pub struct Client {
+    path: PathBuf,
+}
+
+impl Client {
+    /// A client for the agent listening at `path`; checks that one answers.
+    pub fn connect(path: impl AsRef<Path>) -> anyhow::Result<Client> {
+        let c = Client { path: path.as_ref().to_path_buf() };
+        match c.call(&Request::Ping)? {
+            Reply::Pong { .. } => Ok(c),
+            other => anyhow::bail!("unexpected reply to ping from {}: {other:?}", c.path.display()),
+        }
+    }
+
+    /// Sends one request and reads the reply.
+    pub fn call(&self, req: &Request) -> anyhow::Result<Reply> {
+        let mut s = UnixStream::connect(&self.path).map_err(|e| {
+            anyhow::anyhow!(
+                "no cosched agent is running at {} ({e}); start one first with `sudo cosched agent` (or pass \
+                 --socket to both)",
+                self.path.display()
+            )
+        })?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut line = serde_json::to_string(req)?;
+        line.push('\n');
+        s.write_all(line.as_bytes())?;
+        let mut reply = String::new();
+        BufReader::new(s).read_line(&mut reply)?;
+        if reply.is_empty() {
+            anyhow::bail!("the agent at {} closed the connection without a reply", self.path.display());
+        }
+        Ok(serde_json::from_str(&reply)?)
+    }
+
+    /// Registers `pid` (and its future descendants) as job `name`; returns the job id.
+    pub fn register(&self, pid: u32, name: &str) -> anyhow::Result<u64> {
+        match self.call(&Request::Register { pid, name: name.to_string() })? {
+            Reply::Registered { job } => Ok(job),
+            Reply::Error { message } => anyhow::bail!("the agent refused to manage pid {pid}: {message}"),
+            other => anyhow::bail!("unexpected reply to register: {other:?}"),
+        }
+    }
+
+    /// The agent's live statistics.
+    pub fn stats(&self) -> anyhow::Result<AgentStats> {
+        match self.call(&Request::Stats)? {
+            Reply::Stats(s) => Ok(*s),
+            Reply::Error { message } => anyhow::bail!("the agent could not give statistics: {message}"),
+            other => anyhow::bail!("unexpected reply to stats: {other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_as_tagged_json() {
+        let r = Request::Register { pid: 42, name: "pp".into() };
+        let s = serde_json::to_string(&r).unwrap();
+        assert_eq!(s, r#"{"op":"register","pid":42,"name":"pp"}"#);
+        assert_eq!(serde_json::from_str::<Request>(&s).unwrap(), r);
+    }
+
+    #[test]
+    fn log2_buckets_match_the_bpf_rule() {
+        // BPF: 0 us -> 0; [1,2) -> 1; [2,4) -> 2; [4,8) -> 3; capped at the last bucket.
+        assert_eq!(Latency::bucket(0, 32), 0);
+        assert_eq!(Latency::bucket(1, 32), 1);
+        assert_eq!(Latency::bucket(3, 32), 2);
+        assert_eq!(Latency::bucket(4, 32), 3);
+        assert_eq!(Latency::bucket(u64::MAX, 32), 31);
+    }
+
+    #[test]
+    fn percentiles_interpolate_inside_buckets() {
+        // 100 samples: 50 in bucket 5 ([16,32) us), 49 in bucket 6 ([32,64)), 1 in bucket 10 ([512,1024)).
+        // p50: rank 50 ends bucket 5 exactly -> 16 + 16 × 50/50 = 32 us.
+        // p99: rank 99 = 50 + 49 ends bucket 6 -> 32 + 32 × 49/49 = 64 us.
+        let mut c = vec![0; 32];
+        c[5] = 50;
+        c[6] = 49;
+        c[10] = 1;
+        let l = Latency::from_log2(c);
+        assert_eq!(l.count, 100);
+        assert_eq!(l.p50_us, Some(32.0));
+        assert_eq!(l.p99_us, Some(64.0));
+        assert_eq!(Latency::from_log2(vec![0; 32]).p50_us, None);
+    }
+}

@@ -1,0 +1,288 @@
+//! Acting on tasks: `sched_getattr` / `sched_setattr`, and pidfd-guarded targets so that a reused pid can never
+//! make the agent touch a stranger.
+//!
+//! ## The boost (seed `000_e8004e1596fde6a5.txt` §3.3.2, `002_53dfbd94bd660dc4.txt` §2.2.3)
+//! The seeds raise the receiver to the maximum time-sharing priority and preempt. On Linux (EEVDF) a temporary
+//! nice -20 does not preempt promptly (`notes/linux-mechanisms.md`), so a boost is `SCHED_FIFO` at a low real-time
+//! priority with `SCHED_FLAG_RESET_ON_FORK` (children start back in `SCHED_OTHER`), held for a short window and
+//! then replaced by the task's ORIGINAL attributes (policy, nice, priority, custom slice `sched_runtime`,
+//! reset-on-fork flag) as read just before the boost.
+//!
+//! ## Pid reuse
+//! Every [`Target`] holds a pidfd of the thread (`PIDFD_THREAD`, Linux 6.9+) opened while the agent knew the
+//! thread was managed. Before touching the tid the agent checks the pidfd still names a live task; after the
+//! `sched_setattr` it checks again and, if the task died in between (so the tid may already be a stranger's),
+//! it puts back the attributes it read a moment before — the stranger's own.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// Linux `struct sched_attr` (the 56-byte version with utilisation clamps).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedAttr {
+    pub size: u32,
+    pub sched_policy: u32,
+    pub sched_flags: u64,
+    pub sched_nice: i32,
+    pub sched_priority: u32,
+    pub sched_runtime: u64,
+    pub sched_deadline: u64,
+    pub sched_period: u64,
+    pub sched_util_min: u32,
+    pub sched_util_max: u32,
+}
+
+pub const SCHED_OTHER: u32 = 0;
+pub const SCHED_FIFO: u32 = 1;
+pub const SCHED_RR: u32 = 2;
+pub const SCHED_BATCH: u32 = 3;
+pub const SCHED_IDLE: u32 = 5;
+pub const SCHED_DEADLINE: u32 = 6;
+pub const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+/// `PIDFD_THREAD` (= `O_EXCL`): a pidfd for one thread rather than a thread-group leader.
+pub const PIDFD_THREAD: u32 = libc::O_EXCL as u32;
+
+impl SchedAttr {
+    /// The boost: `SCHED_FIFO` at `priority`, reset on fork.
+    pub fn fifo(priority: u32) -> Self {
+        SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            sched_policy: SCHED_FIFO,
+            sched_flags: SCHED_FLAG_RESET_ON_FORK,
+            sched_priority: priority,
+            ..Default::default()
+        }
+    }
+
+    /// The attributes to write back to restore `self` as read by `sched_getattr`: only the policy, nice or
+    /// priority, custom slice and reset-on-fork flag (utilisation clamps are left alone).
+    pub fn restorable(&self) -> Self {
+        SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            sched_policy: self.sched_policy,
+            sched_flags: self.sched_flags & SCHED_FLAG_RESET_ON_FORK,
+            sched_nice: self.sched_nice,
+            sched_priority: self.sched_priority,
+            sched_runtime: self.sched_runtime,
+            sched_deadline: self.sched_deadline,
+            sched_period: self.sched_period,
+            ..Default::default()
+        }
+    }
+
+    /// Whether this is real-time (the state a boost leaves behind).
+    pub fn is_realtime(&self) -> bool {
+        self.sched_policy == SCHED_FIFO || self.sched_policy == SCHED_RR
+    }
+
+    /// A short policy name for messages.
+    pub fn policy_name(&self) -> &'static str {
+        match self.sched_policy {
+            SCHED_OTHER => "SCHED_OTHER",
+            SCHED_FIFO => "SCHED_FIFO",
+            SCHED_RR => "SCHED_RR",
+            SCHED_BATCH => "SCHED_BATCH",
+            SCHED_IDLE => "SCHED_IDLE",
+            SCHED_DEADLINE => "SCHED_DEADLINE",
+            _ => "unknown",
+        }
+    }
+}
+
+/// Errors acting on a task.
+#[derive(Debug, thiserror::Error)]
+pub enum SchedError {
+    #[error("task {tid} is gone (exited); nothing was changed")]
+    Gone { tid: u32 },
+    #[error("sched_getattr({tid}) failed: {source}")]
+    Get { tid: u32, source: std::io::Error },
+    #[error("sched_setattr({tid}, {policy}) failed: {source}{hint}")]
+    Set { tid: u32, policy: &'static str, source: std::io::Error, hint: &'static str },
+    #[error("pidfd_open({tid}) failed: {source}")]
+    Pidfd { tid: u32, source: std::io::Error },
+}
+
+/// `sched_getattr(tid)`.
+pub fn get_attr(tid: u32) -> Result<SchedAttr, SchedError> {
+    let mut attr = SchedAttr::default();
+    // SAFETY: the kernel writes at most `size` bytes into `attr`, which is exactly that large.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            tid as libc::pid_t,
+            &mut attr as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as libc::c_uint,
+            0 as libc::c_uint,
+        )
+    };
+    if rc != 0 {
+        let source = std::io::Error::last_os_error();
+        return Err(if source.raw_os_error() == Some(libc::ESRCH) {
+            SchedError::Gone { tid }
+        } else {
+            SchedError::Get { tid, source }
+        });
+    }
+    Ok(attr)
+}
+
+/// `sched_setattr(tid, attr)`.
+pub fn set_attr(tid: u32, attr: &SchedAttr) -> Result<(), SchedError> {
+    let mut a = *attr;
+    a.size = std::mem::size_of::<SchedAttr>() as u32;
+    // SAFETY: `a` is a valid, fully initialised sched_attr of the size it declares.
+    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, tid as libc::pid_t, &a as *const SchedAttr, 0 as libc::c_uint) };
+    if rc != 0 {
+        let source = std::io::Error::last_os_error();
+        if source.raw_os_error() == Some(libc::ESRCH) {
+            return Err(SchedError::Gone { tid });
+        }
+        let hint = match source.raw_os_error() {
+            Some(libc::EPERM) if a.is_realtime() => {
+                " (not root, or the task's cpu cgroup has cpu.rt_runtime_us = 0: with RT group scheduling a \
+                 cgroup needs an RT budget before SCHED_FIFO works inside it)"
+            }
+            Some(libc::EPERM) => " (the agent must run as root)",
+            _ => "",
+        };
+        return Err(SchedError::Set { tid, policy: a.policy_name(), source, hint });
+    }
+    Ok(())
+}
+
+/// `pidfd_open(pid, flags)`.
+pub fn pidfd_open(pid: u32, flags: u32) -> std::io::Result<OwnedFd> {
+    // SAFETY: plain syscall; on success it returns a new file descriptor that we own.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, flags as libc::c_uint) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether the task behind a pidfd is still alive (`pidfd_send_signal(fd, 0)`).
+pub fn pidfd_alive(fd: &OwnedFd) -> bool {
+    // SAFETY: signal 0 only checks existence and permission; null siginfo is allowed.
+    let rc = unsafe {
+        libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), 0, std::ptr::null::<libc::siginfo_t>(), 0)
+    };
+    rc == 0
+}
+
+/// The start time of a thread (field 22 of `/proc/<tgid>/task/<tid>/stat`, clock ticks since boot): with the
+/// tid it names a task uniquely, which the guardian uses to recognise the tasks the agent boosted.
+pub fn start_time(tgid: u32, tid: u32) -> std::io::Result<u64> {
+    let mut s = String::new();
+    File::open(format!("/proc/{tgid}/task/{tid}/stat"))?.read_to_string(&mut s)?;
+    parse_stat_field(&s, 22)
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad /proc/{tid}/stat")))
+}
+
+/// Field `n` (1-based, as in proc(5)) of a `/proc/.../stat` line; the command name in parentheses may hold
+/// spaces, so counting starts after the last `)`.
+pub fn parse_stat_field(stat: &str, n: usize) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // After ')' comes field 3 (state).
+    rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
+}
+
+/// A thread the agent may act on, pinned by a pidfd.
+#[derive(Debug)]
+pub struct Target {
+    pub tid: u32,
+    pub tgid: u32,
+    pub start_time: u64,
+    pidfd: OwnedFd,
+}
+
+impl Target {
+    /// Opens a thread pidfd for `tid` (falls back to a process pidfd when `tid == tgid` on kernels without
+    /// `PIDFD_THREAD`).
+    pub fn open(tgid: u32, tid: u32) -> Result<Target, SchedError> {
+        let pidfd = match pidfd_open(tid, PIDFD_THREAD) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && tid == tgid => {
+                pidfd_open(tid, 0).map_err(|source| SchedError::Pidfd { tid, source })?
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Err(SchedError::Gone { tid }),
+            Err(source) => return Err(SchedError::Pidfd { tid, source }),
+        };
+        let start_time = start_time(tgid, tid).map_err(|_| SchedError::Gone { tid })?;
+        Ok(Target { tid, tgid, start_time, pidfd })
+    }
+
+    /// Whether the thread still lives.
+    pub fn alive(&self) -> bool {
+        pidfd_alive(&self.pidfd)
+    }
+
+    /// Reads the thread's attributes, if it is alive.
+    pub fn get(&self) -> Result<SchedAttr, SchedError> {
+        if !self.alive() {
+            return Err(SchedError::Gone { tid: self.tid });
+        }
+        get_attr(self.tid)
+    }
+
+    /// Writes `attr`, guarded by the pidfd on both sides. `prior` is what `get` returned just before: if the
+    /// thread died meanwhile, `prior` (whoever's it was) is written back and `Gone` returned.
+    pub fn set(&self, attr: &SchedAttr, prior: &SchedAttr) -> Result<(), SchedError> {
+        if !self.alive() {
+            return Err(SchedError::Gone { tid: self.tid });
+        }
+        set_attr(self.tid, attr)?;
+        if !self.alive() {
+            let _ = set_attr(self.tid, &prior.restorable());
+            return Err(SchedError::Gone { tid: self.tid });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_survive_spaces_in_comm() {
+        // Fields: 1 pid, 2 comm, 3 state, 4 ppid, ..., 14 utime, 15 stime, ..., 22 starttime.
+        let line = "42 (a b) c) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 1 0 12345 1000 10";
+        assert_eq!(parse_stat_field(line, 3), None); // 'S' is not a number
+        assert_eq!(parse_stat_field(line, 4), Some(1));
+        assert_eq!(parse_stat_field(line, 14), Some(7));
+        assert_eq!(parse_stat_field(line, 15), Some(3));
+        assert_eq!(parse_stat_field(line, 22), Some(12345));
+        assert_eq!(parse_stat_field(line, 99), None);
+    }
+
+    #[test]
+    fn restorable_keeps_policy_nice_slice_and_reset_flag_only() {
+        let read = SchedAttr {
+            size: 56,
+            sched_policy: SCHED_OTHER,
+            sched_flags: SCHED_FLAG_RESET_ON_FORK | 0x60, // reset-on-fork + util-clamp flags
+            sched_nice: 5,
+            sched_runtime: 3_000_000,
+            sched_util_min: 10,
+            ..Default::default()
+        };
+        let r = read.restorable();
+        assert_eq!(r.sched_flags, SCHED_FLAG_RESET_ON_FORK);
+        assert_eq!((r.sched_nice, r.sched_runtime, r.sched_util_min), (5, 3_000_000, 0));
+    }
+
+    #[test]
+    fn own_thread_attributes_read_back() {
+        // Reading is unprivileged: our own thread is SCHED_OTHER (or whatever the test runner has) and alive.
+        let tid = nix::unistd::gettid().as_raw() as u32;
+        let pid = std::process::id();
+        let t = Target::open(pid, tid).expect("pidfd of our own thread");
+        assert!(t.alive());
+        let a = t.get().unwrap();
+        assert!(a.sched_policy <= SCHED_DEADLINE);
+        assert!(t.start_time > 0);
+    }
+}
