@@ -3,7 +3,8 @@
 //! - `cpu/cosched-<run id>`: high `cpu.shares`, so foreign load on the machine barely touches the experiment,
 //!   while the job and its competitors compete normally inside it; `cpu.rt_runtime_us > 0`, because with RT
 //!   group scheduling on, SCHED_FIFO (the agent's boost) is refused inside a cpu cgroup without RT runtime;
-//! - `cpuacct/cosched-<run id>`: the CPU time of everything the experiment runs, to separate the foreign CPU;
+//! - `cpuacct/cosched-<run id>/n<i>`: the CPU time of everything node i runs (the parent sums all nodes), to
+//!   tell the job's CPU time from the competitors' and the experiment's from the foreign load;
 //! - `cpuset/cosched-<run id>/n<i>`: node i's CPU.
 //!
 //! Dropping the guard kills whatever is still inside (only processes the lab placed there, and their
@@ -27,6 +28,13 @@ fn read_trimmed(path: &Path) -> Result<String> {
         .to_string())
 }
 
+fn usage_s(dir: &Path) -> Result<f64> {
+    let ns: u64 = read_trimmed(&dir.join("cpuacct.usage"))?
+        .parse()
+        .context("parsing cpuacct.usage")?;
+    Ok(ns as f64 * 1e-9)
+}
+
 /// The pids in a cgroup directory (`cgroup.procs`); empty if the directory is gone.
 pub fn pids_in(dir: &Path) -> Vec<u32> {
     std::fs::read_to_string(dir.join("cgroup.procs"))
@@ -42,6 +50,8 @@ pub struct ExperimentCgroup {
     pub cpuset_dir: PathBuf,
     /// One cpuset per node.
     pub node_cpusets: Vec<PathBuf>,
+    /// One cpuacct group per node.
+    pub node_cpuaccts: Vec<PathBuf>,
     /// Each node's CPU.
     pub node_cpus: Vec<u32>,
     /// Directories made so far, removed in reverse order.
@@ -63,6 +73,7 @@ impl ExperimentCgroup {
             cpuacct_dir: root.join("cpuacct").join(&name),
             cpuset_dir: root.join("cpuset").join(&name),
             node_cpusets: Vec::new(),
+            node_cpuaccts: Vec::new(),
             node_cpus: node_cpus.to_vec(),
             created: Vec::new(),
         };
@@ -98,21 +109,32 @@ impl ExperimentCgroup {
             write(&dir.join("cpuset.cpus"), &cpu.to_string())?;
             write(&dir.join("cpuset.mems"), &mems)?;
             cg.node_cpusets.push(dir);
+            let dir = cg.cpuacct_dir.join(format!("n{i}"));
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("creating cgroup {}", dir.display()))?;
+            cg.created.push(dir.clone());
+            cg.node_cpuaccts.push(dir);
         }
         Ok(cg)
     }
 
-    /// CPU time used by everything in the experiment so far (`cpuacct.usage`), seconds.
+    /// CPU time used by everything in the experiment so far (`cpuacct.usage`, all nodes), seconds.
     pub fn cpu_usage_s(&self) -> Result<f64> {
-        let ns: u64 = read_trimmed(&self.cpuacct_dir.join("cpuacct.usage"))?
-            .parse()
-            .context("parsing cpuacct.usage")?;
-        Ok(ns as f64 * 1e-9)
+        usage_s(&self.cpuacct_dir)
     }
 
-    /// The directories a process of node `node` joins: cpu, cpuacct and the node's cpuset.
+    /// CPU time used by everything on node `node` so far, seconds.
+    pub fn node_cpu_usage_s(&self, node: usize) -> Result<f64> {
+        usage_s(&self.node_cpuaccts[node])
+    }
+
+    /// The directories a process of node `node` joins: cpu, the node's cpuacct and the node's cpuset.
     pub fn node_dirs(&self, node: usize) -> [&Path; 3] {
-        [&self.cpu_dir, &self.cpuacct_dir, &self.node_cpusets[node]]
+        [
+            &self.cpu_dir,
+            &self.node_cpuaccts[node],
+            &self.node_cpusets[node],
+        ]
     }
 
     /// Kill every process left in the experiment's cgroups, wait until they are gone, remove the directories.

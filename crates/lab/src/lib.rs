@@ -16,6 +16,7 @@
 //! | [`cgroup`] | experiment cgroups: cpu, cpuacct, per-node cpusets (guard) |
 //! | [`cluster`] | both under one run id; removal of leftovers of killed labs |
 //! | [`process`] | processes placed in a node before `exec`, reaped with their CPU time, killed on drop |
+//! | [`mpi`] | Open MPI across the node namespaces (hostfile + `plm_rsh_agent` script) |
 //! | [`programs`] | each benchmark's per-node command lines and result line |
 //! | [`agent`] | `cosched agent` / `cosched run` in a run, its statistics and CPU use |
 //! | [`cpustat`] | foreign CPU load from `/proc/stat` |
@@ -34,6 +35,7 @@ pub mod cli;
 pub mod cluster;
 pub mod cpustat;
 pub mod experiment;
+pub mod mpi;
 pub mod netns;
 pub mod output;
 pub mod preflight;

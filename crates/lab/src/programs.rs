@@ -2,10 +2,13 @@
 //! how its one-line JSON result is read. This is the lab's whole contract with `cosched-bench`.
 
 use crate::experiment::{receive_mode_arg, ProgramKind, ProgramSpec, RunLength};
+use crate::mpi::MpiLauncher;
 use crate::netns::Network;
+use crate::runner::Binaries;
 use anyhow::{bail, Context, Result};
 use cosched_policy::spin::ReceiveMode;
 use serde_json::Value;
+use std::path::PathBuf;
 
 /// TCP port the programs' root / server listens on inside its namespace.
 pub const PORT: u16 = 7100;
@@ -24,21 +27,22 @@ pub fn program_binary(kind: ProgramKind) -> &'static str {
     }
 }
 
-/// One process of the parallel job.
+/// One process the lab starts for the parallel job.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeProcess {
+    /// The node it starts on.
     pub node: u32,
-    /// Program name (looked up in the bench binary directory) and its arguments.
-    pub program: String,
+    pub program: PathBuf,
     pub args: Vec<String>,
     /// Whether this process prints the job's result line.
     pub reports: bool,
 }
 
-/// The processes of one run of `spec` in receive mode `mode` on `network`, in start order (servers first).
-pub fn plan(spec: &ProgramSpec, mode: &ReceiveMode, network: &Network) -> Vec<NodeProcess> {
-    let nodes = network.nodes();
-    let root = format!("{}:{PORT}", network.node_address(0));
+/// Every program places one rank on each node; `N` in `F = N × Tc / Te` counts them with the competitors.
+pub const RANKS_PER_NODE: u32 = 1;
+
+/// The arguments every rank of every program gets: receive mode, run length, message size, the file's extras.
+fn common_args(spec: &ProgramSpec, mode: &ReceiveMode) -> Vec<String> {
     let mut common = vec!["--recv".to_string(), receive_mode_arg(mode)];
     match spec.length {
         RunLength::Duration { seconds } => {
@@ -48,9 +52,31 @@ pub fn plan(spec: &ProgramSpec, mode: &ReceiveMode, network: &Network) -> Vec<No
     }
     common.extend(["--bytes".into(), spec.message_bytes.to_string()]);
     common.extend(spec.extra_args.iter().cloned());
+    common
+}
 
-    let program = program_binary(spec.kind).to_string();
-    (0..nodes)
+/// The processes of one run of `spec` in receive mode `mode` on `network`, in start order (root first).
+/// MPI programs are one `mpirun` on node 0 that starts a rank on every node through `mpi`.
+pub fn plan(
+    spec: &ProgramSpec,
+    mode: &ReceiveMode,
+    network: &Network,
+    binaries: &Binaries,
+    mpi: Option<&MpiLauncher>,
+) -> Result<Vec<NodeProcess>> {
+    let nodes = network.nodes();
+    let program = binaries.bench(program_binary(spec.kind));
+    if spec.kind == ProgramKind::MpiPingpong {
+        let mpi = mpi.context("an MPI program needs the cluster's MPI launcher")?;
+        return Ok(vec![NodeProcess {
+            node: 0,
+            program: PathBuf::from("mpirun"),
+            args: mpi.mpirun_args(nodes, &program, &common_args(spec, mode)),
+            reports: true,
+        }]);
+    }
+    let root = format!("{}:{PORT}", network.node_address(0));
+    Ok((0..nodes)
         .map(|node| {
             let mut args = vec![
                 "--rank".to_string(),
@@ -63,7 +89,7 @@ pub fn plan(spec: &ProgramSpec, mode: &ReceiveMode, network: &Network) -> Vec<No
             } else {
                 args.extend(["--connect".to_string(), root.clone()]);
             }
-            args.extend(common.iter().cloned());
+            args.extend(common_args(spec, mode));
             NodeProcess {
                 node,
                 program: program.clone(),
@@ -71,7 +97,7 @@ pub fn plan(spec: &ProgramSpec, mode: &ReceiveMode, network: &Network) -> Vec<No
                 reports: node == 0,
             }
         })
-        .collect()
+        .collect())
 }
 
 /// What the job's result line says.

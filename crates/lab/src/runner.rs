@@ -13,9 +13,10 @@
 
 use crate::agent::{AgentHandle, AgentSnapshot};
 use crate::cluster::Cluster;
-use crate::experiment::{Configuration, LabExperiment, RunLength};
+use crate::experiment::{Configuration, LabExperiment, ProgramKind, RunLength};
+use crate::mpi::MpiLauncher;
 use crate::process::{cpu_time_s, Exit, ManagedProcess};
-use crate::programs::{self, NodeProcess, COMPETITOR_BINARY};
+use crate::programs::{self, COMPETITOR_BINARY};
 use crate::{cpustat, signals};
 use anyhow::{bail, Context, Result};
 use cosched_policy::spin::ReceiveMode;
@@ -104,18 +105,12 @@ fn mean_min_max(values: &[f64]) -> (f64, f64, f64) {
     (mean, min, max)
 }
 
-/// Processes sharing each CPU in a run: every node's job processes and competitors on that CPU.
-fn processes_per_cpu(
-    cluster: &Cluster,
-    job: &[NodeProcess],
-    competitors_per_node: u32,
-) -> BTreeMap<u32, u32> {
+/// Processes sharing each CPU in a run: on each node, its job ranks and its competitors.
+fn processes_per_cpu(cluster: &Cluster, competitors_per_node: u32) -> BTreeMap<u32, u32> {
     let mut per_cpu = BTreeMap::new();
     for node in 0..cluster.nodes() {
-        *per_cpu.entry(cluster.node_cpu(node)).or_insert(0) += competitors_per_node;
-    }
-    for p in job {
-        *per_cpu.entry(cluster.node_cpu(p.node)).or_insert(0) += 1;
+        *per_cpu.entry(cluster.node_cpu(node)).or_insert(0) +=
+            competitors_per_node + programs::RANKS_PER_NODE;
     }
     per_cpu
 }
@@ -130,6 +125,7 @@ struct Competitor {
 pub fn run_once(
     experiment: &LabExperiment,
     cluster: &Cluster,
+    mpi: Option<&MpiLauncher>,
     binaries: &Binaries,
     spec: &RunSpec,
 ) -> Result<RunRecord> {
@@ -175,13 +171,23 @@ pub fn run_once(
         None => None,
     };
 
-    let job = programs::plan(&experiment.program, &spec.mode, &cluster.network);
-    let per_cpu = processes_per_cpu(cluster, &job, spec.competitors);
+    let job = programs::plan(
+        &experiment.program,
+        &spec.mode,
+        &cluster.network,
+        binaries,
+        mpi,
+    )?;
+    let per_cpu = processes_per_cpu(cluster, spec.competitors);
+    let nodes = cluster.nodes() as usize;
 
     // Baseline samples, right before the job starts.
     for c in &mut competitors {
         c.cpu_at_start = cpu_time_s(c.process.pid())?;
     }
+    let node_start: Vec<f64> = (0..nodes)
+        .map(|n| cluster.cgroup.node_cpu_usage_s(n))
+        .collect::<Result<_>>()?;
     let busy_start = cpustat::busy_s(&cpus)?;
     let cgroup_start = cluster.cgroup.cpu_usage_s()?;
     let lab_start = cpustat::own_cpu_s();
@@ -190,16 +196,15 @@ pub fn run_once(
 
     let mut processes = Vec::new();
     for p in &job {
-        let program = binaries.bench(&p.program);
         let command = match &agent {
-            Some(a) => a.wrap_job(&program, &p.args),
+            Some(a) => a.wrap_job(&p.program, &p.args),
             None => {
-                let mut c = Command::new(&program);
+                let mut c = Command::new(&p.program);
                 c.args(&p.args);
                 c
             }
         };
-        let label = format!("n{} {}", p.node, p.program);
+        let label = format!("n{} {}", p.node, p.program.display());
         processes.push(ManagedProcess::spawn(
             label,
             command,
@@ -219,12 +224,17 @@ pub fn run_once(
     }
     let window_s = started.elapsed().as_secs_f64();
 
-    // End samples.
+    // End samples. A node's job CPU time is everything its cpuacct group used minus its competitors.
+    let node_delta: Vec<f64> = (0..nodes)
+        .map(|n| Ok(cluster.cgroup.node_cpu_usage_s(n)? - node_start[n]))
+        .collect::<Result<_>>()?;
     let mut competitor_fairness = Vec::new();
     let mut competitor_cpu = Vec::new();
+    let mut node_competitor_cpu = vec![0.0; nodes];
     for c in &competitors {
         let used = cpu_time_s(c.process.pid())? - c.cpu_at_start;
         let n = per_cpu[&cluster.node_cpu(c.node)];
+        node_competitor_cpu[c.node as usize] += used;
         competitor_cpu.push(used);
         competitor_fairness.push(fairness(n, used, window_s));
     }
@@ -245,28 +255,48 @@ pub fn run_once(
 
     for (p, exit) in job.iter().zip(&exits) {
         if !exit.success() {
-            bail!("n{} {} failed: {}", p.node, p.program, exit.describe());
+            bail!(
+                "n{} {} failed: {}",
+                p.node,
+                p.program.display(),
+                exit.describe()
+            );
         }
     }
     let reporter = job
         .iter()
         .position(|p| p.reports)
         .context("the job has no reporting process")?;
-    let result = programs::parse_result(&exits[reporter].stdout)
-        .with_context(|| format!("n{} {}", job[reporter].node, job[reporter].program))?;
+    let result = programs::parse_result(&exits[reporter].stdout).with_context(|| {
+        format!(
+            "n{} {}",
+            job[reporter].node,
+            job[reporter].program.display()
+        )
+    })?;
 
-    let job_fairness: Vec<f64> = job
-        .iter()
-        .zip(&exits)
-        .map(|(p, e)| fairness(per_cpu[&cluster.node_cpu(p.node)], e.cpu_s, e.wall_s))
+    // Per rank (one per node): F = N × (node CPU − competitors' CPU) / job response time.
+    let job_response = window_s;
+    let rank_cpu: Vec<f64> = (0..nodes)
+        .map(|n| {
+            ((node_delta[n] - node_competitor_cpu[n]) / programs::RANKS_PER_NODE as f64).max(0.0)
+        })
         .collect();
-    let job_response = exits.iter().map(|e| e.wall_s).fold(0.0, f64::max);
+    let job_fairness: Vec<f64> = (0..nodes)
+        .map(|n| {
+            fairness(
+                per_cpu[&cluster.node_cpu(n as u32)],
+                rank_cpu[n],
+                job_response,
+            )
+        })
+        .collect();
     let (f_mean, f_min, f_max) = mean_min_max(&job_fairness);
     let mut jobs = vec![JobResult {
         name: experiment.program.kind.name().to_string(),
         role: JobRole::Parallel,
         response_s: job_response,
-        cpu_s: exits.iter().map(|e| e.cpu_s).sum(),
+        cpu_s: rank_cpu.iter().sum::<f64>() * programs::RANKS_PER_NODE as f64,
         fairness: f_mean,
         fairness_min: f_min,
         fairness_max: f_max,
@@ -367,22 +397,28 @@ pub fn run_experiment(
         experiment.lab.rt_runtime_us,
     )
     .context("building the emulated cluster")?;
+    let mpi = match experiment.program.kind {
+        ProgramKind::MpiPingpong => Some(MpiLauncher::create(&cluster)?),
+        _ => None,
+    };
     let runs = plan(experiment);
     progress.start(runs.len());
     let mut records = Vec::with_capacity(runs.len());
     for spec in &runs {
-        let record = run_once(experiment, &cluster, binaries, spec).with_context(|| {
-            format!(
-                "run {} K={} repetition {}",
-                series_label(&spec.configuration.name, &spec.mode),
-                spec.competitors,
-                spec.repetition
-            )
-        })?;
+        let record =
+            run_once(experiment, &cluster, mpi.as_ref(), binaries, spec).with_context(|| {
+                format!(
+                    "run {} K={} repetition {}",
+                    series_label(&spec.configuration.name, &spec.mode),
+                    spec.competitors,
+                    spec.repetition
+                )
+            })?;
         progress.run_done(spec, &record);
         records.push(record);
     }
     progress.finish();
+    drop(mpi);
     cluster.remove()?;
     Ok(records)
 }
