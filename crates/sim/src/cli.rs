@@ -1,19 +1,240 @@
 //! `cosched sim` and `cosched sim-bench`.
+//!
+//! `cosched sim experiments/sim` reproduces seed `000_e8004e1596fde6a5.txt` §4 (Figures 3–9): every experiment
+//! file is read and validated first (nothing runs if any file is bad), then each experiment prints its resolved
+//! configuration and seed, runs on all cores with a progress bar, prints its table and writes
+//! `results/<name>/` (see [`crate::experiment::output`]).
+
+use crate::experiment::{self, output, runner, Experiment, Overrides};
+use anyhow::Context;
 use clap::Args;
+use cosched_report::table::significant;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
 
 #[derive(Args, Debug)]
 pub struct SimArgs {
-    /// Experiment file (TOML).
-    pub file: std::path::PathBuf,
+    /// An experiment file (TOML), or a directory whose *.toml files are all run in name order
+    /// (e.g. experiments/sim for the whole seed-000 suite).
+    pub path: PathBuf,
+    /// Results go to DIR/<experiment name>/.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Repetitions per point, replacing each file's `repetitions`.
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u32>,
+    /// Scale every run's work down 100× and run at most 2 repetitions (for CI and a first look).
+    #[arg(long)]
+    pub quick: bool,
+    /// Worker threads; the results do not depend on it. Default: all cores.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }
+
+/// Reads and validates every file first, then runs them one after another.
+pub fn run(args: SimArgs) -> anyhow::Result<()> {
+    let overrides = Overrides {
+        repetitions: args.repetitions,
+        quick: args.quick,
+    };
+    let threads = match args.threads {
+        Some(0) => {
+            anyhow::bail!("--threads 0: use at least 1 thread (or leave it out for all cores)")
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let experiments = load_all(&args.path, &overrides)?;
+    let suite_started = Instant::now();
+    let mut total_runs = 0;
+    for e in &experiments {
+        print!("{}", output::header(e, threads));
+        let started = Instant::now();
+        let progress = progress_bar(e);
+        let outcomes = runner::run_all(e, threads, &progress)?;
+        progress.finish_and_clear();
+        let wall = started.elapsed().as_secs_f64();
+        let written = output::write_all(e, &outcomes, &args.out)?;
+        println!("{}", written.table);
+        let events: u64 = outcomes.iter().map(|o| o.events).sum();
+        let busy: f64 = outcomes.iter().map(|o| o.wall.as_secs_f64()).sum();
+        println!(
+            "   {} runs, {} events in {:.1} s wall ({} M events/s per busy thread); wrote {} files to {}\n",
+            outcomes.len(),
+            events,
+            wall,
+            significant(events as f64 / busy.max(1e-9) / 1e6),
+            written.files.len(),
+            written.dir.display()
+        );
+        total_runs += outcomes.len();
+    }
+    if experiments.len() > 1 {
+        println!(
+            "suite: {} experiments, {total_runs} runs in {:.1} s wall on {threads} thread(s)",
+            experiments.len(),
+            suite_started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// Resolves every file under `path`; all bad files are reported together.
+fn load_all(path: &std::path::Path, overrides: &Overrides) -> anyhow::Result<Vec<Experiment>> {
+    let mut experiments = Vec::new();
+    let mut errors = Vec::new();
+    for file in experiment::discover(path)? {
+        match experiment::load(&file, overrides) {
+            Ok(e) => experiments.push(e),
+            Err(err) => errors.push(err.to_string()),
+        }
+    }
+    if !errors.is_empty() {
+        anyhow::bail!(
+            "{}\n(nothing was run; fix the experiment files above)",
+            errors.join("\n")
+        );
+    }
+    let mut names: Vec<&str> = experiments.iter().map(|e| e.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        anyhow::bail!(
+            "two experiment files are both named '{}'; their results would overwrite each other",
+            w[0]
+        );
+    }
+    Ok(experiments)
+}
+
+fn progress_bar(e: &Experiment) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar =
+        ProgressBar::with_draw_target(Some(e.runs.len() as u64), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "   {prefix} [{bar:40}] {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
+        )
+        .expect("a fixed, valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(e.name.clone());
+    bar
+}
+
+/// SPEC target: engine events per second on one core.
+pub const TARGET_EVENTS_PER_S: f64 = 20e6;
+/// SPEC target: wall time of the 1,000,000-round-trip Latency run at 8 competitors, per configuration.
+pub const TARGET_LATENCY_RUN_S: f64 = 2.0;
+
+/// The experiment `cosched sim-bench` measures unless told otherwise: the seed's Figure 3.
+const FIG3_LATENCY: &str = include_str!("../../../experiments/sim/fig03-latency.toml");
 
 #[derive(Args, Debug)]
-pub struct SimBenchArgs {}
-
-pub fn run(_args: SimArgs) -> anyhow::Result<()> {
-    anyhow::bail!("the simulator is not built yet")
+pub struct SimBenchArgs {
+    /// Competitors per node in the measured run.
+    #[arg(long, default_value_t = 8)]
+    pub competitors: u32,
+    /// Round trips in the measured run.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub round_trips: u64,
+    /// A latency experiment file whose configurations are measured (default: the built-in copy of
+    /// experiments/sim/fig03-latency.toml).
+    #[arg(long, value_name = "FILE")]
+    pub experiment: Option<PathBuf>,
 }
 
-pub fn bench(_args: SimBenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("the simulator is not built yet")
+/// Runs each configuration's Latency run once, on one thread, and prints speed against the SPEC targets.
+pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
+    let e = match &args.experiment {
+        Some(file) => experiment::load(file, &Overrides::default())?,
+        None => experiment::parse(
+            std::path::Path::new("experiments/sim/fig03-latency.toml (built in)"),
+            FIG3_LATENCY,
+            &Overrides::default(),
+        )
+        .context("the built-in Figure 3 experiment")?,
+    };
+    println!(
+        "sim-bench: {} — {} round trips, {} competitors per node, one run per configuration on one thread, seed {}",
+        e.name,
+        args.round_trips,
+        args.competitors,
+        experiment::run_seed(e.base_seed, args.competitors, 0)
+    );
+    let mut lines = Vec::new();
+    let mut all_events = 0u64;
+    let mut all_wall = 0.0;
+    for config in &e.configs {
+        let mut scenario = config.scenario.clone();
+        scenario.competitors_per_node = args.competitors;
+        match &mut scenario.workload {
+            crate::scenario::Workload::Latency { round_trips, .. } => {
+                *round_trips = args.round_trips
+            }
+            other => anyhow::bail!(
+                "{}: sim-bench measures the latency workload; this file's workload is {other:?}",
+                e.file.display()
+            ),
+        }
+        let seed = experiment::run_seed(e.base_seed, args.competitors, 0);
+        let started = Instant::now();
+        let out = crate::simulate(&scenario, seed)
+            .map_err(|err| anyhow::anyhow!("{}: '{}': {err}", e.file.display(), config.label))?;
+        let wall = started.elapsed().as_secs_f64();
+        all_events += out.events;
+        all_wall += wall;
+        lines.push((
+            config.label.clone(),
+            out.measurement.work_done,
+            out.events,
+            out.sim_time_ns,
+            wall,
+        ));
+    }
+    let width = lines
+        .iter()
+        .map(|l| l.0.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(13);
+    println!(
+        "{:<width$}  {:>10}  {:>12}  {:>12}  {:>9}  {:>12}  {:>22}  {:>18}",
+        "configuration",
+        "round trips",
+        "events",
+        "simulated s",
+        "wall s",
+        "M events/s",
+        "events/s vs >= 20 M",
+        "wall vs <= 2 s"
+    );
+    for (label, done, events, sim_ns, wall) in &lines {
+        let rate = *events as f64 / wall.max(1e-9);
+        println!(
+            "{label:<width$}  {done:>10}  {events:>12}  {:>12}  {wall:>9.3}  {:>12}  {:>22}  {:>18}",
+            significant(*sim_ns as f64 / 1e9),
+            significant(rate / 1e6),
+            verdict(rate / TARGET_EVENTS_PER_S, rate >= TARGET_EVENTS_PER_S),
+            verdict(wall / TARGET_LATENCY_RUN_S, *wall <= TARGET_LATENCY_RUN_S),
+        );
+    }
+    let rate = all_events as f64 / all_wall.max(1e-9);
+    println!(
+        "{:<width$}  {:>10}  {all_events:>12}  {:>12}  {all_wall:>9.3}  {:>12}  {:>22}",
+        "all",
+        "",
+        "",
+        significant(rate / 1e6),
+        verdict(rate / TARGET_EVENTS_PER_S, rate >= TARGET_EVENTS_PER_S)
+    );
+    println!("(ratios are measured / target; events/s needs >= 1.00×, wall needs <= 1.00×)");
+    Ok(())
+}
+
+fn verdict(ratio: f64, met: bool) -> String {
+    format!("{ratio:.2}× {}", if met { "met" } else { "MISSED" })
 }

@@ -10,11 +10,15 @@
 //! |---|---|
 //! | [`file`] | the file as written (serde, unknown fields rejected, units in field names) |
 //! | [`resolve`] | validation with field-naming errors; the list of (configuration, competitors, repetition, seed, scenario) runs |
+//! | [`runner`] | runs on all cores, results in plan order (independent of the thread count) |
+//! | [`output`] | header, table, `runs.json` / `runs.csv` / `summary.csv`, plots of Figures 3–9 |
 //!
 //! The shipped files are in `experiments/sim/`; `cosched sim <file or directory>` runs them.
 
 pub mod file;
+pub mod output;
 pub mod resolve;
+pub mod runner;
 
 pub use resolve::{
     load, parse, run_seed, Configuration, Experiment, ExperimentError, Overrides, PlannedRun,

@@ -316,3 +316,120 @@ fn discover_sorts_and_rejects_missing_paths() {
         "{err}"
     );
 }
+
+fn temp_out(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cosched-sim-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn smoke_runs_end_to_end_through_the_command() {
+    let out = temp_out("smoke");
+    crate::cli::run(crate::cli::SimArgs {
+        path: shipped_dir().join("smoke.toml"),
+        out: out.clone(),
+        repetitions: None,
+        quick: false,
+        threads: Some(2),
+    })
+    .unwrap();
+    let dir = out.join("smoke");
+    for f in [
+        "experiment.json",
+        "runs.json",
+        "runs.csv",
+        "summary.csv",
+        "summary_jobs.csv",
+        "table.txt",
+        "response_time_log.svg",
+        "cpu_time_log.svg",
+        "response_time_spin_block_linear.svg",
+        "fairness.svg",
+        "competitor_fairness.svg",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} was not written");
+    }
+    let records = cosched_report::write::read_runs_json(&dir.join("runs.json")).unwrap();
+    // 4 configurations × 3 competitor counts × 2 repetitions = 24 runs, each finished: 2,000 round trips.
+    assert_eq!(records.len(), 24);
+    for r in &records {
+        assert_eq!(
+            r.measurement.work_done, 2_000,
+            "{} at {} competitors did not finish",
+            r.config, r.competitors
+        );
+        assert!(r.measurement.parallel_job().is_some());
+    }
+    // summary.csv: a header and one line per (configuration, competitors) = 1 + 12.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("summary.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        13
+    );
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+#[test]
+fn same_seed_gives_byte_identical_runs_json_whatever_the_thread_count() {
+    let e = load(
+        &shipped_dir().join("smoke.toml"),
+        &Overrides {
+            repetitions: Some(2),
+            quick: true,
+        },
+    )
+    .unwrap();
+    let hidden = indicatif::ProgressBar::hidden();
+    let mut texts = Vec::new();
+    for (i, threads) in [1, 2, 2, 3].into_iter().enumerate() {
+        let outcomes = runner::run_all(&e, threads, &hidden).unwrap();
+        let out = temp_out(&format!("determinism-{i}"));
+        output::write_all(&e, &outcomes, &out).unwrap();
+        texts.push(std::fs::read(out.join("smoke/runs.json")).unwrap());
+        std::fs::remove_dir_all(out).unwrap();
+    }
+    assert!(
+        texts.iter().all(|t| *t == texts[0]),
+        "runs.json differs between runs or thread counts"
+    );
+}
+
+#[test]
+fn a_different_seed_changes_the_results() {
+    // Guards the test above against passing because nothing depends on the seed at all.
+    let text = smoke_text();
+    let a = parse(
+        Path::new("a.toml"),
+        &text,
+        &Overrides {
+            repetitions: Some(1),
+            quick: true,
+        },
+    )
+    .unwrap();
+    let b = parse(
+        Path::new("b.toml"),
+        &text.replacen("seed = 7", "seed = 8", 1),
+        &Overrides {
+            repetitions: Some(1),
+            quick: true,
+        },
+    )
+    .unwrap();
+    let hidden = indicatif::ProgressBar::hidden();
+    let ra: Vec<_> = runner::run_all(&a, 2, &hidden)
+        .unwrap()
+        .into_iter()
+        .map(|o| o.record.measurement)
+        .collect();
+    let rb: Vec<_> = runner::run_all(&b, 2, &hidden)
+        .unwrap()
+        .into_iter()
+        .map(|o| o.record.measurement)
+        .collect();
+    assert_ne!(ra, rb);
+}
