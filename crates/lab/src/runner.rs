@@ -11,7 +11,7 @@
 //! F(process) = N × Tc / Te, N = processes pinned to its CPU (job processes + competitors)
 //! ```
 
-use crate::agent::{AgentHandle, AgentSnapshot};
+use crate::agent::AgentHandle;
 use crate::cluster::Cluster;
 use crate::experiment::{Configuration, LabExperiment, ProgramKind, RunLength};
 use crate::mpi::MpiLauncher;
@@ -19,6 +19,7 @@ use crate::process::{cpu_time_s, Exit, ManagedProcess};
 use crate::programs::{self, COMPETITOR_BINARY};
 use crate::{cpustat, signals};
 use anyhow::{bail, Context, Result};
+use cosched_agent::proto::AgentStats;
 use cosched_policy::spin::ReceiveMode;
 use cosched_report::{JobResult, JobRole, Measurement, RunRecord, Source};
 use std::collections::BTreeMap;
@@ -167,7 +168,11 @@ pub fn run_once(
     signals::check()?;
 
     let agent = match &spec.configuration.agent {
-        Some(settings) => Some(AgentHandle::start(&binaries.cosched, settings, &cpus)?),
+        Some(settings) => Some(AgentHandle::start(
+            &binaries.cosched,
+            settings,
+            &cluster.run_id,
+        )?),
         None => None,
     };
 
@@ -197,7 +202,7 @@ pub fn run_once(
     let mut processes = Vec::new();
     for p in &job {
         let command = match &agent {
-            Some(a) => a.wrap_job(&p.program, &p.args),
+            Some(a) => a.wrap_job(experiment.program.kind.name(), &p.program, &p.args),
             None => {
                 let mut c = Command::new(&p.program);
                 c.args(&p.args);
@@ -241,10 +246,10 @@ pub fn run_once(
     let busy_delta = cpustat::busy_s(&cpus)? - busy_start;
     let cgroup_delta = cluster.cgroup.cpu_usage_s()? - cgroup_start;
     let lab_delta = cpustat::own_cpu_s() - lab_start;
-    let (agent_delta, agent_snapshot): (Option<f64>, Option<AgentSnapshot>) = match &agent {
+    let (agent_delta, agent_snapshot): (Option<f64>, Option<AgentStats>) = match &agent {
         Some(a) => (
             Some(a.cpu_s()? - agent_start.unwrap_or(0.0)),
-            Some(a.snapshot()?),
+            Some(a.stats()?),
         ),
         None => (None, None),
     };
@@ -343,8 +348,13 @@ pub fn run_once(
         extra,
         ..Measurement::default()
     };
-    if let Some(s) = agent_snapshot {
-        s.fill(&mut measurement);
+    if let Some(stats) = agent_snapshot {
+        stats.fill_measurement(&mut measurement);
+        // Over the job's window, not the agent's whole life (which includes its start-up).
+        measurement.agent_cpu_fraction = agent_delta.map(|a| a / window_s);
+        if let Some(error) = stats.last_error {
+            eprintln!("cosched lab: the agent reported an error during the run: {error}");
+        }
     }
     Ok(RunRecord {
         experiment: experiment.name.clone(),

@@ -97,7 +97,10 @@ fn a_whole_experiment_runs_and_cleans_up() {
         assert!(r.measurement.extra.contains_key("foreign_cpus"));
     }
     // K = 1: N = 2 processes share each CPU, so a competitor's F lies in (0, 2]: 2 if it got the whole CPU.
-    let comp = records[1].measurement.competitors().expect("K=1 has competitors");
+    let comp = records[1]
+        .measurement
+        .competitors()
+        .expect("K=1 has competitors");
     assert!(comp.fairness > 0.0 && comp.fairness <= 2.05, "{comp:?}");
     assert!(records[0].measurement.competitors().is_none());
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
