@@ -28,6 +28,25 @@ fn read_trimmed(path: &Path) -> Result<String> {
         .to_string())
 }
 
+/// The other cpu cgroups directly under `parent` that hold RT runtime, as `name=µs` text.
+fn rt_holders(parent: &Path, except: &Path) -> String {
+    let holders: Vec<String> = std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path() != except && e.path().is_dir())
+        .filter_map(|e| {
+            let us = read_trimmed(&e.path().join("cpu.rt_runtime_us")).ok()?;
+            (us != "0").then(|| format!("{}={us}", e.file_name().to_string_lossy()))
+        })
+        .collect();
+    if holders.is_empty() {
+        "none".into()
+    } else {
+        holders.join(", ")
+    }
+}
+
 fn usage_s(dir: &Path) -> Result<f64> {
     let ns: u64 = read_trimmed(&dir.join("cpuacct.usage"))?
         .parse()
@@ -89,9 +108,10 @@ impl ExperimentCgroup {
         write(&cg.cpu_dir.join("cpu.shares"), &cpu_shares.to_string())?;
         write(&cg.cpu_dir.join("cpu.rt_runtime_us"), &rt_runtime_us.to_string()).with_context(|| {
             format!(
-                "giving the experiment cgroup {rt_runtime_us} µs of RT runtime per second; other cgroups may \
-                 already hold most of the parent's {} µs — lower `lab.rt_runtime_us` in the experiment file",
-                read_trimmed(&root.join("cpu/cpu.rt_runtime_us")).unwrap_or_else(|_| "?".into())
+                "giving the experiment cgroup {rt_runtime_us} µs of RT runtime per second: the parent has {} µs and \
+                 other cgroups hold {} — lower `lab.rt_runtime_us` in the experiment file or wait for them",
+                read_trimmed(&root.join("cpu/cpu.rt_runtime_us")).unwrap_or_else(|_| "?".into()),
+                rt_holders(&root.join("cpu"), &cg.cpu_dir)
             )
         })?;
         let mems = read_trimmed(&root.join("cpuset/cpuset.mems"))?;

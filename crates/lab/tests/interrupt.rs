@@ -28,6 +28,7 @@ duration_s = 60.0
 name = "no-agent"
 [lab]
 settle_ms = 50
+rt_runtime_us = 10000
 "#,
         Path::new("test.toml"),
     )

@@ -74,6 +74,7 @@ timeout_s = 60.0
 name = "no-agent"
 [lab]
 settle_ms = 0
+rt_runtime_us = 10000
 "#,
         Path::new("mpi.toml"),
     )

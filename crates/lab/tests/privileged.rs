@@ -32,6 +32,7 @@ timeout_s = 20.0
 name = "no-agent"
 [lab]
 settle_ms = 50
+rt_runtime_us = 10000
 "#;
 
 #[test]
