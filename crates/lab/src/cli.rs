@@ -56,15 +56,14 @@ impl Progress for Bar {
 pub fn run(args: LabArgs) -> anyhow::Result<()> {
     let experiment = LabExperiment::load(&args.file)?;
     print!("{}", experiment.describe());
-    let bench_dir = match args.bench_dir {
-        Some(d) => d,
-        None => crate::runner::own_dir()?,
-    };
-    let binaries = Binaries {
-        cosched: std::env::current_exe().context("finding the cosched binary")?,
-        mpi_dir: args.mpi_dir.or_else(|| Some(bench_dir.clone())),
-        bench_dir,
-    };
+    let mut binaries = Binaries::beside_current_exe()?;
+    if let Some(dir) = args.bench_dir {
+        binaries.mpi_dir = Some(dir.clone());
+        binaries.bench_dir = dir;
+    }
+    if let Some(dir) = args.mpi_dir {
+        binaries.mpi_dir = Some(dir);
+    }
     println!("binaries        {}", binaries.bench_dir.display());
     if crate::preflight::is_root() {
         for leftover in crate::cluster::remove_stale()? {

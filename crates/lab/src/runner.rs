@@ -39,6 +39,13 @@ pub struct Binaries {
 }
 
 impl Binaries {
+    /// Everything beside the running `cosched` binary, where `cargo build` puts the bench binaries too.
+    pub fn beside_current_exe() -> Result<Binaries> {
+        let cosched = std::env::current_exe().context("finding the cosched binary")?;
+        let dir = cosched.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(Binaries { bench_dir: dir.clone(), cosched, mpi_dir: Some(dir) })
+    }
+
     pub fn bench(&self, name: &str) -> PathBuf {
         if name == "mpi_pingpong" {
             if let Some(dir) = &self.mpi_dir {
@@ -433,11 +440,6 @@ pub fn run_experiment(
     Ok(records)
 }
 
-/// The directory `cosched` itself lives in (where `cargo build` puts the bench binaries too).
-pub fn own_dir() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("finding the cosched binary")?;
-    Ok(exe.parent().map(Path::to_path_buf).unwrap_or_default())
-}
 
 #[cfg(test)]
 mod tests {
