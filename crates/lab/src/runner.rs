@@ -43,7 +43,11 @@ impl Binaries {
     pub fn beside_current_exe() -> Result<Binaries> {
         let cosched = std::env::current_exe().context("finding the cosched binary")?;
         let dir = cosched.parent().map(Path::to_path_buf).unwrap_or_default();
-        Ok(Binaries { bench_dir: dir.clone(), cosched, mpi_dir: Some(dir) })
+        Ok(Binaries {
+            bench_dir: dir.clone(),
+            cosched,
+            mpi_dir: Some(dir),
+        })
     }
 
     pub fn bench(&self, name: &str) -> PathBuf {
@@ -439,7 +443,6 @@ pub fn run_experiment(
     cluster.remove()?;
     Ok(records)
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,85 @@
+//! A lab run with the real agent: `cosched agent` per run, every rank under `cosched run`, the agent's
+//! statistics in the record, nothing left behind (namespaces, cgroups, the agent's socket). Needs root and a
+//! `cosched` binary built with BPF (target/release or target/debug, or $COSCHED_BIN); skips otherwise.
+
+mod common;
+
+use common::{fake_bench, leftovers, root_or_skip};
+use cosched_lab::{run_experiment, LabExperiment};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cosched_binary() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("COSCHED_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    ["release", "debug"]
+        .iter()
+        .map(|p| target.join(p).join("cosched"))
+        .find(|p| p.is_file())
+}
+
+#[test]
+fn agent_runs_beside_the_job_and_leaves_nothing_behind() {
+    if !root_or_skip("agent_runs_beside_the_job_and_leaves_nothing_behind") {
+        return;
+    }
+    let Some(cosched) = cosched_binary() else {
+        eprintln!("SKIP agent_runs_beside_the_job_and_leaves_nothing_behind: no cosched binary; cargo build -p cosched");
+        return;
+    };
+    // Can this build start an agent at all (BPF compiled in, BTF present)?
+    let probe = Command::new(&cosched)
+        .args([
+            "agent",
+            "--socket",
+            "/run/cosched/lab-probe.sock",
+            "--run-for-s",
+            "0.2",
+        ])
+        .output()
+        .unwrap();
+    if !probe.status.success() {
+        eprintln!("SKIP agent_runs_beside_the_job_and_leaves_nothing_behind: the agent cannot start here: {}", String::from_utf8_lossy(&probe.stderr).trim());
+        return;
+    }
+    let mut binaries = fake_bench("agent", 0.5, 0);
+    binaries.cosched = cosched;
+    let e = LabExperiment::parse(
+        r#"
+name = "t"
+nodes = 2
+competitors = [1]
+receive_modes = ["block"]
+[program]
+kind = "pingpong"
+duration_s = 0.5
+timeout_s = 30.0
+[[configurations]]
+name = "agent"
+agent = true
+boost_window_us = 300
+[lab]
+settle_ms = 50
+rt_runtime_us = 10000
+"#,
+        Path::new("agent.toml"),
+    )
+    .unwrap();
+    let records = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
+    let m = &records[0].measurement;
+    assert!(m.work_done > 0);
+    let agent_cpu = m.agent_cpu_fraction.expect("agent CPU measured");
+    assert!((0.0..1.0).contains(&agent_cpu), "{agent_cpu}");
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+    let sockets: Vec<_> = std::fs::read_dir("/run/cosched")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&format!("lab-l{}x", std::process::id())))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(sockets.is_empty(), "agent sockets left: {sockets:?}");
+}
