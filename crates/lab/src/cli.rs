@@ -2,10 +2,9 @@
 //! configuration × receive mode × K × repetition on an emulated cluster with a progress bar, print the tables
 //! and write `results/<experiment>/`.
 use crate::experiment::LabExperiment;
-use crate::runner::{Binaries, Progress, RunSpec};
+use crate::runner::{Binaries, LabRun, Progress, RunSpec};
 use anyhow::Context;
 use clap::Args;
-use cosched_report::RunRecord;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
@@ -36,7 +35,8 @@ impl Progress for Bar {
     fn start(&mut self, total: usize) {
         self.bar.set_length(total as u64);
     }
-    fn run_done(&mut self, spec: &RunSpec, record: &RunRecord) {
+    fn run_done(&mut self, spec: &RunSpec, run: &LabRun) {
+        let record = &run.record;
         let m = &record.measurement;
         self.bar.set_message(format!(
             "{} K={} rep {}: {:.0}/s, job F {:.2}",
@@ -82,9 +82,9 @@ pub fn run(args: LabArgs) -> anyhow::Result<()> {
         )
         .context("progress bar template")?,
     );
-    let records = crate::runner::run_experiment(&experiment, &binaries, &mut Bar { bar })?;
+    let runs = crate::runner::run_experiment(&experiment, &binaries, &mut Bar { bar })?;
     let dir = args.results_dir.join(&experiment.name);
-    let written = crate::output::write_results(&experiment, &records, &dir)?;
+    let written = crate::output::write_results(&experiment, &runs, &dir)?;
     println!("\n{}", written.summary);
     println!("{}", written.comparison);
     for file in &written.files {

@@ -9,7 +9,7 @@
 //! in the same receive mode.
 
 use crate::experiment::LabExperiment;
-use crate::runner::series_label;
+use crate::runner::{series_label, LabRun};
 use anyhow::{Context, Result};
 use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
@@ -193,17 +193,31 @@ pub struct Written {
 }
 
 /// Write everything under `dir` (normally `results/<experiment>/`).
-pub fn write_results(
-    experiment: &LabExperiment,
-    records: &[RunRecord],
-    dir: &Path,
-) -> Result<Written> {
+pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) -> Result<Written> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut written = Written {
         dir: dir.to_path_buf(),
         ..Written::default()
     };
     let path = |name: &str| dir.join(name);
+    let records = &crate::runner::records(runs)[..];
+
+    // The raw material: each run's program line and agent statistics, one JSON object per line.
+    let mut raw = String::new();
+    for run in runs {
+        let line = serde_json::json!({
+            "config": run.record.config,
+            "competitors": run.record.competitors,
+            "repetition": run.record.repetition,
+            "program": run.program_line,
+            "agent": run.agent,
+        });
+        raw.push_str(&line.to_string());
+        raw.push('\n');
+    }
+    std::fs::write(path("raw.jsonl"), raw)
+        .with_context(|| format!("writing {}", path("raw.jsonl").display()))?;
+    written.files.push(path("raw.jsonl"));
 
     cosched_report::write::write_runs_json(&path("runs.json"), records)?;
     cosched_report::write::write_runs_csv(&path("runs.csv"), records)?;

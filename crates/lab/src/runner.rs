@@ -133,6 +133,21 @@ struct Competitor {
     cpu_at_start: f64,
 }
 
+/// One real run: its record in the shared schema, and the raw material it was made from.
+#[derive(Clone, Debug)]
+pub struct LabRun {
+    pub record: RunRecord,
+    /// The job's result line as the program printed it.
+    pub program_line: serde_json::Value,
+    /// The agent's statistics at the end of the run (agent configurations).
+    pub agent: Option<AgentStats>,
+}
+
+/// The records of some runs.
+pub fn records(runs: &[LabRun]) -> Vec<RunRecord> {
+    runs.iter().map(|r| r.record.clone()).collect()
+}
+
 /// Run one configuration × mode × K × repetition on `cluster`.
 pub fn run_once(
     experiment: &LabExperiment,
@@ -140,7 +155,7 @@ pub fn run_once(
     mpi: Option<&MpiLauncher>,
     binaries: &Binaries,
     spec: &RunSpec,
-) -> Result<RunRecord> {
+) -> Result<LabRun> {
     signals::check()?;
     let cpus: Vec<u32> = {
         let mut c: Vec<u32> = (0..cluster.nodes()).map(|n| cluster.node_cpu(n)).collect();
@@ -359,15 +374,15 @@ pub fn run_once(
         extra,
         ..Measurement::default()
     };
-    if let Some(stats) = agent_snapshot {
+    if let Some(stats) = &agent_snapshot {
         stats.fill_measurement(&mut measurement);
         // Over the job's window, not the agent's whole life (which includes its start-up).
         measurement.agent_cpu_fraction = agent_delta.map(|a| a / window_s);
-        if let Some(error) = stats.last_error {
+        if let Some(error) = &stats.last_error {
             eprintln!("cosched lab: the agent reported an error during the run: {error}");
         }
     }
-    Ok(RunRecord {
+    let record = RunRecord {
         experiment: experiment.name.clone(),
         source: Source::Real,
         config: series_label(&spec.configuration.name, &spec.mode),
@@ -375,13 +390,18 @@ pub fn run_once(
         repetition: spec.repetition,
         seed: None,
         measurement,
+    };
+    Ok(LabRun {
+        record,
+        program_line: result.raw,
+        agent: agent_snapshot,
     })
 }
 
 /// What to do around each run (the CLI shows a progress bar; tests and the main job may not).
 pub trait Progress {
     fn start(&mut self, _total: usize) {}
-    fn run_done(&mut self, _spec: &RunSpec, _record: &RunRecord) {}
+    fn run_done(&mut self, _spec: &RunSpec, _run: &LabRun) {}
     fn finish(&mut self) {}
 }
 
@@ -408,7 +428,7 @@ pub fn run_experiment(
     experiment: &LabExperiment,
     binaries: &Binaries,
     progress: &mut dyn Progress,
-) -> Result<Vec<RunRecord>> {
+) -> Result<Vec<LabRun>> {
     signals::install().context("installing the SIGINT/SIGTERM handler")?;
     let cpus = experiment_cpus(experiment)?;
     let cluster = Cluster::create(
@@ -424,9 +444,9 @@ pub fn run_experiment(
     };
     let runs = plan(experiment);
     progress.start(runs.len());
-    let mut records = Vec::with_capacity(runs.len());
+    let mut runs_done = Vec::with_capacity(runs.len());
     for spec in &runs {
-        let record =
+        let run =
             run_once(experiment, &cluster, mpi.as_ref(), binaries, spec).with_context(|| {
                 format!(
                     "run {} K={} repetition {}",
@@ -435,13 +455,13 @@ pub fn run_experiment(
                     spec.repetition
                 )
             })?;
-        progress.run_done(spec, &record);
-        records.push(record);
+        progress.run_done(spec, &run);
+        runs_done.push(run);
     }
     progress.finish();
     drop(mpi);
     cluster.remove()?;
-    Ok(records)
+    Ok(runs_done)
 }
 
 #[cfg(test)]

@@ -67,7 +67,8 @@ rt_runtime_us = 10000
         Path::new("agent.toml"),
     )
     .unwrap();
-    let records = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
+    let runs = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
+    let records = cosched_lab::runner::records(&runs);
     let m = &records[0].measurement;
     assert!(m.work_done > 0);
     let agent_cpu = m.agent_cpu_fraction.expect("agent CPU measured");

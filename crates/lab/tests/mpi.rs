@@ -79,7 +79,8 @@ rt_runtime_us = 10000
         Path::new("mpi.toml"),
     )
     .unwrap();
-    let records = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
+    let runs = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
+    let records = cosched_lab::runner::records(&runs);
     let m = &records[0].measurement;
     assert_eq!(m.work_done, 2000);
     let job = m.parallel_job().unwrap();

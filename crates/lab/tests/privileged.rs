@@ -87,7 +87,8 @@ fn a_whole_experiment_runs_and_cleans_up() {
     }
     let binaries = fake_bench("ok", 0.3, 0);
     let e = experiment(TWO_NODES);
-    let records = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
+    let runs = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
+    let records = cosched_lab::runner::records(&runs);
     assert_eq!(records.len(), 2);
     for r in &records {
         let job = r.measurement.parallel_job().unwrap();
@@ -107,7 +108,7 @@ fn a_whole_experiment_runs_and_cleans_up() {
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
 
     let out = std::env::temp_dir().join(format!("cosched-lab-test-out-{}", std::process::id()));
-    let written = cosched_lab::output::write_results(&e, &records, &out).unwrap();
+    let written = cosched_lab::output::write_results(&e, &runs, &out).unwrap();
     for f in [
         "runs.json",
         "runs.csv",
