@@ -65,7 +65,12 @@ pub struct Engine<E> {
 impl<E: Copy> Engine<E> {
     /// A fresh engine at time 0 whose RNG is seeded with `seed`.
     pub fn new(seed: u64) -> Self {
-        Engine { now: 0, seq: 0, heap: BinaryHeap::with_capacity(1024), rng: ChaCha8Rng::seed_from_u64(seed) }
+        Engine {
+            now: 0,
+            seq: 0,
+            heap: BinaryHeap::with_capacity(1024),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
     }
 
     /// The current simulated time.
@@ -77,7 +82,11 @@ impl<E: Copy> Engine<E> {
     /// Schedules `event` at absolute time `time` (not before now).
     #[inline]
     pub fn schedule(&mut self, time: Nanos, event: E) {
-        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        debug_assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < {}",
+            self.now
+        );
         let seq = self.seq;
         self.seq += 1;
         self.heap.push(Entry { time, seq, event });
@@ -156,7 +165,9 @@ mod tests {
     fn same_seed_same_draws_different_seed_different_draws() {
         let draws = |seed| {
             let mut e: Engine<()> = Engine::new(seed);
-            (0..8).map(|_| e.uniform_below(1_000_000)).collect::<Vec<_>>()
+            (0..8)
+                .map(|_| e.uniform_below(1_000_000))
+                .collect::<Vec<_>>()
         };
         assert_eq!(draws(7), draws(7));
         assert_ne!(draws(7), draws(8));

@@ -11,6 +11,11 @@
 //!
 //! ## Terminology (what the world passes on an arrival)
 //! - `now` — `Tc`; `receiver` — the pid the message is for; `receiver_running` — it is on its CPU now.
+//! - `receiver_running_as_sampled` — whether the network interface *believes* the receiver is running: the
+//!   seed's firmware reads the host's current LWP by DMA only once per [`RUNNING_SAMPLE_PERIOD`] (§3.3.1,
+//!   "the firmware has only an approximation of the currently running thread"), and interrupts the host only
+//!   when that sample is not the receiver (Figure 1). A receiver that lost its CPU less than a sample period
+//!   ago therefore gets no DCS decision for this message.
 //! - `run_queue_len` — `R`: the processes on the receiver's CPU run queue (runnable, not running) at the
 //!   instant the message arrives, *before* any wake-up it causes. A spinning (runnable, preempted) receiver
 //!   therefore counts itself, a blocked one does not; the running process is never counted. This is the
@@ -19,14 +24,18 @@
 //!
 //! ## Algorithm
 //! ```text
-//! on arrival:  DCS: decide(E, C, receiver_running, Tc, Tp[receiver], Tq, R)
+//! on arrival:  DCS: if the NIC's sample says the receiver runs: no interrupt, nothing
+//!                   else decide(E, C, receiver_running, Tc, Tp[receiver], Tq, R)   (the driver knows exactly)
 //!                   Boost  → Tp[receiver] = Tc; world raises the receiver to the maximum user priority, puts
 //!                            it first in its queue and preempts the running process (seed §3.3.2)
 //!                   Refuse → counted; the receiver waits for its turn
 //! ```
 
 use cosched_policy::dcs::{decide, DcsDecision, DcsInputs, DcsParams};
-use cosched_policy::Nanos;
+use cosched_policy::{Nanos, MILLIS};
+
+/// How often the seed's network-interface firmware reads the host's currently running LWP (§3.3.1).
+pub const RUNNING_SAMPLE_PERIOD: Nanos = MILLIS;
 
 /// What the world tells a hook when a message arrives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +43,7 @@ pub struct ArrivalView {
     pub now: Nanos,
     pub receiver: u32,
     pub receiver_running: bool,
+    pub receiver_running_as_sampled: bool,
     pub run_queue_len: u32,
     pub min_quantum: Nanos,
 }
@@ -78,12 +88,19 @@ pub struct Dcs {
 impl Dcs {
     /// DCS for `processes` processes with fairness constants `params`.
     pub fn new(params: DcsParams, processes: usize) -> Self {
-        Dcs { params, previous_boost: vec![None; processes] }
+        Dcs {
+            params,
+            previous_boost: vec![None; processes],
+        }
     }
 }
 
 impl CoschedHook for Dcs {
     fn on_arrival(&mut self, view: &ArrivalView) -> HookAction {
+        if view.receiver_running_as_sampled {
+            // Figure 1: "if current_LWP != FM_LWP: interrupt" — the firmware's sample says it runs: no interrupt.
+            return HookAction::Nothing;
+        }
         let tp = &mut self.previous_boost[view.receiver as usize];
         let inputs = DcsInputs {
             now: view.now,
@@ -108,7 +125,14 @@ mod tests {
     use cosched_policy::MILLIS;
 
     fn view(now_ms: u64, running: bool, r: u32) -> ArrivalView {
-        ArrivalView { now: now_ms * MILLIS, receiver: 0, receiver_running: running, run_queue_len: r, min_quantum: 20 * MILLIS }
+        ArrivalView {
+            now: now_ms * MILLIS,
+            receiver: 0,
+            receiver_running: running,
+            receiver_running_as_sampled: running,
+            run_queue_len: r,
+            min_quantum: 20 * MILLIS,
+        }
     }
 
     #[test]
@@ -131,7 +155,21 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_running_sample_suppresses_the_interrupt() {
+        // The receiver lost its CPU, but the firmware's last sample (< 1 ms old) still shows it running: no
+        // interrupt, no decision, Tp unchanged — the next arrival at 10 ms is still the first, hence fair.
+        let mut dcs = Dcs::new(DcsParams::SPIN_ONLY, 1);
+        let mut stale = view(5, false, 2);
+        stale.receiver_running_as_sampled = true;
+        assert_eq!(dcs.on_arrival(&stale), HookAction::Nothing);
+        assert_eq!(dcs.on_arrival(&view(10, false, 2)), HookAction::BoostToMax);
+    }
+
+    #[test]
     fn no_coscheduling_never_acts() {
-        assert_eq!(NoCoscheduling.on_arrival(&view(0, false, 5)), HookAction::Nothing);
+        assert_eq!(
+            NoCoscheduling.on_arrival(&view(0, false, 5)),
+            HookAction::Nothing
+        );
     }
 }

@@ -33,6 +33,9 @@ pub mod scenario;
 pub mod workloads;
 pub mod world;
 
+#[cfg(test)]
+mod tests;
+
 pub use scenario::{Scenario, ScenarioError};
 pub use world::{RunInterval, Trace};
 

@@ -37,7 +37,11 @@ pub struct DurationHistogram {
 
 impl Default for DurationHistogram {
     fn default() -> Self {
-        DurationHistogram { fine: vec![0; FINE_BUCKETS], coarse: [0; COARSE_EDGES + 1], count: 0 }
+        DurationHistogram {
+            fine: vec![0; FINE_BUCKETS],
+            coarse: [0; COARSE_EDGES + 1],
+            count: 0,
+        }
     }
 }
 
@@ -59,7 +63,9 @@ impl DurationHistogram {
     pub fn record(&mut self, ns: Nanos) {
         self.fine[fine_index(ns)] += 1;
         let us = ns as f64 / 1000.0;
-        let k = (0..COARSE_EDGES).find(|&k| us <= coarse_edge_us(k)).unwrap_or(COARSE_EDGES);
+        let k = (0..COARSE_EDGES)
+            .find(|&k| us <= coarse_edge_us(k))
+            .unwrap_or(COARSE_EDGES);
         self.coarse[k] += 1;
         self.count += 1;
     }
@@ -92,7 +98,10 @@ impl DurationHistogram {
     pub fn to_report(&self) -> Histogram {
         // Finite edges only (JSON has no infinity): the extra last count is the open-ended bucket.
         let upper_edges_us: Vec<f64> = (0..COARSE_EDGES).map(coarse_edge_us).collect();
-        Histogram { upper_edges_us, counts: self.coarse.to_vec() }
+        Histogram {
+            upper_edges_us,
+            counts: self.coarse.to_vec(),
+        }
     }
 }
 

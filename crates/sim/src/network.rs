@@ -37,12 +37,18 @@ pub struct Network {
 impl Network {
     /// A network between `nodes` nodes.
     pub fn new(params: NetworkParams, nodes: u32) -> Self {
-        Network { params, link_free: vec![0; nodes as usize], sent: 0, delivered: 0 }
+        Network {
+            params,
+            link_free: vec![0; nodes as usize],
+            sent: 0,
+            delivered: 0,
+        }
     }
 
     /// Time to put `bytes` on the wire at the configured bandwidth, rounded up to a whole nanosecond.
     pub fn serialisation(&self, bytes: u32) -> Nanos {
-        (bytes as u128 * SECONDS as u128).div_ceil(self.params.bandwidth_bytes_per_s as u128) as Nanos
+        (bytes as u128 * SECONDS as u128).div_ceil(self.params.bandwidth_bytes_per_s as u128)
+            as Nanos
     }
 
     /// Sends `bytes` from node `src` at `now`; returns the arrival time at the receiver.

@@ -51,7 +51,10 @@ impl Default for NetworkParams {
     fn default() -> Self {
         // 40 µs one-way user-to-user for a 128-byte message at 13 MB/s: 128 B / 13 MB/s ≈ 9.8 µs of it is
         // serialisation, so the fixed part is ≈ 30 µs.
-        NetworkParams { latency_ns: 30 * MICROS, bandwidth_bytes_per_s: 13_000_000 }
+        NetworkParams {
+            latency_ns: 30 * MICROS,
+            bandwidth_bytes_per_s: 13_000_000,
+        }
     }
 }
 
@@ -70,11 +73,22 @@ pub enum Coscheduling {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Workload {
     /// Two processes on two nodes exchange a token `round_trips` times.
-    Latency { round_trips: u64, message_bytes: u32 },
+    Latency {
+        round_trips: u64,
+        message_bytes: u32,
+    },
     /// Root broadcasts "passed", every node computes `compute_ns`, sends "at barrier" to root; `iterations` times.
-    Barrier { iterations: u64, compute_ns: Nanos, message_bytes: u32 },
+    Barrier {
+        iterations: u64,
+        compute_ns: Nanos,
+        message_bytes: u32,
+    },
     /// An SOR-like nearest-neighbour exchange beside sequential jobs (seed `000` Mixed workload).
-    Mixed { sor: SorParams, sequential: Vec<SequentialJob>, batch: bool },
+    Mixed {
+        sor: SorParams,
+        sequential: Vec<SequentialJob>,
+        batch: bool,
+    },
 }
 
 /// An SOR-like stencil: a `grid × grid` matrix split in row blocks over all nodes; each iteration computes its
@@ -111,7 +125,10 @@ pub struct ScenarioError {
 }
 
 fn invalid(field: &'static str, problem: impl Into<String>) -> Result<(), ScenarioError> {
-    Err(ScenarioError { field, problem: problem.into() })
+    Err(ScenarioError {
+        field,
+        problem: problem.into(),
+    })
 }
 
 /// The most processes one simulated CPU may hold (the run-queue bookkeeping uses 32-bit indices).
@@ -121,10 +138,16 @@ impl Scenario {
     /// Checks every field, so a bad value is reported once, by name, before anything runs.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         if self.nodes == 0 {
-            return invalid("nodes", "must be at least 1 (Latency needs 2, the seed's Barrier used 7)");
+            return invalid(
+                "nodes",
+                "must be at least 1 (Latency needs 2, the seed's Barrier used 7)",
+            );
         }
         if self.cpus_per_node == 0 {
-            return invalid("cpus_per_node", "must be at least 1 (the seed's SPARCstation-2s had 1)");
+            return invalid(
+                "cpus_per_node",
+                "must be at least 1 (the seed's SPARCstation-2s had 1)",
+            );
         }
         if self.context_switch_ns >= cosched_policy::SECONDS {
             return invalid(
@@ -133,7 +156,10 @@ impl Scenario {
             );
         }
         if self.network.bandwidth_bytes_per_s == 0 {
-            return invalid("network.bandwidth_bytes_per_s", "must be positive (the seed's FM reached 13 MB/s)");
+            return invalid(
+                "network.bandwidth_bytes_per_s",
+                "must be positive (the seed's FM reached 13 MB/s)",
+            );
         }
         if let Coscheduling::Dcs(params) = &self.coscheduling {
             if let Err(e) = params.validate() {
@@ -141,34 +167,67 @@ impl Scenario {
             }
         }
         if self.time_limit_ns == 0 {
-            return invalid("time_limit_ns", "must be positive: it is the simulated-time safety net of the run");
+            return invalid(
+                "time_limit_ns",
+                "must be positive: it is the simulated-time safety net of the run",
+            );
         }
         let cpus = self.nodes as u64 * self.cpus_per_node as u64;
         let per_node = self.competitors_per_node as u64 + 1;
         if cpus * per_node > MAX_PROCESSES {
-            return invalid("competitors_per_node", format!("{} nodes x {} processes is too many processes", self.nodes, per_node));
+            return invalid(
+                "competitors_per_node",
+                format!(
+                    "{} nodes x {} processes is too many processes",
+                    self.nodes, per_node
+                ),
+            );
         }
         match &self.workload {
-            Workload::Latency { round_trips, message_bytes } => {
+            Workload::Latency {
+                round_trips,
+                message_bytes,
+            } => {
                 if self.nodes < 2 {
-                    return invalid("nodes", format!("Latency needs 2 nodes (one process on each), got {}", self.nodes));
+                    return invalid(
+                        "nodes",
+                        format!(
+                            "Latency needs 2 nodes (one process on each), got {}",
+                            self.nodes
+                        ),
+                    );
                 }
                 if *round_trips == 0 {
-                    return invalid("workload.round_trips", "must be at least 1 (the seed ran 1,000,000)");
+                    return invalid(
+                        "workload.round_trips",
+                        "must be at least 1 (the seed ran 1,000,000)",
+                    );
                 }
                 if *message_bytes == 0 {
-                    return invalid("workload.message_bytes", "must be at least 1 (the seed used 128)");
+                    return invalid(
+                        "workload.message_bytes",
+                        "must be at least 1 (the seed used 128)",
+                    );
                 }
             }
-            Workload::Barrier { iterations, message_bytes, .. } => {
+            Workload::Barrier {
+                iterations,
+                message_bytes,
+                ..
+            } => {
                 if *iterations == 0 {
-                    return invalid("workload.iterations", "must be at least 1 (the seed ran 100,000)");
+                    return invalid(
+                        "workload.iterations",
+                        "must be at least 1 (the seed ran 100,000)",
+                    );
                 }
                 if *message_bytes == 0 {
                     return invalid("workload.message_bytes", "must be at least 1");
                 }
             }
-            Workload::Mixed { sor, sequential, .. } => {
+            Workload::Mixed {
+                sor, sequential, ..
+            } => {
                 if sor.iterations == 0 {
                     return invalid("workload.sor.iterations", "must be at least 1");
                 }
@@ -182,11 +241,17 @@ impl Scenario {
                     if job.node >= self.nodes {
                         return invalid(
                             "workload.sequential.node",
-                            format!("job '{}' is placed on node {}, but nodes are numbered 0..{}", job.name, job.node, self.nodes),
+                            format!(
+                                "job '{}' is placed on node {}, but nodes are numbered 0..{}",
+                                job.name, job.node, self.nodes
+                            ),
                         );
                     }
                     if job.total_cpu_ns == 0 {
-                        return invalid("workload.sequential.total_cpu_ns", format!("job '{}' needs some CPU time", job.name));
+                        return invalid(
+                            "workload.sequential.total_cpu_ns",
+                            format!("job '{}' needs some CPU time", job.name),
+                        );
                     }
                     if job.mean_burst_ns == 0 {
                         return invalid(
@@ -216,8 +281,12 @@ pub enum SeedConfig {
 
 impl SeedConfig {
     /// All four, in the order of the seed's figures.
-    pub const ALL: [SeedConfig; 4] =
-        [SeedConfig::NoDcsSpinOnly, SeedConfig::NoDcsSpinBlock, SeedConfig::DcsSpinOnly, SeedConfig::DcsSpinBlock];
+    pub const ALL: [SeedConfig; 4] = [
+        SeedConfig::NoDcsSpinOnly,
+        SeedConfig::NoDcsSpinBlock,
+        SeedConfig::DcsSpinOnly,
+        SeedConfig::DcsSpinBlock,
+    ];
 
     /// The seed's label for the configuration.
     pub fn label(self) -> &'static str {
@@ -234,8 +303,14 @@ impl SeedConfig {
         let (coscheduling, receive) = match self {
             SeedConfig::NoDcsSpinOnly => (Coscheduling::None, ReceiveMode::SpinOnly),
             SeedConfig::NoDcsSpinBlock => (Coscheduling::None, ReceiveMode::spin_block_default()),
-            SeedConfig::DcsSpinOnly => (Coscheduling::Dcs(DcsParams::SPIN_ONLY), ReceiveMode::SpinOnly),
-            SeedConfig::DcsSpinBlock => (Coscheduling::Dcs(DcsParams::SPIN_BLOCK), ReceiveMode::spin_block_default()),
+            SeedConfig::DcsSpinOnly => (
+                Coscheduling::Dcs(DcsParams::SPIN_ONLY),
+                ReceiveMode::SpinOnly,
+            ),
+            SeedConfig::DcsSpinBlock => (
+                Coscheduling::Dcs(DcsParams::SPIN_BLOCK),
+                ReceiveMode::spin_block_default(),
+            ),
         };
         scenario.coscheduling = coscheduling;
         scenario.receive = receive;
@@ -245,16 +320,25 @@ impl SeedConfig {
 impl Scenario {
     /// The seed's Latency benchmark (§4.1.2) on its platform: 2 single-CPU nodes, Solaris 2.4 TS, FM network,
     /// 128-byte token, 750 µs context switch (§3.2.2: 1600 µs ≈ 2 switches + an 80 µs round trip), under `config`.
-    pub fn seed_latency(round_trips: u64, competitors_per_node: u32, config: SeedConfig) -> Scenario {
+    pub fn seed_latency(
+        round_trips: u64,
+        competitors_per_node: u32,
+        config: SeedConfig,
+    ) -> Scenario {
         let mut s = Scenario {
             nodes: 2,
             cpus_per_node: 1,
-            os: OsModel::SolarisTs { slpret_ablation: false },
+            os: OsModel::SolarisTs {
+                slpret_ablation: false,
+            },
             context_switch_ns: 750 * MICROS,
             network: NetworkParams::default(),
             coscheduling: Coscheduling::None,
             receive: ReceiveMode::SpinOnly,
-            workload: Workload::Latency { round_trips, message_bytes: 128 },
+            workload: Workload::Latency {
+                round_trips,
+                message_bytes: 128,
+            },
             competitors_per_node,
             time_limit_ns: 1_000_000 * cosched_policy::SECONDS,
         };
@@ -263,10 +347,18 @@ impl Scenario {
     }
 
     /// The seed's Barrier benchmark (§4.1.2): 7 nodes, 78 µs of computation between barriers, under `config`.
-    pub fn seed_barrier(iterations: u64, competitors_per_node: u32, config: SeedConfig) -> Scenario {
+    pub fn seed_barrier(
+        iterations: u64,
+        competitors_per_node: u32,
+        config: SeedConfig,
+    ) -> Scenario {
         let mut s = Scenario::seed_latency(1, competitors_per_node, config);
         s.nodes = 7;
-        s.workload = Workload::Barrier { iterations, compute_ns: 78 * MICROS, message_bytes: 128 };
+        s.workload = Workload::Barrier {
+            iterations,
+            compute_ns: 78 * MICROS,
+            message_bytes: 128,
+        };
         s
     }
 }

@@ -65,24 +65,42 @@ pub fn sor_rows(grid: u32, ranks: u32, rank: u32) -> u32 {
 pub fn build(scenario: &Scenario) -> Setup {
     let cpus = scenario.cpus_per_node;
     let first_cpu = |node: u32| node * cpus;
-    let mut s = Setup { programs: Vec::new(), processes: Vec::new(), jobs: Vec::new(), work_expected: 0, batch: false };
-    let add_process = |s: &mut Setup, node: u32, cpu: u32, job: u32, body: Vec<Op>, repeat: u64, budget| {
-        let program = s.programs.len() as u32;
-        s.programs.push(Program { body, repeat, cpu_budget_ns: budget });
-        let pid = s.processes.len() as u32;
-        s.processes.push(Process::new(node, cpu, job, program));
-        s.jobs[job as usize].processes.push(pid);
-        pid
+    let mut s = Setup {
+        programs: Vec::new(),
+        processes: Vec::new(),
+        jobs: Vec::new(),
+        work_expected: 0,
+        batch: false,
     };
+    let add_process =
+        |s: &mut Setup, node: u32, cpu: u32, job: u32, body: Vec<Op>, repeat: u64, budget| {
+            let program = s.programs.len() as u32;
+            s.programs.push(Program {
+                body,
+                repeat,
+                cpu_budget_ns: budget,
+            });
+            let pid = s.processes.len() as u32;
+            s.processes.push(Process::new(node, cpu, job, program));
+            s.jobs[job as usize].processes.push(pid);
+            pid
+        };
 
     let parallel_name = match &scenario.workload {
         Workload::Latency { .. } => "latency",
         Workload::Barrier { .. } => "barrier",
         Workload::Mixed { .. } => "sor",
     };
-    s.jobs.push(Job { name: parallel_name.into(), role: JobRole::Parallel, processes: Vec::new() });
+    s.jobs.push(Job {
+        name: parallel_name.into(),
+        role: JobRole::Parallel,
+        processes: Vec::new(),
+    });
     match &scenario.workload {
-        Workload::Latency { round_trips, message_bytes } => {
+        Workload::Latency {
+            round_trips,
+            message_bytes,
+        } => {
             let bytes = *message_bytes;
             s.work_expected = *round_trips;
             add_process(
@@ -90,7 +108,15 @@ pub fn build(scenario: &Scenario) -> Setup {
                 0,
                 first_cpu(0),
                 0,
-                vec![Op::Send { to: 1, port: 0, bytes }, Op::Recv { port: 0, count: 1 }, Op::Iteration],
+                vec![
+                    Op::Send {
+                        to: 1,
+                        port: 0,
+                        bytes,
+                    },
+                    Op::Recv { port: 0, count: 1 },
+                    Op::Iteration,
+                ],
                 *round_trips,
                 None,
             );
@@ -99,12 +125,23 @@ pub fn build(scenario: &Scenario) -> Setup {
                 1,
                 first_cpu(1),
                 0,
-                vec![Op::Recv { port: 0, count: 1 }, Op::Send { to: 0, port: 0, bytes }],
+                vec![
+                    Op::Recv { port: 0, count: 1 },
+                    Op::Send {
+                        to: 0,
+                        port: 0,
+                        bytes,
+                    },
+                ],
                 *round_trips,
                 None,
             );
         }
-        Workload::Barrier { iterations, compute_ns, message_bytes } => {
+        Workload::Barrier {
+            iterations,
+            compute_ns,
+            message_bytes,
+        } => {
             let n = scenario.nodes;
             let bytes = *message_bytes;
             s.work_expected = *iterations;
@@ -112,17 +149,31 @@ pub fn build(scenario: &Scenario) -> Setup {
             let mut root: Vec<Op> = (1..n).map(|to| Op::Send { to, port: 0, bytes }).collect();
             root.push(Op::Compute(*compute_ns));
             if n > 1 {
-                root.push(Op::Recv { port: 0, count: n - 1 });
+                root.push(Op::Recv {
+                    port: 0,
+                    count: n - 1,
+                });
             }
             root.push(Op::Iteration);
             add_process(&mut s, 0, first_cpu(0), 0, root, *iterations, None);
             for node in 1..n {
-                let body =
-                    vec![Op::Recv { port: 0, count: 1 }, Op::Compute(*compute_ns), Op::Send { to: 0, port: 0, bytes }];
+                let body = vec![
+                    Op::Recv { port: 0, count: 1 },
+                    Op::Compute(*compute_ns),
+                    Op::Send {
+                        to: 0,
+                        port: 0,
+                        bytes,
+                    },
+                ];
                 add_process(&mut s, node, first_cpu(node), 0, body, *iterations, None);
             }
         }
-        Workload::Mixed { sor, sequential, batch } => {
+        Workload::Mixed {
+            sor,
+            sequential,
+            batch,
+        } => {
             let n = scenario.nodes;
             let bytes = sor_row_bytes(sor.grid);
             s.work_expected = sor.iterations;
@@ -131,10 +182,18 @@ pub fn build(scenario: &Scenario) -> Setup {
                 let cells = sor_rows(sor.grid, n, rank) as u64 * sor.grid as u64;
                 let mut body = vec![Op::Compute(cells * sor.cell_compute_ns)];
                 if rank > 0 {
-                    body.push(Op::Send { to: rank - 1, port: 1, bytes });
+                    body.push(Op::Send {
+                        to: rank - 1,
+                        port: 1,
+                        bytes,
+                    });
                 }
                 if rank + 1 < n {
-                    body.push(Op::Send { to: rank + 1, port: 0, bytes });
+                    body.push(Op::Send {
+                        to: rank + 1,
+                        port: 0,
+                        bytes,
+                    });
                 }
                 if rank > 0 {
                     body.push(Op::Recv { port: 0, count: 1 });
@@ -149,21 +208,49 @@ pub fn build(scenario: &Scenario) -> Setup {
             }
             for job in sequential {
                 let index = s.jobs.len() as u32;
-                s.jobs.push(Job { name: job.name.clone(), role: JobRole::Sequential, processes: Vec::new() });
-                let mut body = vec![Op::ComputeExp { mean_ns: job.mean_burst_ns }];
+                s.jobs.push(Job {
+                    name: job.name.clone(),
+                    role: JobRole::Sequential,
+                    processes: Vec::new(),
+                });
+                let mut body = vec![Op::ComputeExp {
+                    mean_ns: job.mean_burst_ns,
+                }];
                 if job.mean_io_ns > 0 {
-                    body.push(Op::IoWait { mean_ns: job.mean_io_ns });
+                    body.push(Op::IoWait {
+                        mean_ns: job.mean_io_ns,
+                    });
                 }
-                add_process(&mut s, job.node, first_cpu(job.node), index, body, u64::MAX, Some(job.total_cpu_ns));
+                add_process(
+                    &mut s,
+                    job.node,
+                    first_cpu(job.node),
+                    index,
+                    body,
+                    u64::MAX,
+                    Some(job.total_cpu_ns),
+                );
             }
         }
     }
     if scenario.competitors_per_node > 0 {
         let index = s.jobs.len() as u32;
-        s.jobs.push(Job { name: "competitors".into(), role: JobRole::Competitor, processes: Vec::new() });
+        s.jobs.push(Job {
+            name: "competitors".into(),
+            role: JobRole::Competitor,
+            processes: Vec::new(),
+        });
         for node in 0..scenario.nodes {
             for k in 0..scenario.competitors_per_node {
-                add_process(&mut s, node, first_cpu(node) + k % cpus, index, vec![Op::SpinForever], 1, None);
+                add_process(
+                    &mut s,
+                    node,
+                    first_cpu(node) + k % cpus,
+                    index,
+                    vec![Op::SpinForever],
+                    1,
+                    None,
+                );
             }
         }
     }
@@ -199,7 +286,12 @@ mod tests {
         // 7 nodes: root sends 6 "passed", computes, waits for 6 "at barrier".
         let s = build(&Scenario::seed_barrier(5, 0, SeedConfig::DcsSpinBlock));
         let root = &s.programs[0].body;
-        assert_eq!(root.iter().filter(|op| matches!(op, Op::Send { .. })).count(), 6);
+        assert_eq!(
+            root.iter()
+                .filter(|op| matches!(op, Op::Send { .. }))
+                .count(),
+            6
+        );
         assert!(root.contains(&Op::Recv { port: 0, count: 6 }));
     }
 }

@@ -39,7 +39,9 @@
 //! through a generation counter), a later one waits for the live timer to fire and re-arm.
 
 use crate::engine::Engine;
-use crate::hook::{ArrivalView, CoschedHook, Dcs, HookAction, NoCoscheduling};
+use crate::hook::{
+    ArrivalView, CoschedHook, Dcs, HookAction, NoCoscheduling, RUNNING_SAMPLE_PERIOD,
+};
 use crate::metrics::{fairness, mean_min_max, DurationHistogram};
 use crate::network::Network;
 use crate::os::solaris_ts::SolarisTs;
@@ -93,8 +95,16 @@ enum Event {
     StartJob { job: u32 },
 }
 
+/// Switch records kept per CPU to answer "who ran at the NIC's last sample" (within one sample period).
+const SWITCH_HISTORY: usize = 8;
+/// `pid` of an idle CPU in the switch history.
+const IDLE: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug)]
 struct Cpu {
+    /// The last switches as (time, pid or IDLE), a ring; `history_next` is the slot written next.
+    history: [(Nanos, u32); SWITCH_HISTORY],
+    history_next: usize,
     running: Option<u32>,
     last_ran: Option<u32>,
     dispatched_at: Nanos,
@@ -154,6 +164,9 @@ struct World<'a, S: OsScheduler, H: CoschedHook> {
     stale_timers: u64,
     updates: u64,
     context_switches: u64,
+    sampled_running_suppressed: u64,
+    /// Phase of each node's network-interface sampling of the running process.
+    sample_phase: Vec<Nanos>,
     trace: Option<Trace>,
 }
 
@@ -166,7 +179,9 @@ pub(crate) fn run(scenario: &Scenario, seed: u64, traced: bool) -> (SimOutput, O
     };
     match scenario.coscheduling {
         Coscheduling::None => World::new(scenario, seed, os, NoCoscheduling, traced).run(),
-        Coscheduling::Dcs(params) => World::new(scenario, seed, os, Dcs::new(params, processes), traced).run(),
+        Coscheduling::Dcs(params) => {
+            World::new(scenario, seed, os, Dcs::new(params, processes), traced).run()
+        }
     }
 }
 
@@ -174,7 +189,11 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
     fn new(scenario: &'a Scenario, seed: u64, os: S, hook: H, traced: bool) -> Self {
         let setup = workloads::build(scenario);
         let cpus = scenario.nodes * scenario.cpus_per_node;
-        let unfinished_jobs = setup.jobs.iter().filter(|j| j.role != JobRole::Competitor).count() as u32;
+        let unfinished_jobs = setup
+            .jobs
+            .iter()
+            .filter(|j| j.role != JobRole::Competitor)
+            .count() as u32;
         let min_quantum = os.min_quantum();
         World {
             scenario,
@@ -184,6 +203,8 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             net: Network::new(scenario.network, scenario.nodes),
             cpus: vec![
                 Cpu {
+                    history: [(0, IDLE); SWITCH_HISTORY],
+                    history_next: 0,
                     running: None,
                     last_ran: None,
                     dispatched_at: 0,
@@ -216,7 +237,12 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             stale_timers: 0,
             updates: 0,
             context_switches: 0,
-            trace: traced.then(|| Trace { cpus, ..Trace::default() }),
+            sampled_running_suppressed: 0,
+            sample_phase: Vec::new(),
+            trace: traced.then(|| Trace {
+                cpus,
+                ..Trace::default()
+            }),
         }
     }
 
@@ -224,6 +250,9 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         // Start: in batch mode only the first job and the competitors; otherwise everything at once.
         let starting: Vec<u32> = (0..self.jobs.len() as u32)
             .filter(|&j| !self.batch || j == 0 || self.jobs[j as usize].role == JobRole::Competitor)
+            .collect();
+        self.sample_phase = (0..self.scenario.nodes)
+            .map(|_| self.engine.uniform_below(RUNNING_SAMPLE_PERIOD))
             .collect();
         self.start_jobs(&starting);
         // Each node's periodic update runs at its own random phase: the nodes' clocks are not aligned.
@@ -267,7 +296,10 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
 
     fn start_jobs(&mut self, jobs: &[u32]) {
         let now = self.engine.now();
-        let mut pids: Vec<u32> = jobs.iter().flat_map(|&j| self.jobs[j as usize].processes.clone()).collect();
+        let mut pids: Vec<u32> = jobs
+            .iter()
+            .flat_map(|&j| self.jobs[j as usize].processes.clone())
+            .collect();
         for &j in jobs {
             let state = &mut self.job_state[j as usize];
             state.started_at = Some(now);
@@ -329,9 +361,11 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         if self.unfinished_jobs == 0 {
             self.stop = true;
         } else if self.batch {
-            let next = (job + 1..self.jobs.len()).find(|&j| self.jobs[j].role != JobRole::Competitor);
+            let next =
+                (job + 1..self.jobs.len()).find(|&j| self.jobs[j].role != JobRole::Competitor);
             if let Some(next) = next {
-                self.engine.schedule(now, Event::StartJob { job: next as u32 });
+                self.engine
+                    .schedule(now, Event::StartJob { job: next as u32 });
             }
         }
     }
@@ -382,6 +416,8 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             self.scenario.context_switch_ns
         };
         c.running = Some(pid);
+        c.history[c.history_next] = (now, pid);
+        c.history_next = (c.history_next + 1) % SWITCH_HISTORY;
         c.dispatched_at = now;
         c.accounted_to = now;
         c.exec_from = now + switch;
@@ -426,11 +462,18 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         let now = self.engine.now();
         let c = &mut self.cpus[cpu as usize];
         let pid = c.running.take().expect("leave() needs a running process");
+        c.history[c.history_next] = (now, IDLE);
+        c.history_next = (c.history_next + 1) % SWITCH_HISTORY;
         c.last_ran = Some(pid);
         let ran = now - c.dispatched_at;
         let expired = now >= c.quantum_end;
         if let Some(trace) = &mut self.trace {
-            trace.intervals.push(RunInterval { cpu, pid, start_ns: c.dispatched_at, end_ns: now });
+            trace.intervals.push(RunInterval {
+                cpu,
+                pid,
+                start_ns: c.dispatched_at,
+                end_ns: now,
+            });
         }
         match why {
             Leave::Preempted if expired => self.os.on_quantum_expiry(pid),
@@ -453,7 +496,8 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         c.timer_generation = c.timer_generation.wrapping_add(1);
         c.timer_at = at;
         let generation = c.timer_generation;
-        self.engine.schedule(at, Event::CpuTimer { cpu, generation });
+        self.engine
+            .schedule(at, Event::CpuTimer { cpu, generation });
     }
 
     /// Preempts the running process of `cpu` if the OS model says a waiting one should run (or `force`), and
@@ -492,8 +536,9 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 }
                 Op::ComputeExp { mean_ns } => {
                     if p.phase == Phase::Start {
-                        let budget_left =
-                            program.cpu_budget_ns.map_or(NEVER, |budget| budget.saturating_sub(p.compute_ns));
+                        let budget_left = program
+                            .cpu_budget_ns
+                            .map_or(NEVER, |budget| budget.saturating_sub(p.compute_ns));
                         if budget_left == 0 {
                             return Step::Exited;
                         }
@@ -521,7 +566,8 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 Op::Send { to, port, bytes } => {
                     let arrival = self.net.send(p.node, bytes, now);
                     let id = self.net.sent - 1;
-                    self.engine.schedule(arrival, Event::Arrival { to, port, id });
+                    self.engine
+                        .schedule(arrival, Event::Arrival { to, port, id });
                 }
                 Op::Recv { port, count } => {
                     let slot = &mut p.mailbox[port as usize];
@@ -540,7 +586,10 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                                 return Step::Blocked;
                             }
                             WaitAction::KeepSpinning => {
-                                let deadline = self.receive.spin_limit().map_or(NEVER, |limit| now + (limit - p.left));
+                                let deadline = self
+                                    .receive
+                                    .spin_limit()
+                                    .map_or(NEVER, |limit| now + (limit - p.left));
                                 return Step::BusyUntil(deadline);
                             }
                         }
@@ -576,7 +625,9 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         if p.pc as usize == program.body.len() {
             p.pc = 0;
             p.rounds_done += 1;
-            let budget_spent = program.cpu_budget_ns.is_some_and(|budget| p.compute_ns >= budget);
+            let budget_spent = program
+                .cpu_budget_ns
+                .is_some_and(|budget| p.compute_ns >= budget);
             if p.rounds_done >= program.repeat || budget_spent {
                 return true;
             }
@@ -594,12 +645,13 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         }
         let p = &mut self.procs[to as usize];
         p.mailbox[port as usize] += 1;
-        let cpu = p.cpu;
+        let (cpu, node) = (p.cpu, p.node);
         let running = self.cpus[cpu as usize].running == Some(to);
         let view = ArrivalView {
             now,
             receiver: to,
             receiver_running: running,
+            receiver_running_as_sampled: self.sampled_running(node, cpu) == Some(to),
             run_queue_len: self.os.run_queue_len(cpu),
             min_quantum: self.min_quantum,
         };
@@ -611,10 +663,14 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             }
             return;
         }
+        let p = &mut self.procs[to as usize];
         if matches!(p.status, Status::Done | Status::NotStarted) {
             return;
         }
         let action = self.hook.on_arrival(&view);
+        if view.receiver_running_as_sampled {
+            self.sampled_running_suppressed += 1;
+        }
         let p = &mut self.procs[to as usize];
         p.waiting_since.get_or_insert(now);
         if p.status == Status::BlockedOnReceive {
@@ -635,6 +691,24 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             }
             _ => self.preempt_if_needed(cpu, false),
         }
+    }
+
+    /// Who the node's network interface saw running on `cpu` at its last sample (once per
+    /// [`RUNNING_SAMPLE_PERIOD`], at the node's own phase); `None` for idle, or when more switches than the
+    /// history holds happened since (then the interface is taken to see someone else and interrupts).
+    fn sampled_running(&self, node: u32, cpu: u32) -> Option<u32> {
+        let now = self.engine.now();
+        let phase = self.sample_phase[node as usize];
+        if now < phase {
+            return None;
+        }
+        let sample_at = now - (now - phase) % RUNNING_SAMPLE_PERIOD;
+        let c = &self.cpus[cpu as usize];
+        // Newest first: the latest switch at or before the sample is who the sample saw.
+        (1..=SWITCH_HISTORY)
+            .map(|back| c.history[(c.history_next + SWITCH_HISTORY - back) % SWITCH_HISTORY])
+            .find(|&(at, _)| at <= sample_at)
+            .and_then(|(_, pid)| (pid != IDLE).then_some(pid))
     }
 
     fn io_done(&mut self, pid: u32) {
@@ -660,7 +734,8 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             self.preempt_if_needed(cpu, false);
         }
         if let Some(period) = self.os.update_period() {
-            self.engine.schedule(self.engine.now() + period, Event::Update { node });
+            self.engine
+                .schedule(self.engine.now() + period, Event::Update { node });
         }
     }
 
@@ -672,7 +747,12 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             self.account(cpu);
             let c = self.cpus[cpu as usize];
             if let (Some(pid), Some(trace)) = (c.running, &mut self.trace) {
-                trace.intervals.push(RunInterval { cpu, pid, start_ns: c.dispatched_at, end_ns: end });
+                trace.intervals.push(RunInterval {
+                    cpu,
+                    pid,
+                    start_ns: c.dispatched_at,
+                    end_ns: end,
+                });
             }
         }
         let mixed_window = match &self.scenario.workload {
@@ -692,16 +772,27 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 .map(|&pid| {
                     let p = &self.procs[pid as usize];
                     match mixed_window {
-                        Some(window) => fairness(p.sharing, self.cpu_at_first_job_end[pid as usize], window),
-                        None if job.role == JobRole::Competitor => fairness(p.sharing, p.cpu_ns, end),
+                        Some(window) => {
+                            fairness(p.sharing, self.cpu_at_first_job_end[pid as usize], window)
+                        }
+                        None if job.role == JobRole::Competitor => {
+                            fairness(p.sharing, p.cpu_ns, end)
+                        }
                         None => fairness(p.sharing, p.cpu_ns, response),
                     }
                 })
                 .collect();
             let (mean, min, max) = mean_min_max(&per_process);
-            let cpu_total: Nanos = job.processes.iter().map(|&pid| self.procs[pid as usize].cpu_ns).sum();
+            let cpu_total: Nanos = job
+                .processes
+                .iter()
+                .map(|&pid| self.procs[pid as usize].cpu_ns)
+                .sum();
             let (response_s, cpu_s) = if job.role == JobRole::Competitor {
-                (end as f64 / 1e9, cpu_total as f64 / 1e9 / job.processes.len().max(1) as f64)
+                (
+                    end as f64 / 1e9,
+                    cpu_total as f64 / 1e9 / job.processes.len().max(1) as f64,
+                )
             } else {
                 (response as f64 / 1e9, cpu_total as f64 / 1e9)
             };
@@ -720,8 +811,16 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             });
         }
         let parallel = &self.jobs[0];
-        let spin: Nanos = parallel.processes.iter().map(|&p| self.procs[p as usize].spin_ns).sum();
-        let compute: Nanos = parallel.processes.iter().map(|&p| self.procs[p as usize].compute_ns).sum();
+        let spin: Nanos = parallel
+            .processes
+            .iter()
+            .map(|&p| self.procs[p as usize].spin_ns)
+            .sum();
+        let compute: Nanos = parallel
+            .processes
+            .iter()
+            .map(|&p| self.procs[p as usize].compute_ns)
+            .sum();
         let parallel_response = jobs[0].response_s;
         extra.insert("events".into(), self.events as f64);
         extra.insert("stale_timers".into(), self.stale_timers as f64);
@@ -730,6 +829,10 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         extra.insert("messages_delivered".into(), self.net.delivered as f64);
         extra.insert("context_switches".into(), self.context_switches as f64);
         extra.insert("os_updates".into(), self.updates as f64);
+        extra.insert(
+            "dcs_no_interrupt_stale_sample".into(),
+            self.sampled_running_suppressed as f64,
+        );
         extra.insert("parallel_spin_s".into(), spin as f64 / 1e9);
         extra.insert("parallel_compute_s".into(), compute as f64 / 1e9);
         if let Some(window) = mixed_window {
@@ -742,7 +845,11 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             jobs,
             work_done: self.work_done,
             work_expected: self.work_expected,
-            rate_per_s: if parallel_response > 0.0 { self.work_done as f64 / parallel_response } else { 0.0 },
+            rate_per_s: if parallel_response > 0.0 {
+                self.work_done as f64 / parallel_response
+            } else {
+                0.0
+            },
             rtt_p50_us: self.iterations.quantile_us(0.5),
             rtt_p99_us: self.iterations.quantile_us(0.99),
             rtt_histogram: (self.iterations.count() > 0).then(|| self.iterations.to_report()),

@@ -41,9 +41,24 @@
 //! ts_update (1/s):       queued:  dispwait += 1; if dispwait > maxwait[level]:
 //!                                   level = lwait[level]; time_left = quantum[level]; dispwait = 0; to the END
 //!                        asleep:  dispwait += 1   (the flag that the wake-up boost reads)
-//! boost_to_max (DCS):    level = 59; time_left = quantum[59]; to the FRONT of queue 59
-//! preempt running r?:    best queued level > level[r]  (strictly higher)
+//! boost_to_max (DCS):    boosted = true (dispatch level 59); to the FRONT of queue 59; level and
+//!                        time_left untouched
+//! boosted ends:          at quantum expiry, on blocking, and when ts_update recomputes its level
+//! preempt running r?:    best queued dispatch level > dispatch level of r  (strictly higher)
+//! dispatch level:        59 while boosted, else level
 //! ```
+//!
+//! ## The DCS boost and the TS class state
+//! The seed's driver acts from the network interrupt handler (§3.3.2, Figure 2): each thread "has its priority
+//! raised to the maximum allowable priority for user-mode timesharing processes and is placed at the front of
+//! the dispatcher queue. Flags are set to ensure that the Solaris 2.4 scheduler runs on exit from the interrupt
+//! routine". That is dispatcher-level work (the thread's dispatch priority, `setfrontdq`, the run-run flags),
+//! not a change of the TS class parameters: the thread's TS level (`ts_cpupri`) and `ts_timeleft` are not
+//! touched, so the next time the TS class recomputes the thread's priority — quantum expiry (`ts_tick`, which
+//! demotes from `ts_cpupri`), return from a sleep, or `ts_update` — the boost is gone. The model keeps a
+//! `boosted` flag with exactly that lifetime. (Giving the receiver TS level 59 and a fresh 20 ms quantum
+//! instead would let the chatty parallel job keep a high level through `ts_tqexp` demotions and take most of
+//! the CPU — fairness F of several — which is not what the seed measured; see `crate::world` tests.)
 //!
 //! ## Parameters (Table 1)
 //! | levels | quantum | `ts_slpret` |
@@ -93,7 +108,13 @@ pub struct DispatchEntry {
 /// The Solaris 2.4 default dispatch table (Table 1 plus the standard defaults of the unprinted columns);
 /// `slpret_ablation` sets `ts_slpret[n] = n` (Figure 9).
 pub fn dispatch_table(slpret_ablation: bool) -> [DispatchEntry; LEVELS] {
-    let mut table = [DispatchEntry { quantum: 0, tqexp: 0, slpret: 0, maxwait: 0, lwait: 0 }; LEVELS];
+    let mut table = [DispatchEntry {
+        quantum: 0,
+        tqexp: 0,
+        slpret: 0,
+        maxwait: 0,
+        lwait: 0,
+    }; LEVELS];
     for (n, entry) in table.iter_mut().enumerate() {
         let quantum_ms = match n {
             0..=9 => 200,
@@ -141,6 +162,19 @@ struct TsProcess {
     time_left: Nanos,
     dispwait: u32,
     state: State,
+    /// Raised to [`MAX_USER_LEVEL`] by a DCS boost until the TS class next recomputes its priority.
+    boosted: bool,
+}
+
+impl TsProcess {
+    /// The level the dispatcher queues it at.
+    fn dispatch_level(&self) -> u8 {
+        if self.boosted {
+            MAX_USER_LEVEL
+        } else {
+            self.level
+        }
+    }
 }
 
 /// One CPU's dispatcher queues.
@@ -156,7 +190,12 @@ struct TsCpu {
 
 impl TsCpu {
     fn new() -> Self {
-        TsCpu { queues: vec![VecDeque::new(); LEVELS], occupied: 0, queued: 0, members: Vec::new() }
+        TsCpu {
+            queues: vec![VecDeque::new(); LEVELS],
+            occupied: 0,
+            queued: 0,
+            members: Vec::new(),
+        }
     }
     fn push_back(&mut self, level: u8, pid: u32) {
         self.queues[level as usize].push_back(pid);
@@ -170,7 +209,10 @@ impl TsCpu {
     }
     fn remove(&mut self, level: u8, pid: u32) {
         let q = &mut self.queues[level as usize];
-        let at = q.iter().position(|&p| p == pid).expect("a queued process is in the queue of its level");
+        let at = q
+            .iter()
+            .position(|&p| p == pid)
+            .expect("a queued process is in the queue of its level");
         q.remove(at);
         if q.is_empty() {
             self.occupied &= !(1 << level);
@@ -183,7 +225,9 @@ impl TsCpu {
     fn pop_best(&mut self) -> Option<u32> {
         let level = self.best_level()?;
         let q = &mut self.queues[level as usize];
-        let pid = q.pop_front().expect("occupied bit matches a non-empty queue");
+        let pid = q
+            .pop_front()
+            .expect("occupied bit matches a non-empty queue");
         if q.is_empty() {
             self.occupied &= !(1 << level);
         }
@@ -227,6 +271,7 @@ impl SolarisTs {
     fn set_level(&mut self, pid: u32, level: u8) {
         let p = &mut self.processes[pid as usize];
         p.level = level;
+        p.boosted = false;
         p.time_left = self.table[level as usize].quantum;
     }
 
@@ -240,7 +285,7 @@ impl SolarisTs {
     fn enqueue_back(&mut self, pid: u32) {
         let p = &mut self.processes[pid as usize];
         p.state = State::Queued;
-        let (cpu, level) = (p.cpu, p.level);
+        let (cpu, level) = (p.cpu, p.dispatch_level());
         self.cpus[cpu as usize].push_back(level, pid);
     }
 }
@@ -251,7 +296,11 @@ impl OsScheduler for SolarisTs {
     }
 
     fn min_quantum(&self) -> Nanos {
-        self.table.iter().map(|e| e.quantum).min().expect("the table has 60 rows")
+        self.table
+            .iter()
+            .map(|e| e.quantum)
+            .min()
+            .expect("the table has 60 rows")
     }
 
     fn update_period(&self) -> Option<Nanos> {
@@ -259,7 +308,14 @@ impl OsScheduler for SolarisTs {
     }
 
     fn admit(&mut self, pid: u32, cpu: u32) {
-        let placeholder = TsProcess { cpu, level: 0, time_left: 0, dispwait: 0, state: State::Exited };
+        let placeholder = TsProcess {
+            cpu,
+            level: 0,
+            time_left: 0,
+            dispwait: 0,
+            state: State::Exited,
+            boosted: false,
+        };
         if pid as usize >= self.processes.len() {
             self.processes.resize(pid as usize + 1, placeholder);
         }
@@ -269,6 +325,7 @@ impl OsScheduler for SolarisTs {
             time_left: self.table[INITIAL_LEVEL as usize].quantum,
             dispwait: 0,
             state: State::Queued,
+            boosted: false,
         };
         self.cpus[cpu as usize].members.push(pid);
         self.cpus[cpu as usize].push_back(INITIAL_LEVEL, pid);
@@ -304,6 +361,7 @@ impl OsScheduler for SolarisTs {
 
     fn on_block(&mut self, pid: u32, ran: Nanos) {
         self.charge(pid, ran);
+        self.processes[pid as usize].boosted = false;
         if self.processes[pid as usize].time_left == 0 {
             self.demote(pid);
         }
@@ -329,9 +387,13 @@ impl OsScheduler for SolarisTs {
 
     fn boost_to_max(&mut self, pid: u32) {
         let p = self.processes[pid as usize];
-        debug_assert_eq!(p.state, State::Queued, "DCS boosts a runnable process that is not running");
-        self.cpus[p.cpu as usize].remove(p.level, pid);
-        self.set_level(pid, MAX_USER_LEVEL);
+        debug_assert_eq!(
+            p.state,
+            State::Queued,
+            "DCS boosts a runnable process that is not running"
+        );
+        self.cpus[p.cpu as usize].remove(p.dispatch_level(), pid);
+        self.processes[pid as usize].boosted = true;
         self.cpus[p.cpu as usize].push_front(MAX_USER_LEVEL, pid);
     }
 
@@ -345,7 +407,7 @@ impl OsScheduler for SolarisTs {
                         let row = self.table[p.level as usize];
                         let dispwait = p.dispwait + 1;
                         if dispwait > row.maxwait {
-                            self.cpus[cpu as usize].remove(p.level, pid);
+                            self.cpus[cpu as usize].remove(p.dispatch_level(), pid);
                             self.set_level(pid, row.lwait);
                             self.processes[pid as usize].dispwait = 0;
                             self.enqueue_back(pid);
@@ -364,7 +426,7 @@ impl OsScheduler for SolarisTs {
 
     fn should_preempt(&self, cpu: u32, running: u32) -> bool {
         match self.cpus[cpu as usize].best_level() {
-            Some(best) => best > self.processes[running as usize].level,
+            Some(best) => best > self.processes[running as usize].dispatch_level(),
             None => false,
         }
     }
@@ -374,11 +436,14 @@ impl OsScheduler for SolarisTs {
     }
 
     fn priority(&self, pid: u32) -> u32 {
-        self.processes[pid as usize].level as u32
+        self.processes[pid as usize].dispatch_level() as u32
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("slpret_boosts", self.slpret_boosts), ("lwait_raises", self.lwait_raises)]
+        vec![
+            ("slpret_boosts", self.slpret_boosts),
+            ("lwait_raises", self.lwait_raises),
+        ]
     }
 }
 
@@ -406,7 +471,16 @@ mod tests {
         assert_eq!(t[58].quantum, 40 * MILLIS);
         assert_eq!(t[59].quantum, 20 * MILLIS);
         // ts_slpret by band: 0–9 → 50, 30–34 → 53, 35–39 → 54, 55–58 → 58, 59 → 59.
-        assert_eq!((t[3].slpret, t[33].slpret, t[37].slpret, t[57].slpret, t[59].slpret), (50, 53, 54, 58, 59));
+        assert_eq!(
+            (
+                t[3].slpret,
+                t[33].slpret,
+                t[37].slpret,
+                t[57].slpret,
+                t[59].slpret
+            ),
+            (50, 53, 54, 58, 59)
+        );
         // The unprinted defaults: lwait = slpret band, maxwait 0 except 32000 at 59, tqexp = n - 10.
         assert_eq!((t[12].lwait, t[12].maxwait, t[59].maxwait), (51, 0, 32000));
         assert_eq!((t[35].tqexp, t[5].tqexp), (25, 0));
@@ -419,12 +493,40 @@ mod tests {
 
     #[test]
     fn a_process_at_level_59_gets_20_ms() {
-        // Two processes at 29; boost pid 1 to 59: quantum[59] = 20 ms, and it runs first.
+        // A waiting process raised by ts_update from level 55 gets lwait[55] = 58; one at 59 (reached through
+        // lwait[59] = 59 or slpret[59] = 59) gets quantum[59] = 20 ms.
+        let mut ts = one_cpu(1, false);
+        ts.cpus[0].remove(29, 0);
+        ts.set_level(0, 59);
+        ts.enqueue_back(0);
+        assert_eq!(ts.pick_next(0), Some(0));
+        assert_eq!((ts.priority(0), ts.time_left(0)), (59, 20 * MILLIS));
+    }
+
+    #[test]
+    fn a_dcs_boost_lasts_until_the_quantum_expires() {
+        // pid 1 at level 29 with 120 ms boosted: dispatched first at 59, keeps its own 120 ms quantum; at
+        // expiry it is demoted from its TS level: tqexp[29] = 19 (not tqexp[59] = 49), quantum[19] = 160 ms.
         let mut ts = one_cpu(2, false);
         ts.boost_to_max(1);
         assert_eq!(ts.pick_next(0), Some(1));
-        assert_eq!(ts.priority(1), 59);
-        assert_eq!(ts.time_left(1), 20 * MILLIS);
+        assert_eq!((ts.priority(1), ts.time_left(1)), (59, 120 * MILLIS));
+        ts.on_quantum_expiry(1);
+        assert_eq!((ts.priority(1), ts.time_left(1)), (19, 160 * MILLIS));
+    }
+
+    #[test]
+    fn a_dcs_boost_ends_when_the_process_blocks_but_survives_preemption() {
+        // Boosted pid 0 preempted (ran 1 ms): still queued at 59, ahead of pid 1 at 29. Then it blocks: its
+        // priority is back to its TS level 29.
+        let mut ts = one_cpu(2, false);
+        ts.boost_to_max(0);
+        assert_eq!(ts.pick_next(0), Some(0));
+        ts.on_preempt(0, MILLIS);
+        assert_eq!(ts.priority(0), 59);
+        assert_eq!(ts.pick_next(0), Some(0));
+        ts.on_block(0, MILLIS);
+        assert_eq!(ts.priority(0), 29);
     }
 
     #[test]
@@ -495,14 +597,20 @@ mod tests {
         ts.periodic_update(0..1);
         // 1: dispwait 1 > maxwait[29] = 0 → lwait[29] = 52. 0 is running: untouched at 29.
         assert_eq!((ts.priority(0), ts.priority(1)), (29, 52));
-        assert!(ts.should_preempt(0, 0), "52 > 29: the raised process preempts");
+        assert!(
+            ts.should_preempt(0, 0),
+            "52 > 29: the raised process preempts"
+        );
     }
 
     #[test]
     fn preemption_needs_a_strictly_higher_level() {
         let mut ts = one_cpu(2, false);
         assert_eq!(ts.pick_next(0), Some(0));
-        assert!(!ts.should_preempt(0, 0), "1 waits at 29 = running 0's level: no preemption");
+        assert!(
+            !ts.should_preempt(0, 0),
+            "1 waits at 29 = running 0's level: no preemption"
+        );
         assert_eq!(ts.run_queue_len(0), 1);
     }
 
