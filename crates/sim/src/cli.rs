@@ -202,7 +202,7 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
         .unwrap_or(0)
         .max(13);
     println!(
-        "{:<width$}  {:>10}  {:>12}  {:>12}  {:>9}  {:>12}  {:>22}  {:>18}",
+        "{:<width$}  {:>11}  {:>12}  {:>12}  {:>9}  {:>12}  {:>22}  {:>18}",
         "configuration",
         "round trips",
         "events",
@@ -215,7 +215,7 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
     for (label, done, events, sim_ns, wall) in &lines {
         let rate = *events as f64 / wall.max(1e-9);
         println!(
-            "{label:<width$}  {done:>10}  {events:>12}  {:>12}  {wall:>9.3}  {:>12}  {:>22}  {:>18}",
+            "{label:<width$}  {done:>11}  {events:>12}  {:>12}  {wall:>9.3}  {:>12}  {:>22}  {:>18}",
             significant(*sim_ns as f64 / 1e9),
             significant(rate / 1e6),
             verdict(rate / TARGET_EVENTS_PER_S, rate >= TARGET_EVENTS_PER_S),
@@ -224,7 +224,7 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
     }
     let rate = all_events as f64 / all_wall.max(1e-9);
     println!(
-        "{:<width$}  {:>10}  {all_events:>12}  {:>12}  {all_wall:>9.3}  {:>12}  {:>22}",
+        "{:<width$}  {:>11}  {all_events:>12}  {:>12}  {all_wall:>9.3}  {:>12}  {:>22}",
         "all",
         "",
         "",

@@ -363,6 +363,20 @@ fn resolve(
         });
     }
 
+    // The engine's own checks too (a safety net behind the ones above), at the largest competitor count, so
+    // that no run fails on its scenario once the runs have started.
+    if p.0.is_empty() {
+        for (i, config) in configs.iter().enumerate() {
+            let mut scenario = config.scenario.clone();
+            scenario.competitors_per_node = competitors.last().copied().unwrap_or(0);
+            if let Err(e) = scenario.validate() {
+                p.add(
+                    format!("config[{i}]"),
+                    format!("the simulator refuses this scenario: {e}"),
+                );
+            }
+        }
+    }
     if !p.0.is_empty() {
         return Err(ExperimentError::Invalid {
             file: file.to_path_buf(),
