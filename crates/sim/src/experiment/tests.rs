@@ -433,3 +433,34 @@ fn a_different_seed_changes_the_results() {
         .collect();
     assert_ne!(ra, rb);
 }
+
+#[test]
+fn every_shipped_experiment_runs_quick_under_every_configuration_it_names() {
+    // Examples are tests: each file at 1/100 of its work, one repetition, every configuration and competitor
+    // count; every run must finish its work (a hang would show as work_done < work_expected at the time limit).
+    let hidden = indicatif::ProgressBar::hidden();
+    for file in discover(&shipped_dir()).unwrap() {
+        let e = load(
+            &file,
+            &Overrides {
+                repetitions: Some(1),
+                quick: true,
+            },
+        )
+        .unwrap();
+        let outcomes = runner::run_all(&e, 2, &hidden).unwrap();
+        assert_eq!(outcomes.len(), e.configs.len() * e.competitors.len());
+        for o in &outcomes {
+            let m = &o.record.measurement;
+            assert_eq!(
+                m.work_done, m.work_expected,
+                "{}: '{}' at {} competitors",
+                e.name, o.record.config, o.record.competitors
+            );
+        }
+        let out = temp_out(&format!("quick-{}", e.name));
+        let written = output::write_all(&e, &outcomes, &out).unwrap();
+        assert!(written.files.iter().all(|f| f.is_file()));
+        std::fs::remove_dir_all(out).unwrap();
+    }
+}
