@@ -7,7 +7,7 @@
 
 use crate::stats::Estimate;
 use crate::summary::SummaryRow;
-use comfy_table::presets::UTF8_BORDERS_ONLY;
+use comfy_table::presets::{ASCII_MARKDOWN, UTF8_BORDERS_ONLY};
 use comfy_table::{CellAlignment, Table};
 
 /// A value with four significant digits and no exponent below 10⁶ (seconds, rates, F).
@@ -35,10 +35,22 @@ pub fn with_interval(e: &Estimate) -> String {
     }
 }
 
-fn new_table(header: &[&str]) -> Table {
+/// How a table is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// Box-drawing borders, for the terminal.
+    Terminal,
+    /// A GitHub-flavoured Markdown table, for docs.
+    Markdown,
+}
+
+fn new_table(style: Style, header: &[&str]) -> Table {
     let mut table = Table::new();
     table
-        .load_preset(UTF8_BORDERS_ONLY)
+        .load_preset(match style {
+            Style::Terminal => UTF8_BORDERS_ONLY,
+            Style::Markdown => ASCII_MARKDOWN,
+        })
         .set_header(header.to_vec());
     table
 }
@@ -53,18 +65,21 @@ fn right_align_from(table: &mut Table, first: usize) {
 }
 
 /// The main table: one line per point.
-pub fn render_summary(rows: &[SummaryRow]) -> String {
-    let mut table = new_table(&[
-        "configuration",
-        "competitors",
-        "runs",
-        "response s (90% CI)",
-        "CPU s",
-        "job F",
-        "competitor F",
-        "rate /s",
-        "work done",
-    ]);
+pub fn render_summary(rows: &[SummaryRow], style: Style) -> String {
+    let mut table = new_table(
+        style,
+        &[
+            "configuration",
+            "competitors",
+            "runs",
+            "response s (90% CI)",
+            "CPU s",
+            "job F",
+            "competitor F",
+            "rate /s",
+            "work done",
+        ],
+    );
     for r in rows {
         let work = if r.incomplete_runs == 0 {
             format!("{}", r.work_done)
@@ -92,16 +107,19 @@ pub fn render_summary(rows: &[SummaryRow]) -> String {
 }
 
 /// One line per job per point (for workloads with sequential jobs, e.g. the seed's Mixed workload).
-pub fn render_jobs(rows: &[SummaryRow]) -> String {
-    let mut table = new_table(&[
-        "configuration",
-        "competitors",
-        "job",
-        "role",
-        "response s (90% CI)",
-        "CPU s",
-        "F",
-    ]);
+pub fn render_jobs(rows: &[SummaryRow], style: Style) -> String {
+    let mut table = new_table(
+        style,
+        &[
+            "configuration",
+            "competitors",
+            "job",
+            "role",
+            "response s (90% CI)",
+            "CPU s",
+            "F",
+        ],
+    );
     for r in rows {
         for j in &r.jobs {
             table.add_row(vec![
@@ -149,11 +167,16 @@ mod tests {
         // Two repetitions at 2 competitors: responses 2 and 4 s → mean 3 s, s = 1.414, t(0.95,1) = 6.314,
         // half width = 6.314 × 1.414 / 1.414 = 6.314 → "3.000 ± 6.314".
         let rows = summarize(&[record("DCS", 2, 0, 2.0), record("DCS", 2, 1, 4.0)]).unwrap();
-        let text = render_summary(&rows);
+        let text = render_summary(&rows, Style::Terminal);
         assert!(text.contains("DCS"), "{text}");
         assert!(text.contains("3.000 ± 6.314"), "{text}");
         assert!(text.contains("0.900"), "{text}");
-        let jobs = render_jobs(&rows);
+        let jobs = render_jobs(&rows, Style::Terminal);
         assert!(jobs.contains("competitor"), "{jobs}");
+        let markdown = render_summary(&rows, Style::Markdown);
+        assert!(
+            markdown.lines().nth(1).unwrap().starts_with("|--"),
+            "{markdown}"
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! Under `<out>/<experiment name>/`:
 //! - `experiment.json` — the resolved experiment: every configuration's scenario and every run's seed;
 //! - `runs.json`, `runs.csv` — every run ([`cosched_report::RunRecord`]), in plan order;
-//! - `summary.csv`, `summary_jobs.csv`, `table.txt` — mean and 90 % Student-t interval per point;
+//! - `summary.csv`, `summary_jobs.csv`, `table.txt`, `table.md` — mean and 90 % Student-t interval per point;
 //! - plots in the style of seed `000_e8004e1596fde6a5.txt` §4.2 (SVG):
 //!   - sweeps (more than one competitor count): `response_time_log.svg` (Figures 3, 4, 9),
 //!     `cpu_time_log.svg`, `response_time_spin_block_linear.svg` (Figure 5), `fairness.svg` (Figure 6),
@@ -18,6 +18,7 @@ use crate::scenario::{OsModel, Workload};
 use anyhow::Context;
 use cosched_report::plot::{plot_histograms, plot_job_bars, plot_sweep, JobMetric, Metric, Scale};
 use cosched_report::summary::{summarize, SummaryRow};
+use cosched_report::table::Style;
 use cosched_report::{table, write, JobRole, RunRecord};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -165,13 +166,20 @@ pub fn write_all(
     let has_sequential_jobs = rows
         .iter()
         .any(|r| r.jobs.iter().any(|j| j.role == JobRole::Sequential));
-    let mut table_text = table::render_summary(&rows);
-    if has_sequential_jobs {
-        table_text.push('\n');
-        table_text.push_str(&table::render_jobs(&rows));
-    }
+    let render = |style: Style| {
+        let mut text = table::render_summary(&rows, style);
+        if has_sequential_jobs {
+            text.push_str("\n\n");
+            text.push_str(&table::render_jobs(&rows, style));
+        }
+        text
+    };
+    let table_text = render(Style::Terminal);
     let path = file("table.txt");
     std::fs::write(&path, format!("{}\n{table_text}\n", e.title))
+        .with_context(|| format!("writing {}", path.display()))?;
+    let path = file("table.md");
+    std::fs::write(&path, render(Style::Markdown) + "\n")
         .with_context(|| format!("writing {}", path.display()))?;
 
     if e.competitors.len() > 1 {
