@@ -118,8 +118,13 @@ pub fn fill(buf: &mut [u8], header: Header) {
 
 /// Check that the body of `buf` is the pattern of its header; returns the header.
 pub fn check(buf: &[u8]) -> Result<Header, FrameError> {
+    check_from(buf, HEADER_BYTES)
+}
+
+/// Check the header and the pattern from byte `from` on (the bytes before it carry program data).
+pub fn check_from(buf: &[u8], from: usize) -> Result<Header, FrameError> {
     let header = Header::read(buf)?;
-    for (offset, &got) in buf.iter().enumerate().skip(HEADER_BYTES) {
+    for (offset, &got) in buf.iter().enumerate().skip(from.max(HEADER_BYTES)) {
         let expected = pattern_byte(header.sequence, header.tag, offset);
         if got != expected {
             return Err(FrameError::Corrupt {

@@ -1,4 +1,6 @@
 //! The programs, one module each; `src/bin/cosched-*.rs` only call [`crate::main_with`] on them.
 
+pub mod barrier;
 pub mod calcula;
+pub mod masterslave;
 pub mod pingpong;
