@@ -65,7 +65,12 @@ fn right_align_from(table: &mut Table, first: usize) {
 }
 
 /// The main table: one line per point.
-pub fn render_summary(rows: &[SummaryRow], style: Style) -> String {
+pub fn render_summary(rows: &[SummaryRow]) -> String {
+    render_summary_styled(rows, Style::Terminal)
+}
+
+/// The main table drawn in `style`.
+pub fn render_summary_styled(rows: &[SummaryRow], style: Style) -> String {
     let mut table = new_table(
         style,
         &[
@@ -107,7 +112,12 @@ pub fn render_summary(rows: &[SummaryRow], style: Style) -> String {
 }
 
 /// One line per job per point (for workloads with sequential jobs, e.g. the seed's Mixed workload).
-pub fn render_jobs(rows: &[SummaryRow], style: Style) -> String {
+pub fn render_jobs(rows: &[SummaryRow]) -> String {
+    render_jobs_styled(rows, Style::Terminal)
+}
+
+/// The job table drawn in `style`.
+pub fn render_jobs_styled(rows: &[SummaryRow], style: Style) -> String {
     let mut table = new_table(
         style,
         &[
@@ -167,13 +177,13 @@ mod tests {
         // Two repetitions at 2 competitors: responses 2 and 4 s → mean 3 s, s = 1.414, t(0.95,1) = 6.314,
         // half width = 6.314 × 1.414 / 1.414 = 6.314 → "3.000 ± 6.314".
         let rows = summarize(&[record("DCS", 2, 0, 2.0), record("DCS", 2, 1, 4.0)]).unwrap();
-        let text = render_summary(&rows, Style::Terminal);
+        let text = render_summary(&rows);
         assert!(text.contains("DCS"), "{text}");
         assert!(text.contains("3.000 ± 6.314"), "{text}");
         assert!(text.contains("0.900"), "{text}");
-        let jobs = render_jobs(&rows, Style::Terminal);
+        let jobs = render_jobs(&rows);
         assert!(jobs.contains("competitor"), "{jobs}");
-        let markdown = render_summary(&rows, Style::Markdown);
+        let markdown = render_summary_styled(&rows, Style::Markdown);
         assert!(
             markdown.lines().nth(1).unwrap().starts_with("|--"),
             "{markdown}"

@@ -167,10 +167,10 @@ pub fn write_all(
         .iter()
         .any(|r| r.jobs.iter().any(|j| j.role == JobRole::Sequential));
     let render = |style: Style| {
-        let mut text = table::render_summary(&rows, style);
+        let mut text = table::render_summary_styled(&rows, style);
         if has_sequential_jobs {
             text.push_str("\n\n");
-            text.push_str(&table::render_jobs(&rows, style));
+            text.push_str(&table::render_jobs_styled(&rows, style));
         }
         text
     };
