@@ -40,7 +40,14 @@ pub struct GroupArgs {
 }
 
 impl GroupArgs {
-    pub fn config(&self, program: &str, role: &str, neighbour_links: bool) -> Result<GroupConfig> {
+    /// The group to join; `settings` are the flags every rank must share (checked by rank 0).
+    pub fn config(
+        &self,
+        program: &str,
+        role: &str,
+        settings: String,
+        neighbour_links: bool,
+    ) -> Result<GroupConfig> {
         if !(self.connect_timeout_s.is_finite() && self.connect_timeout_s > 0.0) {
             bail!(
                 "--connect-timeout-s {} must be a positive number of seconds",
@@ -55,6 +62,7 @@ impl GroupArgs {
             connect: self.connect,
             timeout: Duration::from_secs_f64(self.connect_timeout_s),
             role: role.to_string(),
+            settings,
             neighbour_links,
         })
     }

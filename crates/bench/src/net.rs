@@ -18,7 +18,8 @@
 //!                      ◀─────────    Go             — every rank starts its clock here
 //! ```
 //!
-//! Every stream has TCP_NODELAY set and no read timeout. Every failure names the rank, the address and what to
+//! Every rank must be started with the same settings (message size, run length, grid, ...): rank 0 refuses a
+//! rank whose settings differ, naming both. Every stream has TCP_NODELAY set and no read timeout. Every failure names the rank, the address and what to
 //! do about it.
 
 use crate::channel::Link;
@@ -46,6 +47,9 @@ pub struct GroupConfig {
     pub timeout: Duration,
     /// A program-defined role this rank announces to rank 0 (master-slave: `r` or `rs`).
     pub role: String,
+    /// The settings every rank must share (message size, grid, ...), as text; rank 0 refuses a rank whose
+    /// settings differ from its own.
+    pub settings: String,
     /// Also connect each rank to its neighbours rank-1 and rank+1.
     pub neighbour_links: bool,
 }
@@ -56,6 +60,7 @@ struct Hello {
     rank: usize,
     ranks: usize,
     role: String,
+    settings: String,
     /// Port of this rank's neighbour listener (0: none).
     peer_port: u16,
 }
@@ -261,6 +266,11 @@ fn join_as_root(config: &GroupConfig, deadline: Instant) -> Result<Group> {
                 "rank {} was started with --ranks {} but rank 0 with --ranks {n}",
                 hello.rank, hello.ranks
             ))
+        } else if hello.settings != config.settings {
+            Some(format!(
+                "rank {} was started with {:?} but rank 0 with {:?}; give every rank the same flags",
+                hello.rank, hello.settings, config.settings
+            ))
         } else if hello.rank == 0 || hello.rank >= n {
             Some(format!(
                 "a peer announced rank {}, outside 1..{}",
@@ -350,6 +360,7 @@ fn join_as_member(config: &GroupConfig, deadline: Instant) -> Result<Group> {
             rank,
             ranks: n,
             role: config.role.clone(),
+            settings: config.settings.clone(),
             peer_port,
         },
     )?;
@@ -414,6 +425,7 @@ mod tests {
             connect: (rank > 0).then_some(address),
             timeout: Duration::from_secs(20),
             role: format!("role{rank}"),
+            settings: "bytes=128".into(),
             neighbour_links: neighbours,
         }
     }
@@ -470,6 +482,25 @@ mod tests {
         );
         let member_err = format!("{:#}", member.join().unwrap().unwrap_err());
         assert!(member_err.contains("refused"), "{member_err}");
+    }
+
+    #[test]
+    fn mismatched_settings_are_refused() {
+        let address = free_address();
+        let member = std::thread::spawn(move || {
+            let mut c = config(1, 2, address, false);
+            c.settings = "bytes=64".into();
+            Group::join(&c)
+        });
+        let err = format!(
+            "{:#}",
+            Group::join(&config(0, 2, address, false)).unwrap_err()
+        );
+        assert!(
+            err.contains("bytes=64") && err.contains("same flags"),
+            "{err}"
+        );
+        assert!(member.join().unwrap().is_err());
     }
 
     #[test]

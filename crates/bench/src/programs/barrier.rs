@@ -55,7 +55,12 @@ pub fn run(args: BarrierArgs) -> Result<ResultLine> {
     let bytes = args.bytes.resolve()?;
     let delay = DelayLoop::calibrate();
     let compute_iterations = delay.iterations_for_us(args.compute_us);
-    let group = Group::join(&args.group.config(PROGRAM, "", false)?)?;
+    let group = Group::join(&args.group.config(
+        PROGRAM,
+        "",
+        format!("bytes={bytes} length={length:?}"),
+        false,
+    )?)?;
     let mut receiver = Receiver::new(args.recv.mode);
     let mut out = vec![0u8; bytes];
     let mut iterations = LatencyRecorder::default();
@@ -160,10 +165,6 @@ pub fn run(args: BarrierArgs) -> Result<ResultLine> {
         .with("compute_iterations", compute_iterations)
         .with("iterations_per_us", delay.iterations_per_us)
         .with("result", value);
-    line.work_expected = if group.rank == 0 {
-        length.expected()
-    } else {
-        args.length.count
-    };
+    line.work_expected = length.expected();
     Ok(line)
 }

@@ -105,7 +105,12 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
     };
     let delay = DelayLoop::calibrate();
     let compute_iterations = delay.iterations_for_us(args.compute_us);
-    let group = Group::join(&args.group.config(PROGRAM, role_name, false)?)?;
+    let group = Group::join(&args.group.config(
+        PROGRAM,
+        role_name,
+        format!("bytes={bytes} length={length:?}"),
+        false,
+    )?)?;
     let mut receiver = Receiver::new(args.recv.mode);
     let mut out = vec![0u8; bytes];
     let mut iterations = LatencyRecorder::default();
@@ -230,10 +235,6 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
     for (key, v) in line_extra {
         line = line.with(key, v);
     }
-    line.work_expected = if group.rank == 0 {
-        length.expected()
-    } else {
-        args.length.count
-    };
+    line.work_expected = length.expected();
     Ok(line)
 }

@@ -4,3 +4,4 @@ pub mod barrier;
 pub mod calcula;
 pub mod masterslave;
 pub mod pingpong;
+pub mod stencil;

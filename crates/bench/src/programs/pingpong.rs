@@ -46,7 +46,12 @@ pub fn run(args: PingpongArgs) -> Result<ResultLine> {
     }
     let length = args.length.resolve(RunLength::Count(DEFAULT_ROUND_TRIPS))?;
     let bytes = args.bytes.resolve()?;
-    let group = Group::join(&args.group.config(PROGRAM, "", false)?)?;
+    let group = Group::join(&args.group.config(
+        PROGRAM,
+        "",
+        format!("bytes={bytes} length={length:?}"),
+        false,
+    )?)?;
     let mut receiver = Receiver::new(args.recv.mode);
     let mut out = vec![0u8; bytes];
     let mut inbox = vec![0u8; bytes];
@@ -127,11 +132,6 @@ pub fn run(args: PingpongArgs) -> Result<ResultLine> {
         .latency("round trip", round_trips.summary())
         .with("bytes", bytes as u64)
         .with("round_trips", done);
-    // Rank 0 decides the length; the other rank knows it only when it was given the count too.
-    line.work_expected = if group.rank == 0 {
-        length.expected()
-    } else {
-        args.length.count
-    };
+    line.work_expected = length.expected();
     Ok(line)
 }
