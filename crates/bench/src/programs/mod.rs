@@ -2,6 +2,7 @@
 
 pub mod barrier;
 pub mod calcula;
+pub mod local;
 pub mod masterslave;
 pub mod pingpong;
 pub mod stencil;

@@ -1,0 +1,230 @@
+//! `cosched-local` — the interactive local task of seed `004_3903357666129396.txt` §3: "The CPU is loaded by
+//! performing floating point operations over an array ... Interactivity was simulated by means of running
+//! several system calls with an exponential distribution frequency (mean=500ms by default) and different data
+//! transferred to memory with a size chosen randomly by means of a uniform distribution in the range
+//! [1MB,...,10MB]. At the end of its execution, the benchmark returns the system call latency and wall-clock
+//! execution time."
+//!
+//! ## Algorithm
+//! ```text
+//! next = start + Exp(mean)
+//! loop:
+//!     sleep until next (absolute CLOCK_MONOTONIC)            woke = now
+//!     burst: size ~ U[min_mb, max_mb] MB; read size bytes from /dev/zero in 64 KiB read() calls into a
+//!            fresh buffer; one floating-point pass over it; --burst-us of calibrated floating-point work
+//!     done = now;  dedicated = the burst's own CPU time (CLOCK_THREAD_CPUTIME_ID)
+//!     response = done − next;  wake_delay = woke − next;  slowdown = response / dedicated
+//!     next += Exp(mean)      (arrivals do not wait for the previous burst: a late burst queues, as a user would)
+//! ```
+//! The burst's CPU time is what it would take on a dedicated CPU, so `slowdown` = 1 means no interference.
+
+use crate::args::{LengthArgs, RunLength};
+use crate::compute::{flops, DelayLoop};
+use crate::result::{ResultLine, Status};
+use crate::signals::stop_requested;
+use crate::stats::CpuTimes;
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use nix::errno::Errno;
+use nix::time::{clock_gettime, clock_nanosleep, ClockId, ClockNanosleepFlags};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::fs::File;
+use std::io::Read;
+use std::time::Instant;
+
+pub const PROGRAM: &str = "local";
+/// Bytes per read() of a burst.
+pub const READ_CHUNK: usize = 64 << 10;
+const MB: f64 = 1024.0 * 1024.0;
+
+/// Interactive stand-in: bursts of memory, CPU and system calls at exponential intervals (seed 004 `local`).
+#[derive(Parser, Debug)]
+#[command(name = "cosched-local", version)]
+pub struct LocalArgs {
+    #[command(flatten)]
+    pub length: LengthArgs,
+    /// Mean time between bursts, milliseconds (exponentially distributed; the seed: 500).
+    #[arg(long, default_value_t = 500.0, value_name = "MILLISECONDS")]
+    pub mean_interval_ms: f64,
+    /// Smallest memory touched by a burst, MB.
+    #[arg(long, default_value_t = 1.0)]
+    pub min_mb: f64,
+    /// Largest memory touched by a burst, MB.
+    #[arg(long, default_value_t = 10.0)]
+    pub max_mb: f64,
+    /// Floating-point work per burst, microseconds of dedicated CPU (on top of the memory work).
+    #[arg(long, default_value_t = 10_000.0, value_name = "MICROSECONDS")]
+    pub burst_us: f64,
+    /// Seed of the random intervals and sizes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+fn monotonic_ns() -> u64 {
+    let t = clock_gettime(ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC is always there");
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+}
+
+fn thread_cpu_ns() -> u64 {
+    let t = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .expect("CLOCK_THREAD_CPUTIME_ID is always there");
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+}
+
+/// Sleep until `deadline_ns` on CLOCK_MONOTONIC; false if a stop signal came first.
+fn sleep_until(deadline_ns: u64) -> bool {
+    let at = nix::sys::time::TimeSpec::new(
+        (deadline_ns / 1_000_000_000) as _,
+        (deadline_ns % 1_000_000_000) as _,
+    );
+    loop {
+        if stop_requested() {
+            return false;
+        }
+        match clock_nanosleep(
+            ClockId::CLOCK_MONOTONIC,
+            ClockNanosleepFlags::TIMER_ABSTIME,
+            &at,
+        ) {
+            Ok(_) => return true,
+            Err(Errno::EINTR) => continue,
+            Err(e) => panic!("clock_nanosleep: {e}"),
+        }
+    }
+}
+
+/// The nearest-rank `q`-quantile of `values` (sorted in place).
+pub fn quantile(values: &mut [f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
+    Some(values[rank - 1])
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+pub fn run(args: LocalArgs) -> Result<ResultLine> {
+    if !(args.mean_interval_ms.is_finite() && args.mean_interval_ms > 0.0) {
+        bail!(
+            "--mean-interval-ms {} must be a positive number",
+            args.mean_interval_ms
+        );
+    }
+    if !(args.min_mb > 0.0 && args.min_mb <= args.max_mb && args.max_mb <= 4096.0) {
+        bail!(
+            "--min-mb {} / --max-mb {}: need 0 < min ≤ max ≤ 4096",
+            args.min_mb,
+            args.max_mb
+        );
+    }
+    if !(args.burst_us.is_finite() && args.burst_us >= 0.0) {
+        bail!(
+            "--burst-us {} must be a non-negative number of microseconds",
+            args.burst_us
+        );
+    }
+    let length = args.length.resolve(RunLength::UntilSignal)?;
+    let mut zero = File::open("/dev/zero").context("opening /dev/zero for the bursts' reads")?;
+    let delay = DelayLoop::calibrate();
+    let burst_iterations = delay.iterations_for_us(args.burst_us);
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let mean_ns = args.mean_interval_ms * 1e6;
+    let mut exponential = move || -> u64 { (-mean_ns * (1.0 - rng.random::<f64>()).ln()) as u64 };
+    let (min_bytes, max_bytes) = ((args.min_mb * MB) as usize, (args.max_mb * MB) as usize);
+    let mut sizes = StdRng::seed_from_u64(args.seed.wrapping_add(1));
+
+    let cpu_start = CpuTimes::now();
+    let start = Instant::now();
+    let start_ns = monotonic_ns();
+    let end_ns = match length {
+        RunLength::Duration(d) => Some(start_ns + d.as_nanos() as u64),
+        _ => None,
+    };
+    let (mut responses, mut wake_delays, mut dedicated, mut slowdowns) =
+        (vec![], vec![], vec![], vec![]);
+    let (mut bytes_touched, mut read_calls): (u64, u64) = (0, 0);
+    let mut status = Status::Complete;
+    let mut value = 0.0;
+    let mut next = start_ns + exponential();
+    let mut bursts: u64 = 0;
+    loop {
+        if !length.keep_going(bursts, start.elapsed()) {
+            break;
+        }
+        if let Some(end) = end_ns.filter(|&end| next >= end) {
+            if !sleep_until(end) {
+                status = Status::Stopped;
+            }
+            break;
+        }
+        if !sleep_until(next) {
+            status = Status::Stopped;
+            break;
+        }
+        let woke = monotonic_ns();
+        let cpu_before = thread_cpu_ns();
+        let size = sizes.random_range(min_bytes..=max_bytes);
+        let mut buffer = vec![0u8; size];
+        for chunk in buffer.chunks_mut(READ_CHUNK) {
+            zero.read_exact(chunk).context("reading /dev/zero")?;
+            read_calls += 1;
+        }
+        let mut pass = 0.0;
+        for (i, b) in buffer.iter().step_by(64).enumerate() {
+            pass = pass * 0.5 + *b as f64 + i as f64 * 1e-9;
+        }
+        drop(buffer);
+        value = flops(burst_iterations, pass + value * 1e-3);
+        let done = monotonic_ns();
+        let cpu = (thread_cpu_ns() - cpu_before).max(1) as f64;
+        let response = done.saturating_sub(next) as f64;
+        responses.push(response / 1e3);
+        wake_delays.push(woke.saturating_sub(next) as f64 / 1e3);
+        dedicated.push(cpu / 1e3);
+        slowdowns.push(response / cpu);
+        bytes_touched += size as u64;
+        bursts += 1;
+        next += exponential();
+    }
+
+    let wall = start.elapsed();
+    let cpu = CpuTimes::now().since(cpu_start);
+    let mut line = ResultLine::new(PROGRAM, 0, 1, status, bursts, wall, cpu)
+        .with("bursts", bursts)
+        .with("mean_interval_ms", args.mean_interval_ms)
+        .with("burst_us", args.burst_us)
+        .with("seed", args.seed)
+        .with("bytes_touched", bytes_touched)
+        .with("read_calls", read_calls)
+        .with("response_mean_us", mean(&responses))
+        .with("dedicated_mean_us", mean(&dedicated))
+        .with("slowdown_mean", mean(&slowdowns))
+        .with("response_p50_us", quantile(&mut responses, 0.5))
+        .with("response_p99_us", quantile(&mut responses, 0.99))
+        .with("wake_delay_p50_us", quantile(&mut wake_delays, 0.5))
+        .with("wake_delay_p99_us", quantile(&mut wake_delays, 0.99))
+        .with("slowdown_p50", quantile(&mut slowdowns, 0.5))
+        .with("slowdown_p99", quantile(&mut slowdowns, 0.99))
+        .with("result", value);
+    line.work_expected = length.expected();
+    Ok(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_quantiles() {
+        // 10 values 1..=10: p50 is the 5th (5), p99 the 10th (10).
+        let mut v: Vec<f64> = (1..=10).rev().map(f64::from).collect();
+        assert_eq!(quantile(&mut v, 0.5), Some(5.0));
+        assert_eq!(quantile(&mut v, 0.99), Some(10.0));
+        assert_eq!(quantile(&mut [], 0.5), None);
+    }
+}
