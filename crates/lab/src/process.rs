@@ -127,12 +127,17 @@ impl Exit {
     }
 }
 
+/// The gate of [`ManagedProcess::spawn_gated`]: `sh -c GATE_SCRIPT program args...`.
+const GATE_SCRIPT: &str = "read -r _ || exit 125; exec \"$0\" \"$@\"";
+
 /// A running process the lab started. Dropping it kills its whole process group and reaps it.
 pub struct ManagedProcess {
     pub label: String,
     pid: libc::pid_t,
     pidfd: Option<std::os::fd::OwnedFd>,
     started: Instant,
+    /// The write end of a gated process's stdin, until released.
+    gate: Option<std::process::ChildStdin>,
     stdout: Option<JoinHandle<String>>,
     stderr: Option<JoinHandle<String>>,
     reaped: bool,
@@ -150,13 +155,53 @@ impl ManagedProcess {
     /// Start `command` placed as `placement` says, capturing its output.
     pub fn spawn(
         label: impl Into<String>,
+        command: Command,
+        placement: &Placement,
+    ) -> Result<ManagedProcess> {
+        Self::spawn_with_stdin(label, command, placement, Stdio::null())
+    }
+
+    /// Like [`spawn`](Self::spawn), but the program is held at a gate — placed (namespace, cgroups, CPU) and
+    /// waiting — until [`release`](Self::release), so slow placement (cgroup v1 attaches wait for RCU grace
+    /// periods, tens of ms each) happens before a measurement window, not inside it. The gate is a shell that
+    /// reads one line from a pipe and then `exec`s the program; dropping the process unreleased ends it.
+    pub fn spawn_gated(
+        label: impl Into<String>,
+        command: Command,
+        placement: &Placement,
+    ) -> Result<ManagedProcess> {
+        let mut gated = Command::new("/bin/sh");
+        gated
+            .arg("-c")
+            .arg(GATE_SCRIPT)
+            .arg(command.get_program())
+            .args(command.get_args());
+        Self::spawn_with_stdin(label, gated, placement, Stdio::piped())
+    }
+
+    /// Let a gated process run its program.
+    pub fn release(&mut self) -> Result<()> {
+        use std::io::Write;
+        let mut gate = self
+            .gate
+            .take()
+            .with_context(|| format!("{}: not held at a gate", self.label))?;
+        gate.write_all(b"go\n")
+            .with_context(|| format!("{}: opening the gate", self.label))?;
+        self.started = Instant::now();
+        Ok(())
+    }
+
+    fn spawn_with_stdin(
+        label: impl Into<String>,
         mut command: Command,
         placement: &Placement,
+        stdin: Stdio,
     ) -> Result<ManagedProcess> {
         let label = label.into();
         placement.apply(&mut command);
         command
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
@@ -170,6 +215,7 @@ impl ManagedProcess {
             // SAFETY: `raw` is a fresh descriptor that nothing else owns.
             unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) }
         });
+        let gate = child.stdin.take();
         let stdout = child.stdout.take().map(collect);
         let stderr = child.stderr.take().map(collect);
         // We reap by pid with wait4 (to get the rusage); std's Child is not used again.
@@ -179,6 +225,7 @@ impl ManagedProcess {
             pid,
             pidfd,
             started: Instant::now(),
+            gate,
             stdout,
             stderr,
             reaped: false,
@@ -422,6 +469,25 @@ mod tests {
             !Path::new(&format!("/proc/{pid}")).exists(),
             "pid {pid} still there"
         );
+    }
+
+    #[test]
+    fn a_gated_process_waits_for_its_release_and_an_unreleased_one_never_runs() {
+        let mut cmd = Command::new("echo");
+        cmd.args(["ran", "with args"]);
+        let mut p = ManagedProcess::spawn_gated("t", cmd, &Placement::default()).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(p.try_reap().unwrap().is_none(), "ran before its release");
+        p.release().unwrap();
+        let exit = p.wait(Duration::from_secs(10)).unwrap();
+        assert_eq!(exit.stdout, "ran with args\n");
+
+        let mut cmd = Command::new("touch");
+        let marker = std::env::temp_dir().join(format!("cosched-lab-gate-{}", std::process::id()));
+        cmd.arg(&marker);
+        let p = ManagedProcess::spawn_gated("t", cmd, &Placement::default()).unwrap();
+        drop(p);
+        assert!(!marker.exists());
     }
 
     #[test]

@@ -212,6 +212,25 @@ pub fn run_once(
     let per_cpu = processes_per_cpu(cluster, spec.competitors);
     let nodes = cluster.nodes() as usize;
 
+    // The ranks, placed and held at their gates, so that placement is not timed.
+    let mut processes = Vec::new();
+    for p in &job {
+        let command = match &agent {
+            Some(a) => a.wrap_job(experiment.program.kind.name(), &p.program, &p.args),
+            None => {
+                let mut c = Command::new(&p.program);
+                c.args(&p.args);
+                c
+            }
+        };
+        let label = format!("n{} {}", p.node, p.program.display());
+        processes.push(ManagedProcess::spawn_gated(
+            label,
+            command,
+            &cluster.placement(p.node)?,
+        )?);
+    }
+
     // Baseline samples, right before the job starts.
     for c in &mut competitors {
         c.cpu_at_start = cpu_time_s(c.process.pid())?;
@@ -224,27 +243,9 @@ pub fn run_once(
     let lab_start = cpustat::own_cpu_s();
     let agent_start = agent.as_ref().map(|a| a.cpu_s()).transpose()?;
     let started = Instant::now();
-
-    let mut processes = Vec::new();
-    for p in &job {
-        let command = match &agent {
-            Some(a) => a.wrap_job(experiment.program.kind.name(), &p.program, &p.args),
-            None => {
-                let mut c = Command::new(&p.program);
-                c.args(&p.args);
-                c
-            }
-        };
-        let label = format!("n{} {}", p.node, p.program.display());
-        processes.push(ManagedProcess::spawn(
-            label,
-            command,
-            &cluster.placement(p.node)?,
-        )?);
-        if p.node == 0 {
-            // Let the root / server bind before the others connect (they retry as well).
-            std::thread::sleep(Duration::from_millis(50));
-        }
+    // Root first; the others retry their connection until it listens.
+    for p in &mut processes {
+        p.release()?;
     }
 
     let deadline = Instant::now() + Duration::from_secs_f64(experiment.program.timeout_s);
