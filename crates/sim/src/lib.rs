@@ -17,6 +17,7 @@
 //! | [`metrics`] | response time, CPU time, fairness, round-trip histograms, reaction times → `Measurement` |
 //! | [`world`] | the simulation loop that ties them together |
 //! | [`scenario`] | the resolved configuration (`Scenario`) and its validation |
+//! | [`speed`] | speed measurements against the SPEC targets (`cosched sim-bench`) |
 //!
 //! Entry point: [`simulate`] — one scenario, one seed, one [`cosched_report::Measurement`]. The same scenario
 //! and seed always give the identical measurement.
@@ -30,6 +31,7 @@ pub mod network;
 pub mod os;
 pub mod process;
 pub mod scenario;
+pub mod speed;
 pub mod workloads;
 pub mod world;
 

@@ -7,15 +7,27 @@ use crate::simulate;
 #[test]
 #[ignore]
 fn shape_latency_report() {
-    let rt: u64 = std::env::var("RT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
+    let env = |name: &str, default: u64| -> u64 {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (rt, seed) = (env("RT", 20_000), env("SEED", 1));
+    let barrier = std::env::var("W").is_ok_and(|w| w == "barrier");
+    let ablation = std::env::var("ABL").is_ok();
     for k in [0u32, 1, 2, 4, 8] {
         for config in SeedConfig::ALL {
-            let s = Scenario::seed_latency(rt, k, config);
+            let mut s = if barrier {
+                Scenario::seed_barrier(rt, k, config)
+            } else {
+                Scenario::seed_latency(rt, k, config)
+            };
+            s.os = crate::scenario::OsModel::SolarisTs {
+                slpret_ablation: ablation,
+            };
             let t = std::time::Instant::now();
-            let out = simulate(&s, 1).unwrap();
+            let out = simulate(&s, seed).unwrap();
             let m = &out.measurement;
             let j = &m.jobs[0];
             println!(

@@ -312,14 +312,15 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             p.last_iteration = now;
         }
         // N of fairness: the live processes sharing each started process's CPU, itself included.
+        let mut live_on_cpu = vec![0u32; self.cpus.len()];
+        for q in &self.procs {
+            if !matches!(q.status, Status::NotStarted | Status::Done) {
+                live_on_cpu[q.cpu as usize] += 1;
+            }
+        }
         for &pid in &pids {
             let cpu = self.procs[pid as usize].cpu;
-            let sharing = self
-                .procs
-                .iter()
-                .filter(|q| q.cpu == cpu && !matches!(q.status, Status::NotStarted | Status::Done))
-                .count() as u32;
-            self.procs[pid as usize].sharing = sharing;
+            self.procs[pid as usize].sharing = live_on_cpu[cpu as usize];
         }
         // The initial run-queue order is random.
         self.engine.shuffle(&mut pids);
@@ -390,7 +391,13 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 continue;
             }
             if now < c.exec_from {
-                self.arm(cpu, c.exec_from.min(c.quantum_end));
+                // A computation resumes by itself after the switch: wake at its end, not at the switch's.
+                let p = &self.procs[pid as usize];
+                let wake = match p.phase {
+                    Phase::Computing => c.exec_from.saturating_add(p.left),
+                    Phase::Start | Phase::Spinning => c.exec_from,
+                };
+                self.arm(cpu, wake.min(c.quantum_end));
                 return;
             }
             match self.step(pid) {
@@ -660,6 +667,9 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             self.reactions.record(exec_from.saturating_sub(now));
             if now >= exec_from {
                 self.service(cpu);
+            } else {
+                // Still switching in: it looks at the message as soon as it executes.
+                self.arm(cpu, exec_from);
             }
             return;
         }

@@ -1,0 +1,99 @@
+//! Speed measurements of the simulator (what `cosched sim-bench` reports), as ratios to the SPEC targets.
+//!
+//! SPEC targets: ≥ 20 M events/s per core on the event loop; the 1,000,000-round-trip Latency experiment with 8
+//! competitors per node in ≤ 2 s of wall time per configuration (release build). Every line carries its
+//! correctness count (round trips done / asked) so a fast but wrong run cannot pass for a fast one.
+
+use crate::scenario::{Scenario, SeedConfig};
+use crate::{simulate, SimError};
+use std::time::Instant;
+
+/// SPEC: events per second per core.
+pub const TARGET_EVENTS_PER_S: f64 = 20e6;
+/// SPEC: wall seconds for the 1,000,000-round-trip Latency run with 8 competitors, per configuration.
+pub const TARGET_LATENCY_WALL_S: f64 = 2.0;
+
+/// One measured configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpeedLine {
+    pub config: &'static str,
+    pub round_trips_done: u64,
+    pub round_trips_asked: u64,
+    pub events: u64,
+    pub wall_s: f64,
+    pub sim_time_s: f64,
+}
+
+impl SpeedLine {
+    pub fn events_per_s(&self) -> f64 {
+        self.events as f64 / self.wall_s.max(1e-9)
+    }
+
+    /// One line with the ratios to the targets (> 1 is better than the target).
+    pub fn render(&self) -> String {
+        format!(
+            "{:<28} round trips {}/{}  events {:>10}  wall {:>7.3} s ({:.2}x target)  {:>6.1} M events/s ({:.2}x target)  simulated {:.0} s",
+            self.config,
+            self.round_trips_done,
+            self.round_trips_asked,
+            self.events,
+            self.wall_s,
+            TARGET_LATENCY_WALL_S / self.wall_s.max(1e-9),
+            self.events_per_s() / 1e6,
+            self.events_per_s() / TARGET_EVENTS_PER_S,
+            self.sim_time_s,
+        )
+    }
+}
+
+/// Runs the seed's Latency benchmark under its four schedulers and times each run.
+pub fn latency_runs(
+    round_trips: u64,
+    competitors: u32,
+    seed: u64,
+) -> Result<Vec<SpeedLine>, SimError> {
+    SeedConfig::ALL
+        .iter()
+        .map(|&config| {
+            let scenario = Scenario::seed_latency(round_trips, competitors, config);
+            let start = Instant::now();
+            let out = simulate(&scenario, seed)?;
+            Ok(SpeedLine {
+                config: config.label(),
+                round_trips_done: out.measurement.work_done,
+                round_trips_asked: out.measurement.work_expected,
+                events: out.events,
+                wall_s: start.elapsed().as_secs_f64(),
+                sim_time_s: out.sim_time_ns as f64 / 1e9,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo test --release -p cosched-sim speed_million -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn speed_million_round_trips_eight_competitors() {
+        for line in latency_runs(1_000_000, 8, 1).unwrap() {
+            println!("{}", line.render());
+        }
+    }
+
+    #[test]
+    fn a_small_speed_run_counts_its_work() {
+        let lines = latency_runs(200, 1, 1).unwrap();
+        assert_eq!(lines.len(), 4);
+        for line in lines {
+            assert_eq!(line.round_trips_done, 200, "{}", line.config);
+            assert!(
+                line.events >= 400,
+                "at least one arrival per message: {}",
+                line.render()
+            );
+        }
+    }
+}
