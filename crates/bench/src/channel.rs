@@ -69,6 +69,28 @@ pub enum CommError {
     },
 }
 
+/// A peer's end of the connection closed: an error, unless this rank was itself told to stop (when a harness
+/// signals every rank, the first to exit closes its connections before the others see their signal).
+fn closed(peer: usize) -> CommError {
+    if stop_requested() {
+        CommError::Stopped
+    } else {
+        CommError::PeerClosed { peer }
+    }
+}
+
+/// A failed `recv`: a reset connection is a closed peer, anything else an I/O error.
+fn recv_failed(peer: usize, errno: Errno) -> CommError {
+    match errno {
+        Errno::ECONNRESET => closed(peer),
+        errno => CommError::Io {
+            op: "recv",
+            peer,
+            errno,
+        },
+    }
+}
+
 /// How the waits went.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WaitStats {
@@ -126,7 +148,7 @@ impl Receiver {
                         .expect("one link is still owed bytes");
                     let (link, buf) = &mut pending[i];
                     match recv(link.fd(), &mut buf[self.received[i]..], MsgFlags::empty()) {
-                        Ok(0) => return Err(CommError::PeerClosed { peer: link.peer }),
+                        Ok(0) => return Err(closed(link.peer)),
                         Ok(n) => {
                             self.received[i] += n;
                             if self.received[i] == buf.len() {
@@ -136,13 +158,7 @@ impl Receiver {
                         }
                         Err(Errno::EINTR) if stop_requested() => return Err(CommError::Stopped),
                         Err(Errno::EINTR | Errno::EAGAIN) => {}
-                        Err(errno) => {
-                            return Err(CommError::Io {
-                                op: "recv",
-                                peer: link.peer,
-                                errno,
-                            })
-                        }
+                        Err(errno) => return Err(recv_failed(link.peer, errno)),
                     }
                     continue;
                 }
@@ -174,7 +190,7 @@ impl Receiver {
                     continue;
                 }
                 match recv(link.fd(), &mut buf[have..], MsgFlags::MSG_DONTWAIT) {
-                    Ok(0) => return Err(CommError::PeerClosed { peer: link.peer }),
+                    Ok(0) => return Err(closed(link.peer)),
                     Ok(n) => {
                         progressed = true;
                         self.received[i] += n;
@@ -184,13 +200,7 @@ impl Receiver {
                         }
                     }
                     Err(Errno::EAGAIN | Errno::EINTR) => {}
-                    Err(errno) => {
-                        return Err(CommError::Io {
-                            op: "recv",
-                            peer: link.peer,
-                            errno,
-                        })
-                    }
+                    Err(errno) => return Err(recv_failed(link.peer, errno)),
                 }
             }
             if remaining == 0 {
@@ -227,9 +237,7 @@ pub fn send_all(link: &Link, buf: &[u8]) -> Result<(), CommError> {
             Ok(n) => sent += n,
             Err(Errno::EINTR) if stop_requested() => return Err(CommError::Stopped),
             Err(Errno::EINTR) => {}
-            Err(Errno::EPIPE | Errno::ECONNRESET) => {
-                return Err(CommError::PeerClosed { peer: link.peer })
-            }
+            Err(Errno::EPIPE | Errno::ECONNRESET) => return Err(closed(link.peer)),
             Err(errno) => {
                 return Err(CommError::Io {
                     op: "send",
