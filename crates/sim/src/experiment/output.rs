@@ -174,7 +174,7 @@ pub fn write_all(
         }
         text
     };
-    let table_text = render(Style::Terminal);
+    let table_text = render(Style::Terminal) + "\n" + &ratios_at_most_competitors(&rows);
     let path = file("table.txt");
     std::fs::write(&path, format!("{}\n{table_text}\n", e.title))
         .with_context(|| format!("writing {}", path.display()))?;
@@ -225,6 +225,36 @@ pub fn write_all(
         files,
         table: table_text,
     })
+}
+
+/// One line per configuration at the largest competitor count: its mean response time as a multiple of the
+/// fastest configuration's, and its job F — the seed's headline comparisons as ratios from one run.
+pub fn ratios_at_most_competitors(rows: &[SummaryRow]) -> String {
+    let Some(most) = rows.iter().map(|r| r.competitors).max() else {
+        return String::new();
+    };
+    let at: Vec<&SummaryRow> = rows.iter().filter(|r| r.competitors == most).collect();
+    let best = at
+        .iter()
+        .map(|r| r.response_s.mean)
+        .fold(f64::INFINITY, f64::min);
+    let width = at
+        .iter()
+        .map(|r| r.config.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut s =
+        format!("   at {most} competitors per node, response time / fastest configuration:\n");
+    for r in at {
+        let _ = writeln!(
+            s,
+            "     {:<width$}  {:>9}×   job F {:.3}",
+            r.config,
+            table::significant(r.response_s.mean / best),
+            r.job_fairness.mean
+        );
+    }
+    s
 }
 
 fn plot_sweeps(
