@@ -6,6 +6,7 @@
 //! `results/<name>/` (see [`crate::experiment::output`]).
 
 use crate::experiment::{self, output, runner, Experiment, Overrides};
+use crate::speed::{TARGET_EVENTS_PER_S, TARGET_LATENCY_WALL_S};
 use anyhow::Context;
 use clap::Args;
 use cosched_report::table::significant;
@@ -125,11 +126,6 @@ fn progress_bar(e: &Experiment) -> ProgressBar {
     bar
 }
 
-/// SPEC target: engine events per second on one core.
-pub const TARGET_EVENTS_PER_S: f64 = 20e6;
-/// SPEC target: wall time of the 1,000,000-round-trip Latency run at 8 competitors, per configuration.
-pub const TARGET_LATENCY_RUN_S: f64 = 2.0;
-
 /// The experiment `cosched sim-bench` measures unless told otherwise: the seed's Figure 3.
 const FIG3_LATENCY: &str = include_str!("../../../experiments/sim/fig03-latency.toml");
 
@@ -219,7 +215,7 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
             significant(*sim_ns as f64 / 1e9),
             significant(rate / 1e6),
             verdict(rate / TARGET_EVENTS_PER_S, rate >= TARGET_EVENTS_PER_S),
-            verdict(wall / TARGET_LATENCY_RUN_S, *wall <= TARGET_LATENCY_RUN_S),
+            verdict(wall / TARGET_LATENCY_WALL_S, *wall <= TARGET_LATENCY_WALL_S),
         );
     }
     let rate = all_events as f64 / all_wall.max(1e-9);
