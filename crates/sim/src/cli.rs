@@ -132,10 +132,10 @@ const FIG3_LATENCY: &str = include_str!("../../../experiments/sim/fig03-latency.
 #[derive(Args, Debug)]
 pub struct SimBenchArgs {
     /// Competitors per node in the measured run.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, value_name = "N", default_value_t = 8)]
     pub competitors: u32,
     /// Round trips in the measured run.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub round_trips: u64,
     /// A latency experiment file whose configurations are measured (default: the built-in copy of
     /// experiments/sim/fig03-latency.toml).
