@@ -15,6 +15,8 @@ use std::rc::Rc;
 pub struct BpfOptions {
     /// An arrival for a receiver that ran within this many ns is not flagged.
     pub grace_ns: u64,
+    /// A flagged arrival still pending after this long is handed to user space again.
+    pub renotify_ns: u64,
 }
 
 /// The loaded, attached BPF program, its ring buffer and its maps.
@@ -38,6 +40,7 @@ impl Observer {
         })?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.grace_ns = opts.grace_ns;
+            ro.renotify_ns = opts.renotify_ns;
         }
         let mut skel = open.load().map_err(|e| {
             anyhow::anyhow!(
@@ -106,7 +109,6 @@ impl Observer {
     }
     pub fn remove_task(&self, tid: u32) {
         let _ = self.skel.maps.tasks.delete(&tid.to_ne_bytes());
-        let _ = self.skel.maps.boosted.delete(&tid.to_ne_bytes());
     }
 
     /// A thread's BPF state, if it is managed.
@@ -119,15 +121,6 @@ impl Observer {
     pub fn proc(&self, tgid: u32) -> Option<Proc> {
         let v = self.skel.maps.procs.lookup(&tgid.to_ne_bytes(), MapFlags::ANY).ok()??;
         Proc::from_bytes(&v)
-    }
-
-    /// Marks a thread boosted or not (selects the reaction-histogram row).
-    pub fn set_boosted(&self, tid: u32, on: bool) {
-        if on {
-            let _ = self.skel.maps.boosted.update(&tid.to_ne_bytes(), &1u32.to_ne_bytes(), MapFlags::ANY);
-        } else {
-            let _ = self.skel.maps.boosted.delete(&tid.to_ne_bytes());
-        }
     }
 
     /// The BPF counters (`COSCHED_STAT_*`).

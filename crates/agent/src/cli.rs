@@ -24,9 +24,16 @@ pub struct AgentArgs {
     /// Length of a boost window; further arrivals extend it.
     #[arg(long, default_value_t = 500)]
     pub boost_us: u64,
+    /// Longest single extension of a boost while arrivals keep coming (the step doubles from --boost-us up to
+    /// this; the budget is checked at every step).
+    #[arg(long, default_value_t = 4000)]
+    pub max_extend_us: u64,
     /// An arrival for a receiver that ran this recently is left alone.
     #[arg(long, default_value_t = 100)]
     pub grace_us: u64,
+    /// A refused arrival whose receiver still waits after this long is reconsidered.
+    #[arg(long, default_value_t = 1000)]
+    pub renotify_us: u64,
     /// SCHED_FIFO priority of a boosted task (1..=99; low, so the kernel's own RT threads stay above).
     #[arg(long, default_value_t = 1)]
     pub rt_prio: u32,
@@ -51,6 +58,9 @@ pub struct AgentArgs {
     /// Budget: debt beyond which a process is demoted to nice 19 until repaid.
     #[arg(long, default_value_t = 10.0)]
     pub demote_ms: f64,
+    /// Budget: credit at which a demoted process runs normally again (at most --burst-ms).
+    #[arg(long, default_value_t = 10.0)]
+    pub resume_ms: f64,
     /// Never demote an overdrawn process (only refuse its boosts).
     #[arg(long)]
     pub no_demote: bool,
@@ -61,6 +71,9 @@ pub struct AgentArgs {
     /// Must be above --rt-prio.
     #[arg(long, default_value_t = 2)]
     pub agent_prio: u32,
+    /// Print one line per action (boost, extend, restore, demote, refusals) on stderr.
+    #[arg(long)]
+    pub log_actions: bool,
     /// Stop after this many seconds (for tests and scripted runs); default: until SIGINT/SIGTERM.
     #[arg(long)]
     pub run_for_s: Option<f64>,
@@ -125,6 +138,7 @@ impl AgentArgs {
             burst_ns: ms(self.burst_ms, "burst-ms")?,
             floor_ns: ms(self.floor_ms, "floor-ms")?,
             demote_ns: ms(self.demote_ms, "demote-ms")?,
+            resume_ns: ms(self.resume_ms, "resume-ms")?,
         };
         budget.validate()?;
         let run_for = match self.run_for_s {
@@ -135,7 +149,9 @@ impl AgentArgs {
         Ok(crate::daemon::Config {
             socket: self.socket.clone(),
             boost_ns: self.boost_us * 1000,
+            max_extend_ns: self.max_extend_us.max(self.boost_us) * 1000,
             grace_ns: self.grace_us * 1000,
+            renotify_ns: self.renotify_us.max(1) * 1000,
             rt_prio: self.rt_prio,
             dcs,
             quantum_ns,
@@ -143,6 +159,7 @@ impl AgentArgs {
             demote: !self.no_demote,
             tick_ns,
             agent_prio: self.agent_prio,
+            log_actions: self.log_actions,
             run_for,
         })
     }

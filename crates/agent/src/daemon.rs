@@ -15,9 +15,11 @@
 //!
 //! If both allow it, the receiving thread gets `SCHED_FIFO` (low priority, reset-on-fork) for `--boost-us`; at the
 //! end of the window the boost is extended while arrivals keep coming and the budget allows, else the original
-//! attributes come back. A "fairness monitor" tick (seed `002` §2.2.1) updates every budget each `--tick-ms`
-//! and, unless `--no-demote`, lowers an overdrawn process to nice 19 until it has paid back (spin-waiting ranks
-//! never give their CPU back by themselves, so without this a boosted job keeps its full CFS share on top).
+//! attributes come back. Unless `--no-demote`, a boost that ends because the budget ran out hands the CPU back:
+//! the process is lowered to nice 19 until its balance is back to `resume` (spin-waiting ranks never give
+//! their CPU back by themselves, so without this a boosted job keeps its full CFS share on top of its boosts).
+//! A "fairness monitor" tick (seed `002` §2.2.1) updates every budget each `--tick-ms`, lifts repaid
+//! processes, and lowers processes overdrawn by their CFS time alone.
 //!
 //! ## Terminology
 //! - thread state: `Normal`, `Boosted { until }`, `Demoted`; `orig` = attributes read just before leaving
@@ -32,15 +34,17 @@
 //!     budget.update(now, cpu_ns, R)
 //!     if d == Boost and budget.may_boost(): boost(tid, now + window) else count refusal
 //! on timer: for each boosted tid with until <= now:
-//!     if last arrival + window > now and budget.may_boost(): until = last arrival + window
-//!     elif demote and budget.overdrawn(): demote(process)  else restore(tid)
-//! every tick: for each process: budget.update(...); demote if overdrawn; undemote if tokens > 0
+//!     if arrivals since the boost, the last within a window, and budget.may_boost():
+//!         ext = min(2 ext, max_extend); until = now + ext
+//!     elif demote and not budget.may_boost(): demote(process)   (nice 19 until repaid)
+//!     else restore(tid)
+//! every tick: for each process: budget.update(...); restore if demoted and repaid; demote if overdrawn
 //! ```
 //!
 //! ## Parameters
-//! `--boost-us` 500, `--grace-us` 100, `--rt-prio` 1, `--exponent` −1 and `--constant-ms` 0 (the seed's
+//! `--boost-us` 500, `--max-extend-us` 4000, `--grace-us` 100, `--renotify-us` 1000, `--rt-prio` 1, `--exponent` −1 and `--constant-ms` 0 (the seed's
 //! spin-only setting), `--quantum-us` = the kernel tick (4000 at HZ=250), budget `--slack-ppm` 1000000,
-//! `--burst-ms` 20, `--demote-ms` 10, `--tick-ms` 10.
+//! `--burst-ms` 20, `--demote-ms` 10, `--resume-ms` 10, `--tick-ms` 10.
 
 use crate::bpf::{BpfOptions, Observer};
 use crate::guardian::{Guardian, SlotId};
@@ -67,7 +71,11 @@ use std::time::Duration;
 pub struct Config {
     pub socket: PathBuf,
     pub boost_ns: Nanos,
+    /// Longest single extension of a boost while arrivals keep coming.
+    pub max_extend_ns: Nanos,
     pub grace_ns: Nanos,
+    /// A refused arrival still waiting after this long is reconsidered.
+    pub renotify_ns: Nanos,
     pub rt_prio: u32,
     pub dcs: DcsParams,
     pub quantum_ns: Nanos,
@@ -76,6 +84,8 @@ pub struct Config {
     pub tick_ns: Nanos,
     /// The agent's own SCHED_FIFO priority (0 = stay SCHED_OTHER).
     pub agent_prio: u32,
+    /// Print one line per action (boost, extend, restore, demote, refusals) on stderr.
+    pub log_actions: bool,
     /// Stop after this long (tests), `None` = until SIGINT/SIGTERM.
     pub run_for: Option<Duration>,
 }
@@ -86,7 +96,9 @@ impl Config {
         vec![
             format!("socket={}", self.socket.display()),
             format!("boost_us={}", self.boost_ns / 1000),
+            format!("max_extend_us={}", self.max_extend_ns / 1000),
             format!("grace_us={}", self.grace_ns / 1000),
+            format!("renotify_us={}", self.renotify_ns / 1000),
             format!("rt_prio={}", self.rt_prio),
             format!("exponent={}", self.dcs.exponent),
             format!("constant_ms={}", self.dcs.constant_ns as f64 / 1e6),
@@ -95,9 +107,11 @@ impl Config {
             format!("burst_ms={}", self.budget.burst_ns as f64 / 1e6),
             format!("floor_ms={}", self.budget.floor_ns as f64 / 1e6),
             format!("demote_ms={}", self.budget.demote_ns as f64 / 1e6),
+            format!("resume_ms={}", self.budget.resume_ns as f64 / 1e6),
             format!("demote={}", self.demote),
             format!("tick_ms={}", self.tick_ns as f64 / 1e6),
             format!("agent_prio={}", self.agent_prio),
+            format!("log_actions={}", self.log_actions),
         ]
     }
 }
@@ -122,8 +136,8 @@ pub fn now_ns() -> Nanos {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     Normal,
-    Boosted { until: Nanos, since: Nanos },
-    Demoted,
+    Boosted { until: Nanos, since: Nanos, ext: Nanos },
+    Demoted { since: Nanos },
 }
 
 struct Thread {
@@ -199,6 +213,7 @@ pub struct Agent {
     boost_errors: u64,
     restores: u64,
     decision_hist: Vec<u64>,
+    wakeup_hist: Vec<u64>,
     last_error: Option<String>,
     scratch: Vec<Event>,
     tick_armed: bool,
@@ -234,7 +249,7 @@ impl Agent {
         let guardian = Guardian::start()?;
         let guardian_fd = sched::pidfd_open(guardian.pid(), 0)
             .map_err(|e| anyhow::anyhow!("pidfd_open of the guardian failed: {e} (the agent needs Linux 5.3+)"))?;
-        let obs = Observer::load(BpfOptions { grace_ns: cfg.grace_ns })?;
+        let obs = Observer::load(BpfOptions { grace_ns: cfg.grace_ns, renotify_ns: cfg.renotify_ns })?;
 
         if let Some(dir) = cfg.socket.parent() {
             std::fs::create_dir_all(dir)
@@ -299,6 +314,7 @@ impl Agent {
             boost_errors: 0,
             restores: 0,
             decision_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
+            wakeup_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
             last_error: None,
             scratch: Vec::with_capacity(256),
             tick_armed: false,
@@ -372,6 +388,11 @@ impl Agent {
     fn on_ring(&mut self) -> anyhow::Result<()> {
         let mut events = std::mem::take(&mut self.scratch);
         self.obs.drain(&mut events)?;
+        let now = now_ns();
+        for e in events.iter().filter(|e| u64::from(e.kind) == intf::COSCHED_EV_ARRIVAL) {
+            let b = Latency::bucket(now.saturating_sub(e.time_ns) / 1000, self.wakeup_hist.len());
+            self.wakeup_hist[b] += 1;
+        }
         for e in events.drain(..) {
             self.events += 1;
             match u64::from(e.kind) {
@@ -398,34 +419,41 @@ impl Agent {
         p.last_r = r;
         p.r_sum += u64::from(r);
         p.r_count += 1;
-        if let Mode::Boosted { until, since } = mode {
+        if let Mode::Boosted { until, since, ext } = mode {
             // Boosted yet off-CPU beyond grace: the window is still ours; push its end.
             let t = self.threads.get_mut(&tid).unwrap();
-            t.mode = Mode::Boosted { until: until.max(now + window), since };
+            t.mode = Mode::Boosted { until: until.max(now + window), since, ext };
             return;
         }
-        if mode == Mode::Demoted {
+        if matches!(mode, Mode::Demoted { .. }) {
+            let (tgid, job) = (p.tgid, p.job);
             self.counters.refused_budget += 1;
-            bump(&mut self.jobs, p.job, |c| c.refused_budget += 1);
+            bump(&mut self.jobs, job, |c| c.refused_budget += 1);
+            self.log(tgid, tid, "refuse-demoted");
             return;
         }
         let inputs = DcsInputs { now, previous_boost: p.tp, min_quantum: self.cfg.quantum_ns, run_queue_len: r };
         let decision = dcs::decide(&self.cfg.dcs, false, &inputs);
         if decision != DcsDecision::Boost {
+            let (tgid, job) = (p.tgid, p.job);
             self.counters.refused_dcs += 1;
-            bump(&mut self.jobs, p.job, |c| c.refused_dcs += 1);
+            bump(&mut self.jobs, job, |c| c.refused_dcs += 1);
+            self.log(tgid, tid, "refuse-dcs");
             return;
         }
         p.tp = Some(now);
-        let cpu = self.obs.proc(p.tgid).map(|x| x.runtime_ns).unwrap_or(0);
-        p.budget.update(now, cpu, r);
+        // The budget as of the last fairness-monitor tick (at most --tick-ms old): updating it here would put
+        // two map lookups on every reaction's path.
         if !p.budget.may_boost() {
+            let (tgid, job) = (p.tgid, p.job);
             self.counters.refused_budget += 1;
-            bump(&mut self.jobs, p.job, |c| c.refused_budget += 1);
+            bump(&mut self.jobs, job, |c| c.refused_budget += 1);
+            self.log(tgid, tid, "refuse-budget");
             return;
         }
-        let job = p.job;
+        let (job, tgid) = (p.job, p.tgid);
         if self.boost(tid, now, now + window) {
+            self.log(tgid, tid, "boost");
             self.counters.granted += 1;
             bump(&mut self.jobs, job, |c| c.granted += 1);
             let done = now_ns();
@@ -435,18 +463,31 @@ impl Agent {
         }
     }
 
+    /// Applies DCS (the budget is known to allow it) and boosts.
+    fn boost_if_fair(&mut self, tgid: u32, tid: u32, now: Nanos, what: &str) {
+        let Some(p) = self.procs.get_mut(&tgid) else { return };
+        let inputs =
+            DcsInputs { now, previous_boost: p.tp, min_quantum: self.cfg.quantum_ns, run_queue_len: p.last_r };
+        if dcs::decide(&self.cfg.dcs, false, &inputs) != DcsDecision::Boost {
+            return;
+        }
+        p.tp = Some(now);
+        let job = p.job;
+        if self.boost(tid, now, now + self.cfg.boost_ns) {
+            self.counters.granted += 1;
+            bump(&mut self.jobs, job, |c| c.granted += 1);
+            self.log(tgid, tid, what);
+        }
+    }
+
     /// Boosts a thread (Normal → Boosted). Returns whether it happened.
     fn boost(&mut self, tid: u32, now: Nanos, until: Nanos) -> bool {
         let Some(t) = self.threads.get_mut(&tid) else { return false };
-        let prior = match t.target.get() {
-            Ok(a) => a,
-            Err(err) => {
-                self.fail(err);
-                return false;
-            }
-        };
-        if prior.is_realtime() {
-            // Already real-time by its own choice: nothing to add, and never lower it.
+        // The thread's own attributes, read when the agent adopted it and kept since (the agent is the only one
+        // that changes them while it is managed; reading them here would add a syscall to every reaction).
+        let prior = t.orig;
+        if prior.is_realtime() || prior.sched_policy == sched::SCHED_DEADLINE {
+            // Real-time by its own choice: nothing to add, and never lower it.
             return false;
         }
         let set = SchedAttr::fifo(self.cfg.rt_prio);
@@ -454,19 +495,17 @@ impl Agent {
             self.last_error = Some("guardian table full; boost skipped".into());
             return false;
         };
-        self.obs.set_boosted(tid, true);
         match t.target.set(&set, &prior) {
             Ok(()) => {
                 t.orig = prior;
                 t.slot = Some(slot);
-                t.mode = Mode::Boosted { until, since: now };
+                t.mode = Mode::Boosted { until, since: now, ext: self.cfg.boost_ns };
                 self.boosted += 1;
                 self.arm_timer();
                 true
             }
             Err(err) => {
                 self.guardian.release(slot);
-                self.obs.set_boosted(tid, false);
                 self.fail(err);
                 false
             }
@@ -491,7 +530,6 @@ impl Agent {
         }
         if matches!(t.mode, Mode::Boosted { .. }) {
             self.boosted -= 1;
-            self.obs.set_boosted(tid, false);
         }
         let res = t.target.set(&t.orig.restorable(), &t.orig);
         t.mode = Mode::Normal;
@@ -508,15 +546,9 @@ impl Agent {
     fn demote_thread(&mut self, tid: u32) {
         let Some(t) = self.threads.get_mut(&tid) else { return };
         let prior = match t.mode {
-            Mode::Demoted => return,
-            Mode::Normal => match t.target.get() {
-                Ok(a) if !a.is_realtime() && a.sched_policy != sched::SCHED_IDLE => a,
-                Ok(_) => return,
-                Err(err) => {
-                    self.fail(err);
-                    return;
-                }
-            },
+            Mode::Demoted { .. } => return,
+            Mode::Normal if !t.orig.is_realtime() && t.orig.sched_policy <= sched::SCHED_BATCH => t.orig,
+            Mode::Normal => return,
             Mode::Boosted { .. } => t.orig,
         };
         let set = SchedAttr {
@@ -539,13 +571,12 @@ impl Agent {
         };
         if matches!(t.mode, Mode::Boosted { .. }) {
             self.boosted -= 1;
-            self.obs.set_boosted(tid, false);
         }
         match t.target.set(&set, &prior) {
             Ok(()) => {
                 t.orig = prior;
                 t.slot = Some(slot);
-                t.mode = Mode::Demoted;
+                t.mode = Mode::Demoted { since: now_ns() };
             }
             Err(err) => {
                 self.guardian.release(slot);
@@ -568,27 +599,38 @@ impl Agent {
             })
             .collect();
         for tid in due {
-            let (tgid, since) = match self.threads[&tid].mode {
-                Mode::Boosted { since, .. } => (self.threads[&tid].target.tgid, since),
+            let (tgid, since, ext) = match self.threads[&tid].mode {
+                Mode::Boosted { since, ext, .. } => (self.threads[&tid].target.tgid, since, ext),
                 _ => continue,
             };
-            let last_arrival = self.obs.task(tid).map(|t| t.last_arrival_ns).unwrap_or(0);
-            let (may, over, job) = match self.procs.get_mut(&tgid) {
+            let task = self.obs.task(tid).unwrap_or_default();
+            let (may, over, job): (bool, bool, u64) = match self.procs.get_mut(&tgid) {
                 Some(p) => {
-                    let cpu = self.obs.proc(tgid).map(|x| x.runtime_ns).unwrap_or(0);
+                    if task.rq_len > 0 {
+                        p.last_r = task.rq_len;
+                    }
+                    let cpu = cpu_of(&self.obs, &self.threads, tgid, now).unwrap_or(0);
                     p.budget.update(now, cpu, p.last_r);
                     (p.budget.may_boost(), p.budget.overdrawn(), p.job)
                 }
                 None => (false, false, 0),
             };
+            let last_arrival = task.last_arrival_ns;
             if may && last_arrival > since && last_arrival + window > now {
+                // Arrivals keep coming: extend, doubling the step up to --max-extend-us so that a long
+                // exchange costs the agent a few wake-ups, not one per window.
+                let ext = (ext * 2).min(self.cfg.max_extend_ns).max(window);
                 let t = self.threads.get_mut(&tid).unwrap();
-                t.mode = Mode::Boosted { until: last_arrival + window, since };
+                t.mode = Mode::Boosted { until: now + ext, since, ext };
                 self.counters.extended += 1;
                 bump(&mut self.jobs, job, |c| c.extended += 1);
-            } else if over && self.cfg.demote {
+                self.log(tgid, tid, "extend");
+            } else if self.cfg.demote && (over || !may) {
+                // The boost ended because the budget ran out: yield now and pay back, so that the job's next
+                // coscheduled burst is paid for by time it does not run, not by its competitors' share.
                 self.demote_process(tgid);
             } else {
+                self.log(tgid, tid, "restore");
                 self.restore(tid);
             }
         }
@@ -596,12 +638,13 @@ impl Agent {
     }
 
     fn demote_process(&mut self, tgid: u32) {
+        self.log(tgid, tgid, "demote");
         let tids: Vec<u32> = self.threads.iter().filter(|(_, t)| t.target.tgid == tgid).map(|(&k, _)| k).collect();
         let mut any = false;
         for tid in tids {
-            if self.threads[&tid].mode != Mode::Demoted {
+            if !matches!(self.threads[&tid].mode, Mode::Demoted { .. }) {
                 self.demote_thread(tid);
-                any |= self.threads.get(&tid).is_some_and(|t| t.mode == Mode::Demoted);
+                any |= self.threads.get(&tid).is_some_and(|t| matches!(t.mode, Mode::Demoted { .. }));
             }
         }
         if any {
@@ -637,22 +680,37 @@ impl Agent {
         let now = now_ns();
         let tgids: Vec<u32> = self.procs.keys().copied().collect();
         for tgid in tgids {
-            let Some(cpu) = self.obs.proc(tgid).map(|x| x.runtime_ns) else { continue };
+            let Some(cpu) = cpu_of(&self.obs, &self.threads, tgid, now) else { continue };
+            let r = self.fresh_r(tgid);
             let p = self.procs.get_mut(&tgid).unwrap();
+            if let Some(r) = r {
+                p.last_r = r;
+            }
             p.budget.update(now, cpu, p.last_r);
-            let (over, credit) = (p.budget.overdrawn(), p.budget.may_boost());
+            let (over, repaid) = (p.budget.overdrawn(), p.budget.repaid());
             if !self.cfg.demote {
                 continue;
             }
-            let demoted: Vec<u32> = self
+            let demoted: Vec<(u32, Nanos)> = self
                 .threads
                 .iter()
-                .filter(|(_, t)| t.target.tgid == tgid && t.mode == Mode::Demoted)
-                .map(|(&k, _)| k)
+                .filter_map(|(&k, t)| match t.mode {
+                    Mode::Demoted { since } if t.target.tgid == tgid => Some((k, since)),
+                    _ => None,
+                })
                 .collect();
-            if credit {
-                for tid in demoted {
+            if repaid {
+                if !demoted.is_empty() {
+                    self.log(tgid, tgid, "repaid");
+                }
+                for (tid, since) in demoted {
                     self.restore(tid);
+                    // A peer sent while this thread was demoted and is waiting for the reply: start the next
+                    // coscheduled burst now instead of waiting for the next flagged arrival.
+                    let task = self.obs.task(tid).unwrap_or_default();
+                    if task.last_arrival_ns > since && task.on_cpu == 0 {
+                        self.boost_if_fair(tgid, tid, now, "boost-repaid");
+                    }
                 }
             } else if over {
                 let boosted_now = self
@@ -664,6 +722,31 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// `--log-actions`: one line per action, prefixed with the agent's uptime and the job and process.
+    fn log(&self, tgid: u32, tid: u32, what: &str) {
+        if !self.cfg.log_actions {
+            return;
+        }
+        let now = now_ns();
+        let (job, r, tokens) =
+            self.procs.get(&tgid).map(|p| (p.job, p.last_r, p.budget.tokens())).unwrap_or((0, 0, 0));
+        eprintln!(
+            "[{:>12.6}] (job{job}:pid{tgid}) {what} tid={tid} R={r} tokens_ms={:.3}",
+            (now - self.started_ns) as f64 / 1e9,
+            tokens as f64 / 1e6
+        );
+    }
+
+    /// The process's current R: the largest run-queue length its threads saw at their last CFS switch-in.
+    fn fresh_r(&self, tgid: u32) -> Option<u32> {
+        self.threads
+            .iter()
+            .filter(|(_, t)| t.target.tgid == tgid)
+            .filter_map(|(&tid, _)| self.obs.task(tid).map(|t| t.rq_len))
+            .filter(|&r| r > 0)
+            .max()
     }
 
     fn arm_tick(&mut self) {
@@ -697,7 +780,8 @@ impl Agent {
         if self.obs.task(tid).is_none_or(|t| t.tgid != tgid) {
             return false;
         }
-        self.threads.insert(tid, Thread { target, mode: Mode::Normal, orig: SchedAttr::default(), slot: None });
+        let Ok(orig) = target.get() else { return false };
+        self.threads.insert(tid, Thread { target, mode: Mode::Normal, orig, slot: None });
         true
     }
 
@@ -723,7 +807,7 @@ impl Agent {
     fn add_process(&mut self, tgid: u32, job: u64, pidfd: OwnedFd) -> anyhow::Result<()> {
         self.epoll.add(pidfd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_PROC + u64::from(tgid)))?;
         let now = now_ns();
-        let cpu = self.obs.proc(tgid).map(|x| x.runtime_ns).unwrap_or(0);
+        let cpu = cpu_of(&self.obs, &self.threads, tgid, now).unwrap_or(0);
         self.procs.insert(
             tgid,
             Process {
@@ -958,6 +1042,7 @@ impl Agent {
             reaction_boosted: Latency::from_log2(h[intf::COSCHED_HIST_BOOSTED as usize].clone()),
             reaction_unboosted: Latency::from_log2(h[intf::COSCHED_HIST_UNBOOSTED as usize].clone()),
             decision: Latency::from_log2(self.decision_hist.clone()),
+            wakeup: Latency::from_log2(self.wakeup_hist.clone()),
             jobs,
             last_error: self.last_error.clone(),
         }
@@ -970,6 +1055,20 @@ impl Agent {
             self.restore(tid);
         }
     }
+}
+
+/// A process's CPU time while managed, ns: what BPF booked at its threads' switch-outs, plus the running part of
+/// every thread on a CPU now (a thread that spins alone is never switched out, so its booked time lags).
+fn cpu_of(obs: &Observer, threads: &HashMap<u32, Thread>, tgid: u32, now: Nanos) -> Option<Nanos> {
+    let booked = obs.proc(tgid)?.runtime_ns;
+    let running: Nanos = threads
+        .iter()
+        .filter(|(_, t)| t.target.tgid == tgid)
+        .filter_map(|(&tid, _)| obs.task(tid))
+        .filter(|t| t.on_cpu != 0)
+        .map(|t| now.saturating_sub(t.switched_in_ns))
+        .sum();
+    Some(booked + running)
 }
 
 /// Bumps one counter of a job (a job already dropped from the list is simply not counted per job).

@@ -11,8 +11,6 @@ pub const COSCHED_MAX_PROCS: u64 = 4096;
 pub const COSCHED_MAX_SOCKS: u64 = 16384;
 /// Ring buffer size in bytes.
 pub const COSCHED_RINGBUF_BYTES: u64 = 262144;
-/// Entries of the per-CPU run-queue-length array.
-pub const COSCHED_MAX_CPUS: u64 = 1024;
 /// log2 buckets per reaction histogram row (microseconds).
 pub const COSCHED_HIST_BUCKETS: u64 = 32;
 /// Histogram rows.
@@ -52,10 +50,13 @@ pub struct Task {
     pub on_cpu: u32,
     pub last_cpu: u32,
     pub pending: u32,
+    pub rq_len: u32,
+    pub _pad: u32,
     pub switched_in_ns: u64,
     pub last_ran_ns: u64,
     pub last_arrival_ns: u64,
     pub flagged_ns: u64,
+    pub notified_ns: u64,
     pub runtime_ns: u64,
 }
 
@@ -108,7 +109,7 @@ unsafe impl Pod for Task {}
 unsafe impl Pod for Proc {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 56);
+const _: () = assert!(std::mem::size_of::<Task>() == 72);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);
 
@@ -149,7 +150,6 @@ mod tests {
             ("COSCHED_MAX_PROCS", COSCHED_MAX_PROCS),
             ("COSCHED_MAX_SOCKS", COSCHED_MAX_SOCKS),
             ("COSCHED_RINGBUF_BYTES", COSCHED_RINGBUF_BYTES),
-            ("COSCHED_MAX_CPUS", COSCHED_MAX_CPUS),
             ("COSCHED_HIST_BUCKETS", COSCHED_HIST_BUCKETS),
             ("COSCHED_HIST_KINDS", COSCHED_HIST_KINDS),
             ("COSCHED_HIST_UNBOOSTED", COSCHED_HIST_UNBOOSTED),

@@ -110,6 +110,8 @@ pub struct AgentStats {
     pub reaction_unboosted: Latency,
     /// Flagged arrival → the agent's `sched_setattr` returned.
     pub decision: Latency,
+    /// Flagged arrival → the agent read it from the ring buffer (its wake-up).
+    pub wakeup: Latency,
     pub jobs: Vec<JobStats>,
     /// The last error the agent met acting on a task (with the pid and the cause).
     pub last_error: Option<String>,

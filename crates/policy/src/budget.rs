@@ -14,7 +14,8 @@
 //! ## Approach
 //! Credit each process with its fair share of wall time and debit all the CPU time it actually used (boosted or
 //! not). Boosts (and window extensions) are granted only while the balance is positive; a balance below
-//! `-demote_ns` marks the process as overdrawn so the agent can lower it until it has paid back.
+//! `-demote_ns` marks the process as overdrawn so the agent can lower it, and it counts as repaid again once the
+//! balance is back to `resume_ns`, so that its next coscheduled burst is long enough to be worth its switches.
 //!
 //! ## Terminology
 //! - `s` — fair share of one CPU, in parts per million: `slack_ppm / R`, `R` the run-queue length of the
@@ -23,6 +24,7 @@
 //! - `burst_ns` — the largest balance; also the starting balance.
 //! - `floor_ns` — the most negative balance kept (older debt is forgiven), a positive number.
 //! - `demote_ns` — debt beyond which [`Budget::overdrawn`] reports true.
+//! - `resume_ns` — balance at which [`Budget::repaid`] reports true (an overdrawn process may run normally again).
 //! - `now`, `cpu_ns` — wall time and the process's total CPU time, both supplied by the caller (no clock here).
 //!
 //! ## Algorithm
@@ -33,13 +35,14 @@
 //!     tokens  = clamp(tokens, -floor_ns, burst_ns)
 //! may_boost  = tokens > 0
 //! overdrawn  = tokens < -demote_ns
+//! repaid     = tokens >= resume_ns
 //! ```
 //! Over any interval `T` the process gets at most `s T + burst_ns + floor_ns` of boosted CPU: a boost needs a
 //! positive balance, and the balance only grows at rate `s`.
 //!
 //! ## Parameters
 //! Defaults ([`BudgetParams::DEFAULT`]): `slack_ppm = 1_000_000` (exactly fair), `burst_ns = 20 ms`
-//! (five 4 ms ticks), `floor_ns = 100 ms`, `demote_ns = 10 ms`.
+//! (five 4 ms ticks), `floor_ns = 100 ms`, `demote_ns = 10 ms`, `resume_ns = 10 ms`.
 
 use crate::{Nanos, MILLIS};
 use serde::{Deserialize, Serialize};
@@ -58,12 +61,19 @@ pub struct BudgetParams {
     pub floor_ns: Nanos,
     /// Debt beyond which the process is overdrawn, ns.
     pub demote_ns: Nanos,
+    /// Balance at which an overdrawn process has repaid, ns (at most `burst_ns`).
+    pub resume_ns: Nanos,
 }
 
 impl BudgetParams {
-    /// Exactly fair, 20 ms burst, 100 ms floor, overdrawn past 10 ms of debt.
-    pub const DEFAULT: BudgetParams =
-        BudgetParams { slack_ppm: PPM, burst_ns: 20 * MILLIS, floor_ns: 100 * MILLIS, demote_ns: 10 * MILLIS };
+    /// Exactly fair, 20 ms burst, 100 ms floor, overdrawn past 10 ms of debt, repaid at 10 ms of credit.
+    pub const DEFAULT: BudgetParams = BudgetParams {
+        slack_ppm: PPM,
+        burst_ns: 20 * MILLIS,
+        floor_ns: 100 * MILLIS,
+        demote_ns: 10 * MILLIS,
+        resume_ns: 10 * MILLIS,
+    };
 
     /// Checks the parameters once, up front.
     pub fn validate(&self) -> Result<(), BudgetError> {
@@ -75,6 +85,9 @@ impl BudgetParams {
         }
         if self.demote_ns > self.floor_ns {
             return Err(BudgetError::Demote { demote_ns: self.demote_ns, floor_ns: self.floor_ns });
+        }
+        if self.resume_ns > self.burst_ns {
+            return Err(BudgetError::Resume { resume_ns: self.resume_ns, burst_ns: self.burst_ns });
         }
         Ok(())
     }
@@ -95,6 +108,8 @@ pub enum BudgetError {
     Burst,
     #[error("budget demote threshold {demote_ns} ns exceeds the debt floor {floor_ns} ns, so it could never trigger")]
     Demote { demote_ns: Nanos, floor_ns: Nanos },
+    #[error("budget resume level {resume_ns} ns exceeds the burst {burst_ns} ns, so a demoted process could never resume")]
+    Resume { resume_ns: Nanos, burst_ns: Nanos },
 }
 
 /// One process's balance. Create it when the process becomes managed, then feed it every observation.
@@ -144,6 +159,11 @@ impl Budget {
     pub fn overdrawn(&self) -> bool {
         self.tokens < -clamp_i64(self.params.demote_ns)
     }
+
+    /// The balance is back to `resume_ns`: a process that was made to yield may run normally again.
+    pub fn repaid(&self) -> bool {
+        self.tokens >= clamp_i64(self.params.resume_ns)
+    }
 }
 
 fn clamp_i64(v: Nanos) -> i64 {
@@ -155,7 +175,7 @@ mod tests {
     use super::*;
 
     fn params() -> BudgetParams {
-        BudgetParams { slack_ppm: PPM, burst_ns: 20 * MILLIS, floor_ns: 100 * MILLIS, demote_ns: 10 * MILLIS }
+        BudgetParams::DEFAULT
     }
 
     #[test]
@@ -215,9 +235,14 @@ mod tests {
         // 500 ms of CPU in 0 wall time: 20 - 500 = -480 ms, floored at -100 ms.
         b.update(1000 * MILLIS, 500 * MILLIS, 1);
         assert_eq!(b.tokens(), -100 * MILLIS as i64);
-        // Paying back at R = 2 while idle: 0.5 × 220 ms = 110 ms credit: -100 + 110 = +10 ms.
+        // Paying back at R = 2 while idle: 0.5 × 218 ms = 109 ms credit: -100 + 109 = +9 ms: not yet repaid
+        // (resume at 10 ms); 2 ms more credit 1 ms: 10 ms, repaid.
+        b.update(1218 * MILLIS, 500 * MILLIS, 2);
+        assert_eq!(b.tokens(), 9 * MILLIS as i64);
+        assert!(b.may_boost() && !b.repaid());
         b.update(1220 * MILLIS, 500 * MILLIS, 2);
         assert_eq!(b.tokens(), 10 * MILLIS as i64);
+        assert!(b.repaid());
     }
 
     #[test]
@@ -243,5 +268,6 @@ mod tests {
         assert_eq!(BudgetParams { slack_ppm: 0, ..params() }.validate(), Err(BudgetError::Slack(0)));
         assert_eq!(BudgetParams { burst_ns: 0, ..params() }.validate(), Err(BudgetError::Burst));
         assert!(BudgetParams { demote_ns: 200 * MILLIS, ..params() }.validate().is_err());
+        assert!(BudgetParams { resume_ns: 30 * MILLIS, ..params() }.validate().is_err());
     }
 }

@@ -15,7 +15,8 @@
  *                                why the owner comes from the socket map and not from `current`.
  *
  * Decision made here (so most arrivals never wake user space): an arrival is flagged only when its receiver is
- * off its CPU, has not run for `grace_ns`, and has no earlier flagged arrival pending. The layouts are in
+ * off its CPU, has not run for `grace_ns`, and has no earlier flagged arrival pending (or that one was handed
+ * over more than `renotify_ns` ago: the agent may have refused it then and allow it now). The layouts are in
  * intf.h, shared with src/intf.rs.
  */
 #include "vmlinux.h"
@@ -28,15 +29,38 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Options (read-only after load), safe defaults. */
 const volatile u64 grace_ns = 100000;    /* 100 us: a receiver that ran this recently needs no help */
+const volatile u64 renotify_ns = 1000000; /* 1 ms: a flagged arrival still pending is handed over again */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
 u64 stats[COSCHED_NR_STATS];
 u64 hist[COSCHED_HIST_KINDS * COSCHED_HIST_BUCKETS];
 
-/* Run-queue length (rq->nr_running, all classes) of each CPU, sampled at its last context switch: the DCS R.
- * (The `runqueues` per-CPU symbol is not resolvable on this kernel, so it is read through the switching
- * task's cfs_rq->rq.) */
-u32 rq_len[COSCHED_MAX_CPUS];
+/* Kernels before 6.14 call the hierarchical count h_nr_running. */
+struct cfs_rq___old {
+	unsigned int h_nr_running;
+} __attribute__((preserve_access_index));
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+/* The DCS R of a task: how many tasks share its CPU at equal weight — the runnable tasks of its own cfs_rq (its
+ * cpu cgroup on that CPU), plus itself when it is not queued there (blocked, or boosted to SCHED_FIFO). Tasks of
+ * other cgroups do not count: they get their group's share, not a slice of this task's. */
+static __always_inline u32 cfs_len(struct task_struct *p)
+{
+	struct cfs_rq *cfs = BPF_CORE_READ(p, se.cfs_rq);
+	u32 n;
+
+	if (!cfs)
+		return 0;
+	if (bpf_core_field_exists(cfs->h_nr_queued))
+		n = BPF_CORE_READ(cfs, h_nr_queued);
+	else
+		n = BPF_CORE_READ((struct cfs_rq___old *)cfs, h_nr_running);
+	if (!BPF_CORE_READ(p, se.on_rq))
+		n++;
+	return n;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -51,13 +75,6 @@ struct {
 	__type(key, u32);
 	__type(value, struct cosched_proc);
 } procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, COSCHED_MAX_TASKS);
-	__type(key, u32);
-	__type(value, u32);
-} boosted SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -99,14 +116,6 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	u32 cpu = bpf_get_smp_processor_id();
 	u32 prev_tid = prev->pid, next_tid = next->pid;
 	struct cosched_task *t;
-	struct cfs_rq *cfs = prev->se.cfs_rq;
-
-	if (cfs && cpu < COSCHED_MAX_CPUS) {
-		struct rq *rq = cfs->rq;
-
-		if (rq)
-			rq_len[cpu] = rq->nr_running;
-	}
 
 	t = bpf_map_lookup_elem(&tasks, &prev_tid);
 	if (t) {
@@ -131,8 +140,10 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		t->last_cpu = cpu;
 		t->switched_in_ns = now;
 		t->last_ran_ns = now;
+		t->rq_len = cfs_len(next);
 		if (t->pending) {
-			u32 row = bpf_map_lookup_elem(&boosted, &next_tid) ? COSCHED_HIST_BOOSTED : COSCHED_HIST_UNBOOSTED;
+			/* The agent boosts with SCHED_FIFO (1) or RR (2); managed tasks are otherwise CFS. */
+			u32 row = (next->policy == 1 || next->policy == 2) ? COSCHED_HIST_BOOSTED : COSCHED_HIST_UNBOOSTED;
 			u32 idx = row * COSCHED_HIST_BUCKETS + hist_bucket(now - t->flagged_ns);
 
 			if (idx < COSCHED_HIST_KINDS * COSCHED_HIST_BUCKETS)
@@ -199,7 +210,6 @@ int BPF_PROG(cosched_exit, struct task_struct *p, bool group_dead)
 
 	if (bpf_map_delete_elem(&tasks, &tid))
 		return 0; /* not managed */
-	bpf_map_delete_elem(&boosted, &tid);
 	pp = bpf_map_lookup_elem(&procs, &tgid);
 	if (pp)
 		job = pp->job;
@@ -271,7 +281,7 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	u64 now = bpf_ktime_get_ns();
 	struct cosched_event *e;
 	struct cosched_task *t;
-	u32 *owner, tid, cpu, nr = 0;
+	u32 *owner, tid;
 
 	owner = bpf_map_lookup_elem(&socks, &key);
 	if (!owner) {
@@ -287,6 +297,15 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	}
 	stat_inc(COSCHED_STAT_ARRIVALS);
 	t->last_arrival_ns = now;
+	/* Refresh R at every arrival: a thread that spins alone is never switched, so its switch-in sample ages. */
+	{
+		struct task_struct *p = bpf_task_from_pid(tid);
+
+		if (p) {
+			t->rq_len = cfs_len(p);
+			bpf_task_release(p);
+		}
+	}
 	if (t->on_cpu) {
 		stat_inc(COSCHED_STAT_ON_CPU);
 		return 0;
@@ -295,15 +314,14 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		stat_inc(COSCHED_STAT_RECENT);
 		return 0;
 	}
-	if (t->pending) {
+	if (t->pending && now - t->notified_ns < renotify_ns) {
 		stat_inc(COSCHED_STAT_PENDING);
 		return 0;
 	}
+	if (!t->pending)
+		t->flagged_ns = now;
 	t->pending = 1;
-	t->flagged_ns = now;
-	cpu = t->last_cpu;
-	if (cpu < COSCHED_MAX_CPUS)
-		nr = rq_len[cpu];
+	t->notified_ns = now;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(COSCHED_STAT_RINGBUF_DROPS);
@@ -315,7 +333,7 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	e->tid = tid;
 	e->tgid = t->tgid;
 	e->cpu = t->last_cpu;
-	e->nr_running = nr;
+	e->nr_running = t->rq_len;
 	e->_pad = 0;
 	e->time_ns = now;
 	e->job = 0;

@@ -20,13 +20,12 @@ typedef unsigned long long u64;
 #define COSCHED_MAX_PROCS 4096     /* managed processes (procs map) */
 #define COSCHED_MAX_SOCKS 16384    /* socket -> owning thread (LRU) */
 #define COSCHED_RINGBUF_BYTES 262144
-#define COSCHED_MAX_CPUS 1024       /* rq_len[] entries */
 #define COSCHED_HIST_BUCKETS 32    /* log2 buckets of microseconds: bucket b holds [2^(b-1), 2^b) us, b=0 holds 0 us */
 #define COSCHED_HIST_KINDS 2       /* histogram rows, see COSCHED_HIST_* */
 
 /* Histogram rows: reaction = flagged arrival -> receiver switched in. */
 #define COSCHED_HIST_UNBOOSTED 0   /* the agent did not boost (refused, or not yet acted) */
-#define COSCHED_HIST_BOOSTED 1     /* the receiver was boosted when it got its CPU */
+#define COSCHED_HIST_BOOSTED 1     /* the receiver was real-time (boosted) when it got its CPU */
 
 /* Event kinds (struct cosched_event.kind). */
 #define COSCHED_EV_ARRIVAL 1       /* an arrival for a managed thread that is off its CPU beyond the grace time */
@@ -49,18 +48,20 @@ typedef unsigned long long u64;
 #define COSCHED_NR_STATS 12
 
 /* Per-thread state (tasks map, key = tid). Created by user space at registration (or by BPF on fork), then
- * written only by BPF, so user space never races a read-modify-write with it. Which threads the agent holds
- * boosted lives in the separate `boosted` map (key = tid, value = 1), written only by user space.
+ * written only by BPF, so user space never races a read-modify-write with it.
  * Times are bpf_ktime_get_ns() = CLOCK_MONOTONIC nanoseconds. */
 struct cosched_task {
 	u32 tgid;              /* owning process */
 	u32 on_cpu;            /* CPU + 1 while the thread is on a CPU, 0 when off */
 	u32 last_cpu;          /* CPU it last ran on */
 	u32 pending;           /* 1 between a flagged arrival and the next switch-in */
+	u32 rq_len;            /* the DCS R: tasks sharing its CPU in its cfs_rq, itself included; at last switch-in/arrival */
+	u32 _pad;
 	u64 switched_in_ns;    /* last switch-in */
 	u64 last_ran_ns;       /* last switch-out (or switch-in while on CPU) */
 	u64 last_arrival_ns;   /* last arrival on one of its sockets, flagged or not (window extension) */
-	u64 flagged_ns;        /* arrival time of the pending flagged arrival */
+	u64 flagged_ns;        /* arrival time of the pending flagged arrival (the reaction is measured from it) */
+	u64 notified_ns;       /* when user space was last told about it (re-told after `renotify_ns`) */
 	u64 runtime_ns;        /* total on-CPU time seen since it became managed */
 };
 
@@ -76,7 +77,7 @@ struct cosched_event {
 	u32 tid;               /* receiver / new task / exiting task */
 	u32 tgid;              /* its process */
 	u32 cpu;               /* ARRIVAL: the receiver's last CPU; FORK: parent tid */
-	u32 nr_running;        /* ARRIVAL: run-queue length of that CPU at the arrival (the DCS R) */
+	u32 nr_running;        /* ARRIVAL: the receiver's rq_len (the DCS R: tasks sharing its CPU at equal weight) */
 	u32 _pad;
 	u64 time_ns;           /* event time (bpf_ktime_get_ns) */
 	u64 job;               /* job id */
