@@ -224,7 +224,24 @@ fn read_before<T: serde::de::DeserializeOwned>(
     deadline: Instant,
     what: &str,
 ) -> Result<T> {
-    stream.set_read_timeout(Some(remaining(deadline).max(Duration::from_millis(1))))?;
+    // Wait for the frame in short polls, so that a stop signal or the deadline ends the wait promptly.
+    loop {
+        if stop_requested() {
+            bail!("stopped by a signal while waiting for {what}");
+        }
+        let left = remaining(deadline);
+        if left.is_zero() {
+            bail!("timed out waiting for {what} (raise --connect-timeout-s if ranks start slowly)");
+        }
+        let wait_ms = left.as_millis().clamp(1, 100) as u16;
+        let mut fds = [PollFd::new(stream.as_fd(), PollFlags::POLLIN)];
+        if let Ok(n) = poll(&mut fds, PollTimeout::from(wait_ms)) {
+            if n > 0 {
+                break;
+            }
+        }
+    }
+    stream.set_read_timeout(Some(remaining(deadline).max(Duration::from_millis(100))))?;
     let value = read_control(stream).with_context(|| format!("reading {what}"));
     stream.set_read_timeout(None)?;
     value
