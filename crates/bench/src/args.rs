@@ -71,7 +71,7 @@ impl GroupArgs {
 /// How a rank waits for messages.
 #[derive(Args, Clone, Debug)]
 pub struct RecvArgs {
-    /// Receive mode: spin-only, spin-block (1600 µs), spin-block:<us>, or block.
+    /// Receive mode: spin-only, spin-block (1600 µs), spin-block:N (spin N µs, then block), or block.
     #[arg(long = "recv", value_name = "MODE", default_value = "spin-block", value_parser = parse_receive_mode)]
     pub mode: ReceiveMode,
 }

@@ -435,7 +435,10 @@ fn a_signalled_root_ends_the_whole_run_cleanly() {
     // The signal may land while rank 0 waits for a pong that rank 1 already sent: rank 0 counts only round
     // trips it completed, so rank 1 may be one ahead.
     let (done, echoed) = (u(&root.json(), "work_done"), u(&echo.json(), "work_done"));
-    assert!(done > 0 && (echoed == done || echoed == done + 1), "rank 0 {done}, rank 1 {echoed}");
+    assert!(
+        done > 0 && (echoed == done || echoed == done + 1),
+        "rank 0 {done}, rank 1 {echoed}"
+    );
 }
 
 #[test]

@@ -28,6 +28,7 @@ const AT_BARRIER: u32 = 2;
 pub const DEFAULT_BARRIERS: u64 = 100_000;
 
 /// Root broadcasts "passed", every rank computes, every rank answers "at barrier" (seed 000 Barrier).
+/// Without --count or --duration-s: the seed's 100,000 barriers.
 #[derive(Parser, Debug)]
 #[command(name = "cosched-barrier", version)]
 pub struct BarrierArgs {

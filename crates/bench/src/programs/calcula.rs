@@ -19,7 +19,8 @@ pub const PROGRAM: &str = "calcula";
 /// Iterations of the floating-point loop between checks of the clock and the stop flag (~0.1 ms).
 pub const ITERATIONS_PER_LOOP: u64 = 100_000;
 
-/// Floating-point loop until SIGTERM/SIGINT, --duration-s or --count loops; prints its CPU share.
+/// Floating-point loop until SIGTERM/SIGINT, --duration-s or --count loops (of 100,000 iterations);
+/// prints its loop count and CPU share.
 #[derive(Parser, Debug)]
 #[command(name = "cosched-calcula", version)]
 pub struct CalculaArgs {

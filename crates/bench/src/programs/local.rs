@@ -39,6 +39,7 @@ pub const READ_CHUNK: usize = 64 << 10;
 const MB: f64 = 1024.0 * 1024.0;
 
 /// Interactive stand-in: bursts of memory, CPU and system calls at exponential intervals (seed 004 `local`).
+/// Runs until SIGTERM/SIGINT, --duration-s or --count bursts; prints response-latency percentiles.
 #[derive(Parser, Debug)]
 #[command(name = "cosched-local", version)]
 pub struct LocalArgs {

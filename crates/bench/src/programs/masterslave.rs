@@ -63,6 +63,7 @@ pub fn answer(sequence: u64) -> f64 {
 }
 
 /// One master, slaves that only receive (r) or receive and reply (rs) (seed 003 master-slave).
+/// Without --count or --duration-s: 10,000 master iterations.
 #[derive(Parser, Debug)]
 #[command(name = "cosched-masterslave", version)]
 pub struct MasterSlaveArgs {

@@ -24,6 +24,7 @@ const PONG: u32 = 2;
 pub const DEFAULT_ROUND_TRIPS: u64 = 1_000_000;
 
 /// Two ranks exchange a token (seed 000 Latency); rank 0 prints round-trip percentiles.
+/// Without --count or --duration-s: the seed's 1,000,000 round trips.
 #[derive(Parser, Debug)]
 #[command(name = "cosched-pingpong", version)]
 pub struct PingpongArgs {
