@@ -1,0 +1,382 @@
+//! Privileged tests of the agent's safety properties: they start a real agent process (root, BPF), real managed
+//! processes, and check what the kernel says about their scheduling policy.
+//!
+//! Each test skips with a message when not root or when the crate was built without BPF. Every process a test
+//! starts is killed and reaped by pid (guards below), and every file it creates is removed.
+//!
+//! Helper processes are this same test binary re-executed to run only `helper_entry`, with the role in the
+//! environment (`COSCHED_TEST_HELPER`), so no extra programs are needed.
+
+use cosched_agent::proto::{AgentStats, Client};
+use cosched_agent::sched::{self, SchedAttr, Target};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Privileged tests share the CPUs and the kernel: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn skip_reason() -> Option<String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Some("not root".into());
+    }
+    if !cosched_agent::HAS_BPF {
+        return Some(format!("built without BPF: {}", cosched_agent::BPF_MISSING_MESSAGE));
+    }
+    None
+}
+
+macro_rules! privileged {
+    () => {{
+        if let Some(why) = skip_reason() {
+            eprintln!("SKIPPED (needs root and a BPF build): {why}");
+            return;
+        }
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }};
+}
+
+/// A child process killed (SIGKILL) and reaped on drop.
+struct Kid(Child);
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+impl Kid {
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+/// A running agent on a private socket; killed and its directory removed on drop.
+struct AgentProc {
+    kid: Kid,
+    dir: PathBuf,
+    socket: PathBuf,
+}
+
+impl AgentProc {
+    fn start(extra: &[&str]) -> AgentProc {
+        let dir = std::env::temp_dir().join(format!("cosched-agent-test-{}-{}", std::process::id(), unique()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let socket = dir.join("agent.sock");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosched-agent"));
+        cmd.arg("agent").arg("--socket").arg(&socket).args(extra).stdout(Stdio::null());
+        let kid = Kid(cmd.spawn().expect("start cosched-agent"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Client::connect(&socket).is_err() {
+            assert!(Instant::now() < deadline, "the agent did not come up within 20 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        AgentProc { kid, dir, socket }
+    }
+
+    fn client(&self) -> Client {
+        Client::connect(&self.socket).unwrap()
+    }
+
+    fn stats(&self) -> AgentStats {
+        self.client().stats().unwrap()
+    }
+}
+
+impl Drop for AgentProc {
+    fn drop(&mut self) {
+        let _ = self.kid.0.kill();
+        let _ = self.kid.0.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Starts this test binary as a helper with `role`.
+fn helper(role: &str) -> Kid {
+    let exe = std::env::current_exe().unwrap();
+    let kid = Command::new(exe)
+        .args(["--exact", "helper_entry", "--ignored", "--nocapture", "--test-threads=1"])
+        .env("COSCHED_TEST_HELPER", role)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start helper");
+    Kid(kid)
+}
+
+/// The scheduling policy of a thread, without the SCHED_RESET_ON_FORK bit that sched_getscheduler ORs in.
+fn policy(pid: u32) -> i32 {
+    // SAFETY: plain syscall.
+    unsafe { libc::sched_getscheduler(pid as libc::pid_t) & !libc::SCHED_RESET_ON_FORK }
+}
+
+fn nice(pid: u32) -> i32 {
+    sched::get_attr(pid).map(|a| a.sched_nice).unwrap_or(i32::MIN)
+}
+
+fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    t0.elapsed()
+}
+
+/// A managed receiver that blocks in `read`, connected to a listener of the test. Returns (helper, the tid of
+/// its receiving thread, stream).
+fn managed_receiver(agent: &AgentProc) -> (Kid, u32, TcpStream) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let kid = helper(&format!("receiver:{port}"));
+    let (mut s, _) = l.accept().unwrap();
+    s.set_nodelay(true).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut tid = [0u8; 4];
+    s.read_exact(&mut tid).unwrap();
+    let tid = u32::from_le_bytes(tid);
+    agent.client().register(kid.pid(), "receiver").unwrap();
+    // Warm-up: the receiver's first recv after registration teaches BPF that the socket is its own.
+    let mut b = [0u8; 1];
+    s.write_all(b"p").unwrap();
+    s.read_exact(&mut b).unwrap();
+    (kid, tid, s)
+}
+
+/// Sends messages until the agent boosts the receiver (SCHED_FIFO), or fails after 5 s.
+fn provoke_boost(agent: &AgentProc, pid: u32, s: &mut TcpStream) {
+    let mut b = [0u8; 1];
+    let t0 = Instant::now();
+    while policy(pid) != libc::SCHED_FIFO {
+        assert!(t0.elapsed() < Duration::from_secs(5), "the agent never boosted pid {pid}: {:#?}", agent.stats());
+        std::thread::sleep(Duration::from_millis(5));
+        s.write_all(b"p").unwrap();
+        s.read_exact(&mut b).unwrap();
+    }
+}
+
+// ------------------------------------------------------------------------------------------------ helpers
+
+#[test]
+#[ignore = "helper process for the privileged tests; runs only when re-executed by them"]
+fn helper_entry() {
+    let Ok(role) = std::env::var("COSCHED_TEST_HELPER") else { return };
+    let (kind, arg) = role.split_once(':').unwrap_or((role.as_str(), ""));
+    match kind {
+        // Blocking receiver: 'p' -> reply own policy; 'f' -> fork a child that replies its policy, then reply own.
+        "receiver" => {
+            let mut s = TcpStream::connect(("127.0.0.1", arg.parse::<u16>().unwrap())).unwrap();
+            s.set_nodelay(true).unwrap();
+            s.write_all(&(nix::unistd::gettid().as_raw() as u32).to_le_bytes()).unwrap();
+            let mut b = [0u8; 1];
+            while s.read_exact(&mut b).is_ok() {
+                if b[0] == b'f' {
+                    // SAFETY: the helper is single-threaded; the child only calls getscheduler, write, _exit.
+                    match unsafe { libc::fork() } {
+                        0 => unsafe {
+                            let p = [(libc::sched_getscheduler(0) & !libc::SCHED_RESET_ON_FORK) as u8];
+                            libc::write(std::os::fd::AsRawFd::as_raw_fd(&s), p.as_ptr().cast(), 1);
+                            libc::_exit(0);
+                        },
+                        child => {
+                            let mut st = 0;
+                            // SAFETY: reaping our own child.
+                            unsafe { libc::waitpid(child, &mut st, 0) };
+                        }
+                    }
+                }
+                // SAFETY: plain syscall.
+                let p = [(unsafe { libc::sched_getscheduler(0) } & !libc::SCHED_RESET_ON_FORK) as u8];
+                if s.write_all(&p).is_err() {
+                    break;
+                }
+            }
+        }
+        // Spinning receiver pinned to CPU `cpu`: drains its socket without ever blocking.
+        "spinrecv" => {
+            let (port, cpu) = arg.split_once(',').unwrap();
+            pin(cpu.parse().unwrap());
+            let mut s = TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+            s.set_nonblocking(true).unwrap();
+            let mut buf = [0u8; 4096];
+            loop {
+                match s.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+                    Err(_) => break,
+                }
+            }
+        }
+        // CPU-bound competitor pinned to CPU `arg`.
+        "spin" => {
+            pin(arg.parse().unwrap());
+            loop {
+                std::hint::spin_loop();
+            }
+        }
+        other => panic!("unknown helper role {other}"),
+    }
+}
+
+fn pin(cpu: usize) {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu).unwrap();
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).unwrap();
+}
+
+fn cpu_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    sched::parse_stat_field(&s, 14).unwrap() + sched::parse_stat_field(&s, 15).unwrap()
+}
+
+// ------------------------------------------------------------------------------------------------ tests
+
+#[test]
+fn agent_refuses_to_start_without_root() {
+    if !nix::unistd::geteuid().is_root() {
+        // Not root already: the agent itself must refuse.
+        let out = Command::new(env!("CARGO_BIN_EXE_cosched-agent")).args(["agent", "--socket", "/tmp/x.sock"]).output().unwrap();
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("root"), "{}", String::from_utf8_lossy(&out.stderr));
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let dir = std::env::temp_dir().join(format!("cosched-agent-test-nobody-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched-agent"))
+        .args(["agent", "--socket"])
+        .arg(dir.join("a.sock"))
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the agent started as nobody: {err}");
+    let expected = if cosched_agent::HAS_BPF { "must run as root" } else { "built without its BPF program" };
+    assert!(err.contains(expected), "unclear refusal: {err}");
+}
+
+#[test]
+fn run_refuses_without_a_running_agent() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched-agent"))
+        .args(["run", "--socket", "/nonexistent/cosched/agent.sock", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no cosched agent is running"), "unclear refusal: {err}");
+}
+
+#[test]
+fn kill_9_of_the_agent_restores_boosted_tasks_within_a_second() {
+    let _serial = privileged!();
+    // A 5 s boost window: without the guardian the receiver would stay SCHED_FIFO long after the kill.
+    let agent = AgentProc::start(&["--boost-us", "5000000", "--grace-us", "0"]);
+    let (_rx, tid, mut s) = managed_receiver(&agent);
+    let nice_before = nice(tid);
+    provoke_boost(&agent, tid, &mut s);
+    let guardian = agent.stats().guardian_pid;
+    assert!(guardian > 0);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(agent.kid.pid() as i32), nix::sys::signal::SIGKILL).unwrap();
+    let took = wait_until("restore after kill -9", Duration::from_secs(1), || policy(tid) == libc::SCHED_OTHER);
+    eprintln!("restored {took:?} after kill -9");
+    let nice_after = nice(tid);
+    assert_eq!(nice_after, nice_before, "nice not restored");
+    // The guardian leaves once its work is done.
+    wait_until("guardian exit", Duration::from_secs(2), || !std::path::Path::new(&format!("/proc/{guardian}")).exists()
+        || std::fs::read_to_string(format!("/proc/{guardian}/stat")).map(|s| s.contains(") Z")).unwrap_or(true));
+    drop(agent);
+}
+
+#[test]
+fn sigterm_restores_and_boosts_are_not_inherited() {
+    let _serial = privileged!();
+    let agent = AgentProc::start(&["--boost-us", "5000000", "--grace-us", "0"]);
+    let (_rx, tid, mut s) = managed_receiver(&agent);
+    provoke_boost(&agent, tid, &mut s);
+    // 'f': the boosted receiver forks; the child reports its policy first, then the parent its own.
+    s.write_all(b"f").unwrap();
+    let mut b = [0u8; 2];
+    s.read_exact(&mut b).unwrap();
+    assert_eq!(b[0] as i32, libc::SCHED_OTHER, "the child of a boosted task inherited SCHED_FIFO");
+    assert_eq!(b[1] as i32, libc::SCHED_FIFO, "the receiver was not boosted while it forked");
+    let st = agent.stats();
+    assert!(st.boosts_granted >= 1 && st.forks >= 1, "{st:?}");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(agent.kid.pid() as i32), nix::sys::signal::SIGTERM).unwrap();
+    wait_until("restore after SIGTERM", Duration::from_secs(1), || policy(tid) == libc::SCHED_OTHER);
+    drop(agent);
+}
+
+#[test]
+fn a_reused_pid_is_never_touched() {
+    let _serial = privileged!();
+    let mut a = Kid(Command::new("sleep").arg("30").spawn().unwrap());
+    let pid = a.pid();
+    let target = Target::open(pid, pid).unwrap();
+    let before = target.get().unwrap();
+    a.0.kill().unwrap();
+    a.0.wait().unwrap();
+    // Try to make a stranger get the same pid (ns_last_pid is root-only); other processes may race us.
+    let mut stranger = None;
+    for _ in 0..50 {
+        let _ = std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string());
+        let b = Kid(Command::new("sleep").arg("30").spawn().unwrap());
+        if b.pid() == pid {
+            stranger = Some(b);
+            break;
+        }
+    }
+    let res = target.set(&SchedAttr::fifo(1), &before);
+    assert!(matches!(res, Err(sched::SchedError::Gone { .. })), "acted on a dead target: {res:?}");
+    match &stranger {
+        Some(b) => {
+            assert_eq!(policy(b.pid()), libc::SCHED_OTHER, "the stranger with the reused pid was boosted");
+            eprintln!("pid {pid} was reused by a stranger and left alone");
+        }
+        None => eprintln!("could not force reuse of pid {pid}; checked the dead target only"),
+    }
+}
+
+#[test]
+fn a_flooding_process_gets_no_more_than_its_fair_share() {
+    let _serial = privileged!();
+    // One CPU, two tasks: a managed receiver that spins draining its socket, and a CPU-bound competitor. A peer
+    // floods the receiver. Fair share: 1/2 each. Without a budget, every arrival would boost the receiver and it
+    // would take nearly the whole CPU.
+    let cpu = if std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) > 1 { 1 } else { 0 };
+    let agent = AgentProc::start(&["--grace-us", "0", "--exponent", "10"]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let rx = helper(&format!("spinrecv:{port},{cpu}"));
+    let (mut s, _) = l.accept().unwrap();
+    agent.client().register(rx.pid(), "flooded").unwrap();
+    let comp = helper(&format!("spin:{cpu}"));
+    std::thread::sleep(Duration::from_millis(300));
+    let (r0, c0, t0) = (cpu_ticks(rx.pid()), cpu_ticks(comp.pid()), Instant::now());
+    let mut sent = 0u64;
+    while t0.elapsed() < Duration::from_secs(3) {
+        s.write_all(&[0u8; 64]).unwrap();
+        sent += 1;
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let (r1, c1) = (cpu_ticks(rx.pid()), cpu_ticks(comp.pid()));
+    let st = agent.stats();
+    let (r, c) = ((r1 - r0) as f64, (c1 - c0) as f64);
+    let share = r / (r + c).max(1.0);
+    eprintln!(
+        "flood: {sent} messages, receiver share {share:.3}, boosts {} (refused budget {}, demotions {})",
+        st.boosts_granted, st.refused_budget, st.demotions
+    );
+    assert!(st.boosts_granted > 0, "the flood never triggered a boost, so the budget was not exercised: {st:?}");
+    // Fair share 0.5 plus the burst (20 ms per 3 s ≈ 0.007) and tick-granular accounting noise.
+    assert!(share <= 0.6, "the flooded receiver took {share:.3} of the CPU (fair share 0.5)");
+    drop((rx, comp));
+}
