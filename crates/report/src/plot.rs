@@ -438,7 +438,7 @@ fn duration_label(us: f64) -> String {
     format!("{}{unit}", text.trim_end_matches(".0"))
 }
 
-/// Round-trip (or iteration) time histograms, one panel per `(label, histogram)`, counts on a log scale.
+/// Round-trip (or barrier-iteration) time histograms, one panel per `(label, histogram)`, counts on a log scale.
 pub fn plot_histograms(
     path: &Path,
     title: &str,
@@ -482,7 +482,7 @@ pub fn plot_histograms(
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(buckets as usize)
-            .x_desc("round-trip time bucket (upper edge)")
+            .x_desc("time per round trip or iteration (bucket upper edge)")
             .y_desc("count")
             .x_label_formatter(&|v| match v {
                 // At most about ten labels, so they do not run into each other.
