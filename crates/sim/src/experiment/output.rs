@@ -186,10 +186,11 @@ pub fn write_all(
         plot_sweeps(e, &rows, &mut file)?;
         if let Some(panels) = histogram_panels(e, &records) {
             let max = e.competitors.last().copied().unwrap_or(0);
-            let title = format!(
-                "{}: round-trip times at {max} competitors (repetition 0)",
-                e.title
-            );
+            let what = match e.configs[0].scenario.workload {
+                Workload::Barrier { .. } => "barrier iteration times",
+                _ => "round-trip times",
+            };
+            let title = format!("{}: {what} at {max} competitors (repetition 0)", e.title);
             plot_histograms(&file("rtt_histogram.svg"), &title, &panels)?;
         }
     }
