@@ -1,7 +1,329 @@
-//! Scenario-level tests of the whole simulator: determinism, one discriminating scenario, invariants.
+//! Scenario-level tests of the whole simulator: determinism, one discriminating scenario, the `ts_slpret`
+//! ablation, and invariants over random small scenarios (proptest).
 
-use crate::scenario::{Scenario, SeedConfig};
-use crate::simulate;
+use crate::scenario::{
+    NetworkParams, OsModel, Scenario, SeedConfig, SequentialJob, SorParams, Workload,
+};
+use crate::{simulate, simulate_with_trace};
+use cosched_policy::{MICROS, MILLIS, SECONDS};
+use cosched_report::{JobRole, Measurement};
+use proptest::prelude::*;
+
+fn run(scenario: &Scenario, seed: u64) -> Measurement {
+    simulate(scenario, seed)
+        .expect("valid scenario")
+        .measurement
+}
+
+#[test]
+fn same_seed_gives_the_identical_measurement_and_another_seed_does_not() {
+    // Latency with 2 competitors under DCS spin-block: the RNG decides the initial queue order, each node's
+    // ts_update phase and every context-switch cost, so a different seed changes the outcome.
+    let s = Scenario::seed_latency(3_000, 2, SeedConfig::DcsSpinBlock);
+    let a = serde_json::to_string(&run(&s, 11)).unwrap();
+    let b = serde_json::to_string(&run(&s, 11)).unwrap();
+    let c = serde_json::to_string(&run(&s, 12)).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn an_idle_cluster_gives_the_network_round_trip() {
+    // No competitors, 1000 round trips of 128 B: each one-way trip is 30 µs + ceil(128 B / 13 MB/s) = 9,847 ns,
+    // the first dispatch of each process costs one context switch (750 µs mean, drawn in [375, 1125] µs), after
+    // that nothing else runs. Round trip = 2 × 39,847 ns = 79.694 µs; p50 within the 1.6 % bucket precision.
+    let m = run(
+        &Scenario::seed_latency(1_000, 0, SeedConfig::NoDcsSpinOnly),
+        1,
+    );
+    assert_eq!((m.work_done, m.work_expected), (1_000, 1_000));
+    let p50 = m.rtt_p50_us.unwrap();
+    assert!((p50 - 79.694).abs() / 79.694 < 0.016, "p50 {p50}");
+    // Response: 999 steady round trips + the first (which waits for both switches) ≈ 79.7 ms + < 2.3 ms.
+    let response = m.jobs[0].response_s;
+    assert!((0.0797..0.0821).contains(&response), "response {response}");
+    // Alone on its CPU a process has N = 1 and holds the CPU from start to exit: p0 until the job ends (F = 1),
+    // p1 until it sends the last reply, one 39.8 µs trip before the end: F = 1 - 39.8 µs / ~80 ms ≈ 0.9995.
+    assert!((m.jobs[0].fairness_max - 1.0).abs() < 1e-9);
+    assert!(
+        (0.999..1.0).contains(&m.jobs[0].fairness_min),
+        "{}",
+        m.jobs[0].fairness_min
+    );
+    assert_eq!(m.extra["messages_sent"], 2_000.0);
+    assert_eq!(m.extra["messages_delivered"], 2_000.0);
+}
+
+/// The discriminating scenario: Latency, 20,000 round trips, 2 competitors per node (N = 3 on each CPU), under
+/// the seed's four schedulers. Dedicated, the job needs 20,000 × 79.7 µs = 1.59 s and 2 × 1.59 = 3.19 s of CPU
+/// (both processes spin while the token is away). Each scheduler leaves a different, mechanism-specific mark:
+///
+/// - No DCS, spin only: a receiver whose partner is off its CPU spins away its whole quantum (40–200 ms), so
+///   the job is by far the slowest and burns the most CPU; nothing blocks, nothing is boosted.
+/// - No DCS, spin-block: a receiver gives up its CPU after 1.6 ms, so the job's CPU stays near the dedicated
+///   3.19 s; no DCS boosts; the woken receiver runs first only when its level is higher (implicit scheduling).
+/// - DCS, spin only: arrivals boost the receiver, so the job is much faster than without DCS, but it still
+///   spins through every uncoordinated stretch: more CPU than spin-block.
+/// - DCS, spin-block: boosts *and* blocking: CPU near dedicated, and faster than uncoordinated spinning.
+#[test]
+fn the_four_schedulers_leave_different_marks() {
+    for seed in 1..=3 {
+        let m: Vec<Measurement> = SeedConfig::ALL
+            .iter()
+            .map(|&c| run(&Scenario::seed_latency(20_000, 2, c), seed))
+            .collect();
+        let [no_spin, no_block, dcs_spin, dcs_block] = [&m[0], &m[1], &m[2], &m[3]];
+        let resp = |m: &Measurement| m.jobs[0].response_s;
+        let cpu = |m: &Measurement| m.jobs[0].cpu_s;
+        for x in &m {
+            assert_eq!(x.work_done, 20_000, "seed {seed}");
+        }
+        // Boosts only with DCS.
+        assert_eq!(
+            no_spin.boosts_granted + no_block.boosts_granted,
+            0,
+            "seed {seed}"
+        );
+        assert!(
+            dcs_spin.boosts_granted > 0 && dcs_block.boosts_granted > 0,
+            "seed {seed}"
+        );
+        // Uncoordinated spinning is the slowest by a wide margin (1.8×: seeds 1–3 measure 2.0–3.1×).
+        for other in [no_block, dcs_spin, dcs_block] {
+            assert!(
+                resp(no_spin) > 1.8 * resp(other),
+                "seed {seed}: {} vs {}",
+                resp(no_spin),
+                resp(other)
+            );
+        }
+        // Blocking keeps the CPU near the dedicated 3.19 s (+ context switches); spinning does not.
+        for blocking in [no_block, dcs_block] {
+            assert!(
+                (3.1..3.5).contains(&cpu(blocking)),
+                "seed {seed}: cpu {}",
+                cpu(blocking)
+            );
+        }
+        assert!(cpu(dcs_spin) > 1.15 * cpu(no_block), "seed {seed}");
+        assert!(cpu(no_spin) > 2.5 * cpu(no_block), "seed {seed}");
+        // Only spin-block receivers ever sleep, so only they can get the ts_slpret wake-up boost.
+        assert_eq!(
+            no_spin.extra["slpret_boosts"] + dcs_spin.extra["slpret_boosts"],
+            0.0,
+            "seed {seed}"
+        );
+    }
+}
+
+/// Seed `000` Figure 9: with `ts_slpret[n] = n` a woken spin-block receiver keeps its level, loses the wake-up
+/// boost that coschedules it, and the Barrier job (7 nodes, 4 competitors each) falls back to the uncoordinated
+/// behaviour: orders of magnitude slower.
+#[test]
+fn slpret_ablation_loses_implicit_coscheduling() {
+    let mut normal = Scenario::seed_barrier(5_000, 4, SeedConfig::NoDcsSpinBlock);
+    let mut ablated = normal.clone();
+    ablated.os = OsModel::SolarisTs {
+        slpret_ablation: true,
+    };
+    normal.os = OsModel::SolarisTs {
+        slpret_ablation: false,
+    };
+    let (n, a) = (run(&normal, 1), run(&ablated, 1));
+    assert_eq!((n.work_done, a.work_done), (5_000, 5_000));
+    assert!(n.extra["slpret_boosts"] > 0.0);
+    assert!(
+        a.jobs[0].response_s > 10.0 * n.jobs[0].response_s,
+        "ablated {} s vs normal {} s",
+        a.jobs[0].response_s,
+        n.jobs[0].response_s
+    );
+}
+
+#[test]
+fn a_time_limit_stops_the_run_and_reports_unfinished_work() {
+    // 1,000,000 round trips need ~80 s; a 1 s limit stops after ~12,500 of them (1 s / 79.7 µs ≈ 12,548).
+    let mut s = Scenario::seed_latency(1_000_000, 0, SeedConfig::DcsSpinBlock);
+    s.time_limit_ns = SECONDS;
+    let out = simulate(&s, 1).unwrap();
+    assert_eq!(out.sim_time_ns, SECONDS);
+    assert!(
+        (12_400..12_560).contains(&out.measurement.work_done),
+        "{}",
+        out.measurement.work_done
+    );
+}
+
+#[test]
+fn mixed_batch_runs_the_jobs_one_after_another() {
+    // SOR (3 nodes, 24 rows, 50 iterations) then one sequential job of 200 ms CPU; in batch the sequential job
+    // starts only when SOR has finished.
+    let mut s = Scenario::seed_latency(1, 0, SeedConfig::NoDcsSpinBlock);
+    s.nodes = 3;
+    s.workload = Workload::Mixed {
+        sor: SorParams {
+            grid: 24,
+            iterations: 50,
+            cell_compute_ns: MICROS,
+        },
+        sequential: vec![SequentialJob {
+            name: "gs".into(),
+            node: 1,
+            total_cpu_ns: 200 * MILLIS,
+            mean_burst_ns: 10 * MILLIS,
+            mean_io_ns: 2 * MILLIS,
+        }],
+        batch: true,
+    };
+    let m = run(&s, 3);
+    assert_eq!(m.work_done, 50);
+    let sor_end = m.jobs[0].response_s;
+    assert!(
+        m.extra["gs.start_s"] >= sor_end - 1e-9,
+        "gs started before SOR ended"
+    );
+    let gs = m
+        .jobs
+        .iter()
+        .find(|j| j.role == JobRole::Sequential)
+        .unwrap();
+    // 200 ms of CPU (+ its one context switch) with I/O waits in between.
+    assert!(
+        gs.cpu_s >= 0.2 && gs.cpu_s < 0.2 + 0.0012,
+        "gs cpu {}",
+        gs.cpu_s
+    );
+    assert!(gs.response_s > gs.cpu_s);
+}
+
+#[test]
+fn invalid_scenarios_name_the_field() {
+    let mut s = Scenario::seed_latency(10, 0, SeedConfig::NoDcsSpinOnly);
+    s.nodes = 1;
+    let err = simulate(&s, 1).unwrap_err().to_string();
+    assert!(
+        err.contains("nodes") && err.contains("Latency needs 2"),
+        "{err}"
+    );
+    let mut s = Scenario::seed_latency(0, 0, SeedConfig::NoDcsSpinOnly);
+    assert!(simulate(&s, 1)
+        .unwrap_err()
+        .to_string()
+        .contains("workload.round_trips"));
+    s.workload = Workload::Latency {
+        round_trips: 1,
+        message_bytes: 1,
+    };
+    s.network.bandwidth_bytes_per_s = 0;
+    assert!(simulate(&s, 1)
+        .unwrap_err()
+        .to_string()
+        .contains("network.bandwidth_bytes_per_s"));
+}
+
+fn arbitrary_scenario() -> impl Strategy<Value = Scenario> {
+    let workload = prop_oneof![
+        (1u64..150).prop_map(|round_trips| (
+            2u32,
+            Workload::Latency {
+                round_trips,
+                message_bytes: 128
+            }
+        )),
+        (2u32..5, 1u64..40, 0u64..300).prop_map(|(nodes, iterations, compute_us)| (
+            nodes,
+            Workload::Barrier {
+                iterations,
+                compute_ns: compute_us * MICROS,
+                message_bytes: 64
+            }
+        )),
+        (2u32..4, 1u64..15, any::<bool>()).prop_map(|(nodes, iterations, batch)| (
+            nodes,
+            Workload::Mixed {
+                sor: SorParams {
+                    grid: 16,
+                    iterations,
+                    cell_compute_ns: 2 * MICROS
+                },
+                sequential: vec![SequentialJob {
+                    name: "seq".into(),
+                    node: nodes - 1,
+                    total_cpu_ns: 30 * MILLIS,
+                    mean_burst_ns: 5 * MILLIS,
+                    mean_io_ns: MILLIS,
+                }],
+                batch,
+            }
+        )),
+    ];
+    (
+        workload,
+        0u32..3,
+        1u32..3,
+        0usize..4,
+        0u64..800,
+        any::<bool>(),
+    )
+        .prop_map(
+            |((nodes, workload), competitors, cpus, config, switch_us, ablation)| {
+                let mut s = Scenario::seed_latency(1, competitors, SeedConfig::ALL[config]);
+                s.nodes = nodes;
+                s.cpus_per_node = cpus;
+                s.workload = workload;
+                s.context_switch_ns = switch_us * MICROS;
+                s.os = OsModel::SolarisTs {
+                    slpret_ablation: ablation,
+                };
+                s.network = NetworkParams::default();
+                s
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// No CPU runs two processes at once; a process is only ever on its own CPU; total CPU time ≤ CPUs × wall;
+    /// every message sent is delivered exactly once; the job finishes its work.
+    #[test]
+    fn invariants_hold(scenario in arbitrary_scenario(), seed in 0u64..1000) {
+        let (out, trace) = simulate_with_trace(&scenario, seed).unwrap();
+        let m = &out.measurement;
+        prop_assert_eq!(m.work_done, m.work_expected);
+        // One process at a time per CPU: intervals of a CPU, ordered by start, never overlap.
+        let mut by_cpu: Vec<Vec<(u64, u64, u32)>> = vec![Vec::new(); trace.cpus as usize];
+        let mut cpu_of = std::collections::BTreeMap::new();
+        for i in &trace.intervals {
+            prop_assert!(i.start_ns <= i.end_ns && i.end_ns <= trace.end_ns);
+            by_cpu[i.cpu as usize].push((i.start_ns, i.end_ns, i.pid));
+            prop_assert_eq!(*cpu_of.entry(i.pid).or_insert(i.cpu), i.cpu, "process {} migrated", i.pid);
+        }
+        let mut busy_total = 0u64;
+        for intervals in &mut by_cpu {
+            intervals.sort_unstable();
+            for pair in intervals.windows(2) {
+                prop_assert!(pair[0].1 <= pair[1].0, "overlap on a CPU: {:?} and {:?}", pair[0], pair[1]);
+            }
+            let busy: u64 = intervals.iter().map(|(s, e, _)| e - s).sum();
+            prop_assert!(busy <= trace.end_ns);
+            busy_total += busy;
+        }
+        // CPU time reported for the jobs ≤ CPUs × wall (competitors are reported per process: × count).
+        let competitors = scenario.competitors_per_node as f64 * scenario.nodes as f64;
+        let reported: f64 = m.jobs.iter().map(|j| match j.role {
+            JobRole::Competitor => j.cpu_s * competitors,
+            _ => j.cpu_s,
+        }).sum();
+        prop_assert!(reported <= trace.cpus as f64 * trace.end_ns as f64 / 1e9 + 1e-6);
+        prop_assert!((reported - busy_total as f64 / 1e9).abs() < 1e-6, "CPU time {} vs trace {}", reported, busy_total);
+        // Every message delivered exactly once.
+        let mut ids = trace.delivered_ids.clone();
+        ids.sort_unstable();
+        prop_assert_eq!(ids, (0..trace.sent).collect::<Vec<u64>>());
+        prop_assert_eq!(out.messages_sent, out.messages_delivered);
+    }
+}
 
 /// Prints the Latency shape (`cargo test --release -p cosched-sim shape -- --ignored --nocapture`).
 #[test]
@@ -47,6 +369,58 @@ fn shape_latency_report() {
                 out.events,
                 t.elapsed().as_secs_f64(),
                 m.extra.get("slpret_boosts"),
+            );
+        }
+    }
+}
+
+/// Prints one configuration over several seeds (`CFG=0..3 K=8 RT=200000`).
+#[test]
+#[ignore]
+fn shape_seeds_report() {
+    let env = |name: &str, default: u64| -> u64 {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (rt, k) = (env("RT", 200_000), env("K", 8) as u32);
+    let barrier = std::env::var("W").is_ok_and(|w| w == "barrier");
+    for config in SeedConfig::ALL {
+        let line: Vec<String> = (1..=4)
+            .map(|seed| {
+                let s = if barrier {
+                    Scenario::seed_barrier(rt, k, config)
+                } else {
+                    Scenario::seed_latency(rt, k, config)
+                };
+                let m = simulate(&s, seed).unwrap().measurement;
+                format!("{:>10.1}s F{:.2}", m.jobs[0].response_s, m.jobs[0].fairness)
+            })
+            .collect();
+        println!("K={k} {:<28} {}", config.label(), line.join("  "));
+    }
+}
+
+/// Dumps the discriminating scenario's outcomes over seeds.
+#[test]
+#[ignore]
+fn discriminating_dump() {
+    for seed in 1..=4 {
+        for config in SeedConfig::ALL {
+            let s = Scenario::seed_latency(20_000, 2, config);
+            let m = simulate(&s, seed).unwrap().measurement;
+            println!(
+                "seed {seed} {:<28} resp {:>7.2} cpu {:>6.2} spin {:>6.2} F {:.2} boosts {}/{} slpret {} ctx {}",
+                config.label(),
+                m.jobs[0].response_s,
+                m.jobs[0].cpu_s,
+                m.extra["parallel_spin_s"],
+                m.jobs[0].fairness,
+                m.boosts_granted,
+                m.boosts_refused,
+                m.extra["slpret_boosts"],
+                m.extra["context_switches"]
             );
         }
     }

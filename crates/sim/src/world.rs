@@ -15,7 +15,8 @@
 //! - `dispatched_at` — when the running process got the CPU; `exec_from` — when its context switch is over and
 //!   it executes (`dispatched_at + context_switch` if a different process ran last, else `dispatched_at`);
 //!   `quantum_end` — `dispatched_at + time_left` from the OS model. Context-switch time is charged to the
-//!   incoming process (CPU time and quantum), as the dispatcher's work on its behalf.
+//!   incoming process (CPU time and quantum), as the dispatcher's work on its behalf; each switch costs a
+//!   uniform draw in `[mean / 2, 3 mean / 2]` around the scenario's (mean) `context_switch_ns`.
 //! - `R` for DCS: see [`crate::hook`].
 //!
 //! ## Algorithm
@@ -420,7 +421,11 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             0
         } else {
             self.context_switches += 1;
-            self.scenario.context_switch_ns
+            // The seed speaks of the *mean* context-switch time (§3.2.2): each switch costs a uniform draw in
+            // [mean / 2, 3 mean / 2]. The jitter also keeps the nodes' otherwise perfectly periodic schedules
+            // from phase-locking for the whole run.
+            let mean = self.scenario.context_switch_ns;
+            mean / 2 + self.engine.uniform_below(mean + 1)
         };
         c.running = Some(pid);
         c.history[c.history_next] = (now, pid);
