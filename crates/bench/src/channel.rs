@@ -334,6 +334,33 @@ mod tests {
     }
 
     #[test]
+    fn spin_block_on_several_links_falls_back_to_poll() {
+        // Two links, messages 100 ms and 110 ms away, a 1 µs spin limit: the receiver blocks in poll once, wakes on the
+        // first arrival (which restarts the spin), and blocks again at most once for the second.
+        let (a, mut pa) = pair();
+        let (b, mut pb) = pair();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            pa.write_all(b"a1").unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            pb.write_all(b"b2").unwrap();
+            (pa, pb)
+        });
+        let (mut ba, mut bb) = ([0u8; 2], [0u8; 2]);
+        let mut receiver = Receiver::new(ReceiveMode::SpinBlock { spin_ns: 1_000 });
+        receiver
+            .recv_each(&mut [(&a, &mut ba), (&b, &mut bb)])
+            .unwrap();
+        assert_eq!((&ba, &bb), (b"a1", b"b2"));
+        assert!(
+            (1..=2).contains(&receiver.stats.blocked),
+            "{:?}",
+            receiver.stats
+        );
+        drop(writer.join().unwrap());
+    }
+
+    #[test]
     fn a_closed_peer_is_named() {
         let (link, peer) = pair();
         drop(peer);
