@@ -14,8 +14,11 @@
 #                 share that autogroup, so they still compete with each other as equals.
 # Needs: cargo build --release -p cosched-bench (and crates/bench/mpi/build.sh for the MPI line).
 # Each row records foreign_cpu: the busy time of CPUs 0-1 during the run (/proc/stat) that was not this
-# script's ranks and competitors, in CPUs. The summary keeps only runs with foreign_cpu < 0.1 (the machine was
-# effectively ours); a row with more is kept in the CSV but marked, and should be re-run.
+# script's ranks and competitors, in CPUs. Where our processes keep both CPUs busy (spinning modes, or K > 0)
+# the summary keeps only runs with foreign_cpu < 0.1 (the machine was effectively ours); the others stay in
+# the CSV. Blocking ranks without competitors leave the CPUs idle, which other work may use without delaying
+# them (at nice -20 their wake-ups preempt it), and mpirun's start-up is not in its ranks' CPU time, so those
+# rows are never filtered.
 # It starts only its own processes, stops its competitors by pid, and leaves nothing running.
 set -eu
 nice_value=${NICE:-0}
@@ -107,11 +110,12 @@ for rep in $(seq 1 "$reps"); do
   fi
 done
 echo "raw: $raw  csv: $csv"
-echo "K=$competitors nice $nice_value: runs kept (foreign_cpu < 0.1), median rate (rt/s), p50 / p99 (us), competitor CPU share"
+echo "K=$competitors nice $nice_value: runs kept (see foreign_cpu), median rate (rt/s), p50 / p99 (us), competitor CPU share"
 echo "(each run ${seconds}s; $reps repetitions)"
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 tail -n +2 "$csv" | cut -d, -f3,4 | sort -u | while IFS=, read -r program mode; do
-  rows=$(grep "^$competitors,$nice_value,$program,$mode," "$csv" | awk -F, '$16 < 0.1')
+  rows=$(grep "^$competitors,$nice_value,$program,$mode," "$csv" \
+    | awk -F, '$16 < 0.1 || ($1 == 0 && ($4 == "block" || $3 == "mpi_pingpong"))')
   kept=$(echo "$rows" | grep -c . || true)
   if [ "$kept" -eq 0 ]; then printf '%-17s %-16s no run without foreign load: re-run\n' "$program" "$mode"; continue; fi
   rate=$(echo "$rows" | cut -d, -f8 | median)
