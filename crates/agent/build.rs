@@ -34,7 +34,9 @@ fn build_bpf(out: &Path) -> Result<(), String> {
         return Err("COSCHED_NO_BPF is set".into());
     }
     if !Path::new(BTF).exists() {
-        return Err(format!("{BTF} is missing (kernel built without CONFIG_DEBUG_INFO_BTF)"));
+        return Err(format!(
+            "{BTF} is missing (kernel built without CONFIG_DEBUG_INFO_BTF)"
+        ));
     }
     let bpftool = find_tool("bpftool", &["/usr/sbin/bpftool", "/sbin/bpftool"])
         .ok_or("bpftool not found; install it (Debian/Ubuntu: apt-get install bpftool)")?;
@@ -49,9 +51,13 @@ fn build_bpf(out: &Path) -> Result<(), String> {
         .output()
         .map_err(|e| format!("running {}: {e}", bpftool.display()))?;
     if !dump.status.success() {
-        return Err(format!("bpftool btf dump failed: {}", String::from_utf8_lossy(&dump.stderr)));
+        return Err(format!(
+            "bpftool btf dump failed: {}",
+            String::from_utf8_lossy(&dump.stderr)
+        ));
     }
-    std::fs::write(&vmlinux, &dump.stdout).map_err(|e| format!("writing {}: {e}", vmlinux.display()))?;
+    std::fs::write(&vmlinux, &dump.stdout)
+        .map_err(|e| format!("writing {}: {e}", vmlinux.display()))?;
 
     let skel = out.join("cosched.skel.rs");
     let arch = match std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() {
@@ -76,7 +82,9 @@ fn build_bpf(out: &Path) -> Result<(), String> {
 
 fn find_tool(name: &str, extra: &[&str]) -> Option<PathBuf> {
     let from_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file())
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
     });
     from_path.or_else(|| extra.iter().map(PathBuf::from).find(|p| p.is_file()))
 }

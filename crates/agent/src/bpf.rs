@@ -34,7 +34,8 @@ impl Observer {
     pub fn load(opts: BpfOptions) -> anyhow::Result<Observer> {
         // The skeleton borrows its object storage for its whole life; the agent keeps one for the life of the
         // process, so the storage is leaked on purpose (a few hundred bytes).
-        let storage: &'static mut MaybeUninit<libbpf_rs::OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
+        let storage: &'static mut MaybeUninit<libbpf_rs::OpenObject> =
+            Box::leak(Box::new(MaybeUninit::uninit()));
         let mut open = CoschedSkelBuilder::default().open(storage).map_err(|e| {
             anyhow::anyhow!("opening the BPF object failed: {e} (is the kernel built with BTF, /sys/kernel/btf/vmlinux?)")
         })?;
@@ -48,7 +49,8 @@ impl Observer {
                  tp_btf support (Linux 5.5+)"
             )
         })?;
-        skel.attach().map_err(|e| anyhow::anyhow!("attaching the BPF tracepoints failed: {e}"))?;
+        skel.attach()
+            .map_err(|e| anyhow::anyhow!("attaching the BPF tracepoints failed: {e}"))?;
 
         let inbox: Rc<RefCell<Vec<Event>>> = Rc::default();
         let malformed_cell: Rc<RefCell<u64>> = Rc::default();
@@ -65,7 +67,13 @@ impl Observer {
             })?;
         }
         let ring = builder.build()?;
-        Ok(Observer { skel, ring, inbox, malformed: 0, malformed_cell })
+        Ok(Observer {
+            skel,
+            ring,
+            inbox,
+            malformed: 0,
+            malformed_cell,
+        })
     }
 
     /// The epoll fd that becomes readable when events are waiting.
@@ -83,14 +91,23 @@ impl Observer {
 
     /// Starts managing a thread (registration, or a thread found later).
     pub fn add_task(&self, tid: u32, tgid: u32) -> anyhow::Result<()> {
-        let t = Task { tgid, ..Default::default() };
-        self.skel.maps.tasks.update(&tid.to_ne_bytes(), t.as_bytes(), MapFlags::NO_EXIST).or_else(|e| {
-            if self.task(tid).is_some() {
-                Ok(())
-            } else {
-                Err(anyhow::anyhow!("adding thread {tid} to the BPF tasks map failed: {e} (map full?)"))
-            }
-        })
+        let t = Task {
+            tgid,
+            ..Default::default()
+        };
+        self.skel
+            .maps
+            .tasks
+            .update(&tid.to_ne_bytes(), t.as_bytes(), MapFlags::NO_EXIST)
+            .or_else(|e| {
+                if self.task(tid).is_some() {
+                    Ok(())
+                } else {
+                    Err(anyhow::anyhow!(
+                        "adding thread {tid} to the BPF tasks map failed: {e} (map full?)"
+                    ))
+                }
+            })
     }
 
     /// Starts managing a process.
@@ -100,7 +117,11 @@ impl Observer {
             .maps
             .procs
             .update(&tgid.to_ne_bytes(), p.as_bytes(), MapFlags::ANY)
-            .map_err(|e| anyhow::anyhow!("adding process {tgid} to the BPF procs map failed: {e} (map full?)"))
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "adding process {tgid} to the BPF procs map failed: {e} (map full?)"
+                )
+            })
     }
 
     /// Stops managing a process / a thread (missing entries are fine).
@@ -113,13 +134,23 @@ impl Observer {
 
     /// A thread's BPF state, if it is managed.
     pub fn task(&self, tid: u32) -> Option<Task> {
-        let v = self.skel.maps.tasks.lookup(&tid.to_ne_bytes(), MapFlags::ANY).ok()??;
+        let v = self
+            .skel
+            .maps
+            .tasks
+            .lookup(&tid.to_ne_bytes(), MapFlags::ANY)
+            .ok()??;
         Task::from_bytes(&v)
     }
 
     /// A process's BPF state, if it is managed.
     pub fn proc(&self, tgid: u32) -> Option<Proc> {
-        let v = self.skel.maps.procs.lookup(&tgid.to_ne_bytes(), MapFlags::ANY).ok()??;
+        let v = self
+            .skel
+            .maps
+            .procs
+            .lookup(&tgid.to_ne_bytes(), MapFlags::ANY)
+            .ok()??;
         Proc::from_bytes(&v)
     }
 

@@ -3,6 +3,7 @@
 
 use crate::proto::{AgentStats, Client, DEFAULT_SOCKET};
 use clap::Args;
+use cosched_policy::budget::BudgetParams;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -37,8 +38,9 @@ pub struct AgentArgs {
     /// SCHED_FIFO priority of a boosted task (1..=99; low, so the kernel's own RT threads stay above).
     #[arg(long, default_value_t = 1)]
     pub rt_prio: u32,
-    /// DCS exponent E in `2^E (Tc - Tp) + C >= Tq R` (seed: -1 spin-only, 2 spin-block).
-    #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
+    /// DCS exponent E in `2^E (Tc - Tp) + C >= Tq R` (seed: -1 spin-only, 2 spin-block). The default 2 (with
+    /// C = 0) only spaces boost starts Tq R / 4 apart: the CPU-time budget, not E and C, holds fairness here.
+    #[arg(long, default_value_t = 2, allow_hyphen_values = true)]
     pub exponent: i32,
     /// DCS constant C (seed: 0 spin-only, 100 spin-block).
     #[arg(long, default_value_t = 0.0)]
@@ -47,19 +49,19 @@ pub struct AgentArgs {
     #[arg(long)]
     pub quantum_us: Option<u64>,
     /// Budget: multiplier of the fair CPU share 1/R, in ppm (1000000 = exactly fair).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.slack_ppm)]
     pub slack_ppm: u64,
     /// Budget: largest CPU credit a process may bank (also its starting credit).
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.burst_ns as f64 / 1e6)]
     pub burst_ms: f64,
     /// Budget: oldest debt kept.
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.floor_ns as f64 / 1e6)]
     pub floor_ms: f64,
     /// Budget: debt beyond which a process is demoted to nice 19 until repaid.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.demote_ns as f64 / 1e6)]
     pub demote_ms: f64,
     /// Budget: credit at which a demoted process runs normally again (at most --burst-ms).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.resume_ns as f64 / 1e6)]
     pub resume_ms: f64,
     /// Never demote an overdrawn process (only refuse its boosts).
     #[arg(long)]
@@ -107,10 +109,12 @@ fn ms(v: f64, flag: &str) -> anyhow::Result<u64> {
 impl AgentArgs {
     /// Validates the flags into a resolved configuration.
     pub fn resolve(&self) -> anyhow::Result<crate::daemon::Config> {
-        use cosched_policy::budget::BudgetParams;
         use cosched_policy::dcs::DcsParams;
         if !(10..=10_000_000).contains(&self.boost_us) {
-            anyhow::bail!("--boost-us must be in 10..=10000000 (10 µs to 10 s), got {}", self.boost_us);
+            anyhow::bail!(
+                "--boost-us must be in 10..=10000000 (10 µs to 10 s), got {}",
+                self.boost_us
+            );
         }
         if !(1..=98).contains(&self.rt_prio) {
             anyhow::bail!("--rt-prio must be in 1..=98, got {}", self.rt_prio);
@@ -131,7 +135,10 @@ impl AgentArgs {
             Some(q) => q * 1000,
             None => crate::daemon::kernel_tick_ns(),
         };
-        let dcs = DcsParams { exponent: self.exponent, constant_ns: ms(self.constant_ms, "constant-ms")? };
+        let dcs = DcsParams {
+            exponent: self.exponent,
+            constant_ns: ms(self.constant_ms, "constant-ms")?,
+        };
         dcs.validate()?;
         let budget = BudgetParams {
             slack_ppm: self.slack_ppm,
@@ -142,7 +149,9 @@ impl AgentArgs {
         };
         budget.validate()?;
         let run_for = match self.run_for_s {
-            Some(s) if !(s.is_finite() && s > 0.0) => anyhow::bail!("--run-for-s must be positive, got {s}"),
+            Some(s) if !(s.is_finite() && s > 0.0) => {
+                anyhow::bail!("--run-for-s must be positive, got {s}")
+            }
             Some(s) => Some(Duration::from_secs_f64(s)),
             None => None,
         };
@@ -184,7 +193,11 @@ fn start_agent(args: AgentArgs) -> anyhow::Result<()> {
     crate::daemon::preflight()?;
     eprintln!("cosched agent: {}", cfg.describe().join(" "));
     let agent = crate::daemon::Agent::start(cfg)?;
-    eprintln!("cosched agent: running, pid {} (guardian {})", std::process::id(), agent.guardian_pid());
+    eprintln!(
+        "cosched agent: running, pid {} (guardian {})",
+        std::process::id(),
+        agent.guardian_pid()
+    );
     agent.run()
 }
 
@@ -210,7 +223,8 @@ fn monitor(args: &AgentArgs) -> anyhow::Result<()> {
 /// The `--monitor` screen.
 pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> String {
     let rate = |now: u64, f: fn(&AgentStats) -> u64| -> f64 {
-        prev.map(|p| now.saturating_sub(f(p)) as f64 / period.as_secs_f64()).unwrap_or(0.0)
+        prev.map(|p| now.saturating_sub(f(p)) as f64 / period.as_secs_f64())
+            .unwrap_or(0.0)
     };
     let cpu_now = prev
         .map(|p| (s.agent_cpu_s - p.agent_cpu_s) / (s.uptime_s - p.uptime_s).max(1e-9))
@@ -298,7 +312,10 @@ pub fn run_job(args: RunArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let name = args.name.clone().unwrap_or_else(|| {
-        std::path::Path::new(&args.command[0]).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+        std::path::Path::new(&args.command[0])
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
     });
     let code = run_managed(&client, &args.command, &name)?;
     std::process::exit(code);

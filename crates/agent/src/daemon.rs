@@ -42,9 +42,11 @@
 //! ```
 //!
 //! ## Parameters
-//! `--boost-us` 500, `--max-extend-us` 4000, `--grace-us` 100, `--renotify-us` 1000, `--rt-prio` 1, `--exponent` −1 and `--constant-ms` 0 (the seed's
-//! spin-only setting), `--quantum-us` = the kernel tick (4000 at HZ=250), budget `--slack-ppm` 1000000,
-//! `--burst-ms` 20, `--demote-ms` 10, `--resume-ms` 10, `--tick-ms` 10.
+//! `--boost-us` 500, `--max-extend-us` 4000, `--grace-us` 100, `--renotify-us` 1000, `--rt-prio` 1,
+//! `--exponent` 2 and `--constant-ms` 0 (the budget holds fairness, so DCS only spaces boost starts; the seed's
+//! spin-only setting is `--exponent -1`), `--quantum-us` = the kernel tick (4000 at HZ=250), `--tick-ms` 10, and
+//! the budget's defaults ([`cosched_policy::budget::BudgetParams::DEFAULT`]): `--slack-ppm` 1000000,
+//! `--burst-ms` 80, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60.
 
 use crate::bpf::{BpfOptions, Observer};
 use crate::guardian::{Guardian, SlotId};
@@ -118,10 +120,15 @@ impl Config {
 
 /// The kernel tick, from `CONFIG_HZ` in `/boot/config-$(uname -r)`; 4 ms (HZ=250) when unreadable.
 pub fn kernel_tick_ns() -> Nanos {
-    let release = nix::sys::utsname::uname().map(|u| u.release().to_string_lossy().into_owned()).unwrap_or_default();
+    let release = nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_default();
     std::fs::read_to_string(format!("/boot/config-{release}"))
         .ok()
-        .and_then(|c| c.lines().find_map(|l| l.strip_prefix("CONFIG_HZ=")?.trim().parse::<u64>().ok()))
+        .and_then(|c| {
+            c.lines()
+                .find_map(|l| l.strip_prefix("CONFIG_HZ=")?.trim().parse::<u64>().ok())
+        })
         .filter(|hz| *hz > 0)
         .map(|hz| 1_000_000_000 / hz)
         .unwrap_or(4_000_000)
@@ -136,8 +143,14 @@ pub fn now_ns() -> Nanos {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     Normal,
-    Boosted { until: Nanos, since: Nanos, ext: Nanos },
-    Demoted { since: Nanos },
+    Boosted {
+        until: Nanos,
+        since: Nanos,
+        ext: Nanos,
+    },
+    Demoted {
+        since: Nanos,
+    },
 }
 
 struct Thread {
@@ -247,13 +260,18 @@ impl Agent {
         }
         mask.thread_block()?;
         let guardian = Guardian::start()?;
-        let guardian_fd = sched::pidfd_open(guardian.pid(), 0)
-            .map_err(|e| anyhow::anyhow!("pidfd_open of the guardian failed: {e} (the agent needs Linux 5.3+)"))?;
-        let obs = Observer::load(BpfOptions { grace_ns: cfg.grace_ns, renotify_ns: cfg.renotify_ns })?;
+        let guardian_fd = sched::pidfd_open(guardian.pid(), 0).map_err(|e| {
+            anyhow::anyhow!("pidfd_open of the guardian failed: {e} (the agent needs Linux 5.3+)")
+        })?;
+        let obs = Observer::load(BpfOptions {
+            grace_ns: cfg.grace_ns,
+            renotify_ns: cfg.renotify_ns,
+        })?;
 
         if let Some(dir) = cfg.socket.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| anyhow::anyhow!("cannot create the socket directory {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                anyhow::anyhow!("cannot create the socket directory {}: {e}", dir.display())
+            })?;
             if dir.starts_with("/run/cosched") {
                 use std::os::unix::fs::PermissionsExt;
                 let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
@@ -271,22 +289,40 @@ impl Agent {
         let listener = UnixListener::bind(&cfg.socket);
         // SAFETY: restore the previous mask.
         unsafe { libc::umask(old) };
-        let listener =
-            listener.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", cfg.socket.display()))?;
+        let listener = listener
+            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", cfg.socket.display()))?;
         listener.set_nonblocking(true)?;
 
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
-        let timer = TimerFd::new(ClockId::CLOCK_MONOTONIC, TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC)?;
-        let tick = TimerFd::new(ClockId::CLOCK_MONOTONIC, TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC)?;
+        let timer = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
+        let tick = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
         let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
         // SAFETY: the ring buffer's epoll fd lives as long as `obs`, which outlives this registration.
         let ring_fd = unsafe { BorrowedFd::borrow_raw(obs.ring_fd()) };
         epoll.add(ring_fd, EpollEvent::new(EpollFlags::EPOLLIN, TOK_RING))?;
-        epoll.add(timer.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_TIMER))?;
+        epoll.add(
+            timer.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOK_TIMER),
+        )?;
         epoll.add(tick.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_TICK))?;
-        epoll.add(signals.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_SIGNAL))?;
-        epoll.add(listener.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_LISTEN))?;
-        epoll.add(guardian_fd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_GUARD))?;
+        epoll.add(
+            signals.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOK_SIGNAL),
+        )?;
+        epoll.add(
+            listener.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOK_LISTEN),
+        )?;
+        epoll.add(
+            guardian_fd.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOK_GUARD),
+        )?;
 
         if cfg.agent_prio > 0 {
             let me = nix::unistd::gettid().as_raw() as u32;
@@ -344,8 +380,10 @@ impl Agent {
                     if now >= d {
                         return Ok(());
                     }
-                    EpollTimeout::try_from(Duration::from_nanos(d - now).min(Duration::from_secs(1)))
-                        .unwrap_or(EpollTimeout::NONE)
+                    EpollTimeout::try_from(
+                        Duration::from_nanos(d - now).min(Duration::from_secs(1)),
+                    )
+                    .unwrap_or(EpollTimeout::NONE)
                 }
                 None => EpollTimeout::NONE,
             };
@@ -367,7 +405,10 @@ impl Agent {
                     }
                     TOK_SIGNAL => {
                         if let Ok(Some(sig)) = self.signals.read_signal() {
-                            eprintln!("cosched agent: signal {}, restoring and exiting", sig.ssi_signo);
+                            eprintln!(
+                                "cosched agent: signal {}, restoring and exiting",
+                                sig.ssi_signo
+                            );
                             return Ok(());
                         }
                     }
@@ -389,7 +430,10 @@ impl Agent {
         let mut events = std::mem::take(&mut self.scratch);
         self.obs.drain(&mut events)?;
         let now = now_ns();
-        for e in events.iter().filter(|e| u64::from(e.kind) == intf::COSCHED_EV_ARRIVAL) {
+        for e in events
+            .iter()
+            .filter(|e| u64::from(e.kind) == intf::COSCHED_EV_ARRIVAL)
+        {
             let b = Latency::bucket(now.saturating_sub(e.time_ns) / 1000, self.wakeup_hist.len());
             self.wakeup_hist[b] += 1;
         }
@@ -415,14 +459,20 @@ impl Agent {
         let r = e.nr_running.max(1);
         let window = self.cfg.boost_ns;
         let mode = self.threads[&tid].mode;
-        let Some(p) = self.procs.get_mut(&e.tgid) else { return };
+        let Some(p) = self.procs.get_mut(&e.tgid) else {
+            return;
+        };
         p.last_r = r;
         p.r_sum += u64::from(r);
         p.r_count += 1;
         if let Mode::Boosted { until, since, ext } = mode {
             // Boosted yet off-CPU beyond grace: the window is still ours; push its end.
             let t = self.threads.get_mut(&tid).unwrap();
-            t.mode = Mode::Boosted { until: until.max(now + window), since, ext };
+            t.mode = Mode::Boosted {
+                until: until.max(now + window),
+                since,
+                ext,
+            };
             return;
         }
         if matches!(mode, Mode::Demoted { .. }) {
@@ -432,7 +482,12 @@ impl Agent {
             self.log(tgid, tid, "refuse-demoted");
             return;
         }
-        let inputs = DcsInputs { now, previous_boost: p.tp, min_quantum: self.cfg.quantum_ns, run_queue_len: r };
+        let inputs = DcsInputs {
+            now,
+            previous_boost: p.tp,
+            min_quantum: self.cfg.quantum_ns,
+            run_queue_len: r,
+        };
         let decision = dcs::decide(&self.cfg.dcs, false, &inputs);
         if decision != DcsDecision::Boost {
             let (tgid, job) = (p.tgid, p.job);
@@ -465,9 +520,15 @@ impl Agent {
 
     /// Applies DCS (the budget is known to allow it) and boosts.
     fn boost_if_fair(&mut self, tgid: u32, tid: u32, now: Nanos, what: &str) {
-        let Some(p) = self.procs.get_mut(&tgid) else { return };
-        let inputs =
-            DcsInputs { now, previous_boost: p.tp, min_quantum: self.cfg.quantum_ns, run_queue_len: p.last_r };
+        let Some(p) = self.procs.get_mut(&tgid) else {
+            return;
+        };
+        let inputs = DcsInputs {
+            now,
+            previous_boost: p.tp,
+            min_quantum: self.cfg.quantum_ns,
+            run_queue_len: p.last_r,
+        };
         if dcs::decide(&self.cfg.dcs, false, &inputs) != DcsDecision::Boost {
             return;
         }
@@ -482,7 +543,9 @@ impl Agent {
 
     /// Boosts a thread (Normal → Boosted). Returns whether it happened.
     fn boost(&mut self, tid: u32, now: Nanos, until: Nanos) -> bool {
-        let Some(t) = self.threads.get_mut(&tid) else { return false };
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return false;
+        };
         // The thread's own attributes, read when the agent adopted it and kept since (the agent is the only one
         // that changes them while it is managed; reading them here would add a syscall to every reaction).
         let prior = t.orig;
@@ -491,7 +554,10 @@ impl Agent {
             return false;
         }
         let set = SchedAttr::fifo(self.cfg.rt_prio);
-        let Some(slot) = self.guardian.record(t.target.tgid, tid, t.target.start_time, &set, &prior) else {
+        let Some(slot) =
+            self.guardian
+                .record(t.target.tgid, tid, t.target.start_time, &set, &prior)
+        else {
             self.last_error = Some("guardian table full; boost skipped".into());
             return false;
         };
@@ -499,7 +565,11 @@ impl Agent {
             Ok(()) => {
                 t.orig = prior;
                 t.slot = Some(slot);
-                t.mode = Mode::Boosted { until, since: now, ext: self.cfg.boost_ns };
+                t.mode = Mode::Boosted {
+                    until,
+                    since: now,
+                    ext: self.cfg.boost_ns,
+                };
                 self.boosted += 1;
                 self.arm_timer();
                 true
@@ -524,7 +594,9 @@ impl Agent {
 
     /// Puts a thread back to its original attributes (from Boosted or Demoted).
     fn restore(&mut self, tid: u32) {
-        let Some(t) = self.threads.get_mut(&tid) else { return };
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return;
+        };
         if t.mode == Mode::Normal {
             return;
         }
@@ -544,10 +616,14 @@ impl Agent {
 
     /// Demotes one thread to nice 19 (from Normal or Boosted).
     fn demote_thread(&mut self, tid: u32) {
-        let Some(t) = self.threads.get_mut(&tid) else { return };
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return;
+        };
         let prior = match t.mode {
             Mode::Demoted { .. } => return,
-            Mode::Normal if !t.orig.is_realtime() && t.orig.sched_policy <= sched::SCHED_BATCH => t.orig,
+            Mode::Normal if !t.orig.is_realtime() && t.orig.sched_policy <= sched::SCHED_BATCH => {
+                t.orig
+            }
             Mode::Normal => return,
             Mode::Boosted { .. } => t.orig,
         };
@@ -564,10 +640,15 @@ impl Agent {
                 self.guardian.update(s, &set);
                 s
             }
-            None => match self.guardian.record(t.target.tgid, tid, t.target.start_time, &set, &prior) {
-                Some(s) => s,
-                None => return,
-            },
+            None => {
+                match self
+                    .guardian
+                    .record(t.target.tgid, tid, t.target.start_time, &set, &prior)
+                {
+                    Some(s) => s,
+                    None => return,
+                }
+            }
         };
         if matches!(t.mode, Mode::Boosted { .. }) {
             self.boosted -= 1;
@@ -621,7 +702,11 @@ impl Agent {
                 // exchange costs the agent a few wake-ups, not one per window.
                 let ext = (ext * 2).min(self.cfg.max_extend_ns).max(window);
                 let t = self.threads.get_mut(&tid).unwrap();
-                t.mode = Mode::Boosted { until: now + ext, since, ext };
+                t.mode = Mode::Boosted {
+                    until: now + ext,
+                    since,
+                    ext,
+                };
                 self.counters.extended += 1;
                 bump(&mut self.jobs, job, |c| c.extended += 1);
                 self.log(tgid, tid, "extend");
@@ -639,12 +724,20 @@ impl Agent {
 
     fn demote_process(&mut self, tgid: u32) {
         self.log(tgid, tgid, "demote");
-        let tids: Vec<u32> = self.threads.iter().filter(|(_, t)| t.target.tgid == tgid).map(|(&k, _)| k).collect();
+        let tids: Vec<u32> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| t.target.tgid == tgid)
+            .map(|(&k, _)| k)
+            .collect();
         let mut any = false;
         for tid in tids {
             if !matches!(self.threads[&tid].mode, Mode::Demoted { .. }) {
                 self.demote_thread(tid);
-                any |= self.threads.get(&tid).is_some_and(|t| matches!(t.mode, Mode::Demoted { .. }));
+                any |= self
+                    .threads
+                    .get(&tid)
+                    .is_some_and(|t| matches!(t.mode, Mode::Demoted { .. }));
             }
         }
         if any {
@@ -680,7 +773,9 @@ impl Agent {
         let now = now_ns();
         let tgids: Vec<u32> = self.procs.keys().copied().collect();
         for tgid in tgids {
-            let Some(cpu) = cpu_of(&self.obs, &self.threads, tgid, now) else { continue };
+            let Some(cpu) = cpu_of(&self.obs, &self.threads, tgid, now) else {
+                continue;
+            };
             let r = self.fresh_r(tgid);
             let p = self.procs.get_mut(&tgid).unwrap();
             if let Some(r) = r {
@@ -730,8 +825,11 @@ impl Agent {
             return;
         }
         let now = now_ns();
-        let (job, r, tokens) =
-            self.procs.get(&tgid).map(|p| (p.job, p.last_r, p.budget.tokens())).unwrap_or((0, 0, 0));
+        let (job, r, tokens) = self
+            .procs
+            .get(&tgid)
+            .map(|p| (p.job, p.last_r, p.budget.tokens()))
+            .unwrap_or((0, 0, 0));
         eprintln!(
             "[{:>12.6}] (job{job}:pid{tgid}) {what} tid={tid} R={r} tokens_ms={:.3}",
             (now - self.started_ns) as f64 / 1e9,
@@ -756,7 +854,8 @@ impl Agent {
         }
         let res = if want {
             let d = TimeSpec::from_duration(Duration::from_nanos(self.cfg.tick_ns));
-            self.tick.set(Expiration::Interval(d), TimerSetTimeFlags::empty())
+            self.tick
+                .set(Expiration::Interval(d), TimerSetTimeFlags::empty())
         } else {
             self.tick.unset()
         };
@@ -781,7 +880,15 @@ impl Agent {
             return false;
         }
         let Ok(orig) = target.get() else { return false };
-        self.threads.insert(tid, Thread { target, mode: Mode::Normal, orig, slot: None });
+        self.threads.insert(
+            tid,
+            Thread {
+                target,
+                mode: Mode::Normal,
+                orig,
+                slot: None,
+            },
+        );
         true
     }
 
@@ -805,7 +912,10 @@ impl Agent {
     }
 
     fn add_process(&mut self, tgid: u32, job: u64, pidfd: OwnedFd) -> anyhow::Result<()> {
-        self.epoll.add(pidfd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, TOK_PROC + u64::from(tgid)))?;
+        self.epoll.add(
+            pidfd.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOK_PROC + u64::from(tgid)),
+        )?;
         let now = now_ns();
         let cpu = cpu_of(&self.obs, &self.threads, tgid, now).unwrap_or(0);
         self.procs.insert(
@@ -840,19 +950,32 @@ impl Agent {
     }
 
     fn on_proc_exit(&mut self, tgid: u32) {
-        let Some(p) = self.procs.remove(&tgid) else { return };
+        let Some(p) = self.procs.remove(&tgid) else {
+            return;
+        };
         let _ = self.epoll.delete(p.pidfd.as_fd());
-        let tids: Vec<u32> = self.threads.iter().filter(|(_, t)| t.target.tgid == tgid).map(|(&k, _)| k).collect();
+        let tids: Vec<u32> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| t.target.tgid == tgid)
+            .map(|(&k, _)| k)
+            .collect();
         for tid in tids {
             self.on_thread_exit(tid);
         }
         self.obs.remove_proc(tgid);
         let now = now_ns();
         // The process is a zombie or gone: its final CPU time is readable while it is a zombie.
-        let cpu_s = proc_cpu_ticks(tgid).map(|t| t.saturating_sub(p.cpu_at_start_ticks)).unwrap_or(0) as f64
+        let cpu_s = proc_cpu_ticks(tgid)
+            .map(|t| t.saturating_sub(p.cpu_at_start_ticks))
+            .unwrap_or(0) as f64
             / ticks_per_s();
         let wall = (now - p.registered_ns) as f64 / 1e9;
-        let n = if p.r_count > 0 { p.r_sum as f64 / p.r_count as f64 } else { 1.0 };
+        let n = if p.r_count > 0 {
+            p.r_sum as f64 / p.r_count as f64
+        } else {
+            1.0
+        };
         if let Some(j) = self.jobs.get_mut(&p.job) {
             j.done_cpu_s += cpu_s;
             if wall > 0.0 {
@@ -885,21 +1008,30 @@ impl Agent {
     fn serve(&mut self, stream: UnixStream) -> anyhow::Result<()> {
         stream.set_nonblocking(false)?;
         stream.set_read_timeout(Some(Duration::from_millis(200)))?;
-        let cred = nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)?;
+        let cred =
+            nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)?;
         let mut w = stream.try_clone()?;
         let reply = if cred.uid() != 0 {
-            Reply::Error { message: format!("only root may talk to the agent (peer uid {})", cred.uid()) }
+            Reply::Error {
+                message: format!("only root may talk to the agent (peer uid {})", cred.uid()),
+            }
         } else {
             let mut line = String::new();
             BufReader::new(stream).read_line(&mut line)?;
             match serde_json::from_str::<Request>(&line) {
-                Ok(Request::Ping) => Reply::Pong { pid: std::process::id() },
+                Ok(Request::Ping) => Reply::Pong {
+                    pid: std::process::id(),
+                },
                 Ok(Request::Stats) => Reply::Stats(Box::new(self.stats())),
                 Ok(Request::Register { pid, name }) => match self.register(pid, name) {
                     Ok(job) => Reply::Registered { job },
-                    Err(e) => Reply::Error { message: format!("{e:#}") },
+                    Err(e) => Reply::Error {
+                        message: format!("{e:#}"),
+                    },
                 },
-                Err(e) => Reply::Error { message: format!("bad request {line:?}: {e}") },
+                Err(e) => Reply::Error {
+                    message: format!("bad request {line:?}: {e}"),
+                },
             }
         };
         let mut out = serde_json::to_string(&reply)?;
@@ -957,7 +1089,9 @@ impl Agent {
         }
         // Keep the finished-jobs list bounded.
         while self.jobs.len() > 256 {
-            let Some((&old, _)) = self.jobs.iter().find(|(_, j)| j.ended_ns.is_some()) else { break };
+            let Some((&old, _)) = self.jobs.iter().find(|(_, j)| j.ended_ns.is_some()) else {
+                break;
+            };
             self.jobs.remove(&old);
         }
         Ok(job)
@@ -980,11 +1114,21 @@ impl Agent {
                 let mut live_processes = 0;
                 for p in self.procs.values().filter(|p| p.job == j.id) {
                     live_processes += 1;
-                    live_threads += self.threads.values().filter(|t| t.target.tgid == p.tgid).count();
-                    let c = proc_cpu_ticks(p.tgid).unwrap_or(0).saturating_sub(p.cpu_at_start_ticks) as f64
+                    live_threads += self
+                        .threads
+                        .values()
+                        .filter(|t| t.target.tgid == p.tgid)
+                        .count();
+                    let c = proc_cpu_ticks(p.tgid)
+                        .unwrap_or(0)
+                        .saturating_sub(p.cpu_at_start_ticks) as f64
                         / ticks_per_s();
                     let wall = (now - p.registered_ns) as f64 / 1e9;
-                    let n = if p.r_count > 0 { p.r_sum as f64 / p.r_count as f64 } else { 1.0 };
+                    let n = if p.r_count > 0 {
+                        p.r_sum as f64 / p.r_count as f64
+                    } else {
+                        1.0
+                    };
                     cpu_s += c;
                     if wall > 0.0 {
                         shares.push((c / wall, n * c / wall));
@@ -1040,7 +1184,9 @@ impl Agent {
             malformed_events: self.obs.malformed,
             boosted_now: self.boosted,
             reaction_boosted: Latency::from_log2(h[intf::COSCHED_HIST_BOOSTED as usize].clone()),
-            reaction_unboosted: Latency::from_log2(h[intf::COSCHED_HIST_UNBOOSTED as usize].clone()),
+            reaction_unboosted: Latency::from_log2(
+                h[intf::COSCHED_HIST_UNBOOSTED as usize].clone(),
+            ),
             decision: Latency::from_log2(self.decision_hist.clone()),
             wakeup: Latency::from_log2(self.wakeup_hist.clone()),
             jobs,
@@ -1050,7 +1196,12 @@ impl Agent {
 
     /// Restores every thread the agent changed (shutdown path; the guardian covers the others).
     fn restore_everything(&mut self) {
-        let tids: Vec<u32> = self.threads.iter().filter(|(_, t)| t.mode != Mode::Normal).map(|(&k, _)| k).collect();
+        let tids: Vec<u32> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| t.mode != Mode::Normal)
+            .map(|(&k, _)| k)
+            .collect();
         for tid in tids {
             self.restore(tid);
         }

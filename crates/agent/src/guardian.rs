@@ -69,7 +69,10 @@ impl Guardian {
             )
         };
         if table == libc::MAP_FAILED {
-            anyhow::bail!("mmap of the guardian table failed: {}", std::io::Error::last_os_error());
+            anyhow::bail!(
+                "mmap of the guardian table failed: {}",
+                std::io::Error::last_os_error()
+            );
         }
         let table = table.cast::<Slot>();
         let agent = std::process::id();
@@ -77,12 +80,19 @@ impl Guardian {
         // returns.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
-            anyhow::bail!("fork of the guardian failed: {}", std::io::Error::last_os_error());
+            anyhow::bail!(
+                "fork of the guardian failed: {}",
+                std::io::Error::last_os_error()
+            );
         }
         if pid == 0 {
             guard(table, agent);
         }
-        Ok(Guardian { table, pid: pid as u32, free: (0..SLOTS).rev().collect() })
+        Ok(Guardian {
+            table,
+            pid: pid as u32,
+            free: (0..SLOTS).rev().collect(),
+        })
     }
 
     /// The guardian's pid.
@@ -92,7 +102,14 @@ impl Guardian {
 
     /// Records that `target` is about to be given `set` (its attributes before were `orig`). Must be called
     /// BEFORE the `sched_setattr`. `None` if the table is full (then do not change the task).
-    pub fn record(&mut self, tgid: u32, tid: u32, start_time: u64, set: &SchedAttr, orig: &SchedAttr) -> Option<SlotId> {
+    pub fn record(
+        &mut self,
+        tgid: u32,
+        tid: u32,
+        start_time: u64,
+        set: &SchedAttr,
+        orig: &SchedAttr,
+    ) -> Option<SlotId> {
         let i = self.free.pop()?;
         // SAFETY: i < SLOTS; the slot is FREE, so the guardian does not read it, and only this thread writes.
         unsafe {
@@ -123,7 +140,11 @@ impl Guardian {
     /// Frees a slot after the task was restored (or died).
     pub fn release(&mut self, slot: SlotId) {
         // SAFETY: the slot is ours.
-        unsafe { (*self.table.add(slot.0)).state.store(FREE, Ordering::SeqCst) };
+        unsafe {
+            (*self.table.add(slot.0))
+                .state
+                .store(FREE, Ordering::SeqCst)
+        };
         self.free.push(slot.0);
     }
 
@@ -138,12 +159,18 @@ fn guard(table: *mut Slot, agent: u32) -> ! {
     // SAFETY: plain syscalls in the freshly forked child.
     unsafe {
         libc::setsid();
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE] {
+        for sig in [
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGPIPE,
+        ] {
             libc::signal(sig, libc::SIG_IGN);
         }
         let name = b"cosched-guard\0";
         libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
-        let devnull = libc::open(b"/dev/null\0".as_ptr().cast(), libc::O_RDWR);
+        let devnull = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
         if devnull >= 0 {
             libc::dup2(devnull, 0);
             libc::dup2(devnull, 1);
@@ -154,7 +181,11 @@ fn guard(table: *mut Slot, agent: u32) -> ! {
         // SAFETY: getppid cannot fail.
         if unsafe { libc::getppid() } as u32 == agent {
             use std::os::fd::AsRawFd;
-            let mut p = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let mut p = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
             // SAFETY: one valid pollfd.
             while unsafe { libc::poll(&mut p, 1, -1) } <= 0 {}
         }
@@ -179,7 +210,9 @@ fn restore_all(table: *mut Slot) -> usize {
         if sched::start_time(s.tgid, s.tid).ok() != Some(s.start_time) {
             continue; // exited, or the tid now belongs to another task
         }
-        let Ok(now) = sched::get_attr(s.tid) else { continue };
+        let Ok(now) = sched::get_attr(s.tid) else {
+            continue;
+        };
         let same = now.sched_policy == s.set.sched_policy
             && now.sched_priority == s.set.sched_priority
             && (now.is_realtime() || now.sched_nice == s.set.sched_nice);

@@ -100,7 +100,12 @@ pub unsafe trait Pod: Copy + Default {
     /// The raw bytes of `self`.
     fn as_bytes(&self) -> &[u8] {
         // SAFETY: an all-integer repr(C) struct without implicit padding is valid to view as bytes.
-        unsafe { std::slice::from_raw_parts((self as *const Self).cast::<u8>(), std::mem::size_of::<Self>()) }
+        unsafe {
+            std::slice::from_raw_parts(
+                (self as *const Self).cast::<u8>(),
+                std::mem::size_of::<Self>(),
+            )
+        }
     }
 }
 
@@ -135,11 +140,21 @@ mod tests {
 
     /// Sums `u32` / `u64` field sizes of `struct <name> { ... }` in the header.
     fn struct_size(name: &str) -> usize {
-        let start = HEADER.find(&format!("struct {name} {{")).unwrap_or_else(|| panic!("struct {name} in intf.h"));
+        let start = HEADER
+            .find(&format!("struct {name} {{"))
+            .unwrap_or_else(|| panic!("struct {name} in intf.h"));
         let body = &HEADER[start..start + HEADER[start..].find("};").unwrap()];
         body.lines()
             .map(|l| l.trim_start())
-            .map(|l| if l.starts_with("u64 ") { 8 } else if l.starts_with("u32 ") { 4 } else { 0 })
+            .map(|l| {
+                if l.starts_with("u64 ") {
+                    8
+                } else if l.starts_with("u32 ") {
+                    4
+                } else {
+                    0
+                }
+            })
             .sum()
     }
 
@@ -175,9 +190,17 @@ mod tests {
         .collect();
         let header = defines();
         for (name, value) in &header {
-            assert_eq!(rust.get(name.as_str()), Some(value), "{name} differs between intf.h and intf.rs");
+            assert_eq!(
+                rust.get(name.as_str()),
+                Some(value),
+                "{name} differs between intf.h and intf.rs"
+            );
         }
-        assert_eq!(header.len(), rust.len(), "intf.rs has constants intf.h lacks");
+        assert_eq!(
+            header.len(),
+            rust.len(),
+            "intf.rs has constants intf.h lacks"
+        );
     }
 
     #[test]
@@ -189,7 +212,16 @@ mod tests {
 
     #[test]
     fn pod_round_trip() {
-        let e = Event { kind: 1, tid: 2, tgid: 3, cpu: 4, nr_running: 5, _pad: 0, time_ns: 6, job: 7 };
+        let e = Event {
+            kind: 1,
+            tid: 2,
+            tgid: 3,
+            cpu: 4,
+            nr_running: 5,
+            _pad: 0,
+            time_ns: 6,
+            job: 7,
+        };
         assert_eq!(Event::from_bytes(e.as_bytes()), Some(e));
         assert_eq!(Event::from_bytes(&[0u8; 8]), None);
     }

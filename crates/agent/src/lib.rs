@@ -47,7 +47,13 @@ pub mod proto;
 pub mod sched;
 
 #[cfg(cosched_bpf)]
-#[allow(clippy::all, unsafe_op_in_unsafe_fn, non_camel_case_types, dead_code, unused_imports)]
+#[allow(
+    clippy::all,
+    unsafe_op_in_unsafe_fn,
+    non_camel_case_types,
+    dead_code,
+    unused_imports
+)]
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/cosched.skel.rs"));
 }

@@ -120,9 +120,16 @@ pub struct AgentStats {
 impl AgentStats {
     /// All reactions (boosted and not) merged.
     pub fn reaction_all(&self) -> Latency {
-        let n = self.reaction_boosted.log2_us_counts.len().max(self.reaction_unboosted.log2_us_counts.len());
+        let n = self
+            .reaction_boosted
+            .log2_us_counts
+            .len()
+            .max(self.reaction_unboosted.log2_us_counts.len());
         let mut counts = vec![0; n];
-        for row in [&self.reaction_boosted.log2_us_counts, &self.reaction_unboosted.log2_us_counts] {
+        for row in [
+            &self.reaction_boosted.log2_us_counts,
+            &self.reaction_unboosted.log2_us_counts,
+        ] {
             for (c, v) in counts.iter_mut().zip(row) {
                 *c += v;
             }
@@ -138,11 +145,16 @@ impl AgentStats {
         m.reaction_p50_us = r.p50_us;
         m.reaction_p99_us = r.p99_us;
         m.agent_cpu_fraction = Some(self.agent_cpu_fraction);
-        m.extra.insert("agent_ringbuf_drops".into(), self.ringbuf_drops as f64);
-        m.extra.insert("agent_map_full".into(), self.map_full as f64);
-        m.extra.insert("agent_boosts_extended".into(), self.boosts_extended as f64);
-        m.extra.insert("agent_refused_budget".into(), self.refused_budget as f64);
-        m.extra.insert("agent_demotions".into(), self.demotions as f64);
+        m.extra
+            .insert("agent_ringbuf_drops".into(), self.ringbuf_drops as f64);
+        m.extra
+            .insert("agent_map_full".into(), self.map_full as f64);
+        m.extra
+            .insert("agent_boosts_extended".into(), self.boosts_extended as f64);
+        m.extra
+            .insert("agent_refused_budget".into(), self.refused_budget as f64);
+        m.extra
+            .insert("agent_demotions".into(), self.demotions as f64);
     }
 }
 
@@ -161,14 +173,23 @@ impl Latency {
                     continue;
                 }
                 if seen + c as f64 >= rank {
-                    let (lo, hi) = if b == 0 { (0.0, 1.0) } else { ((1u64 << (b - 1)) as f64, (1u64 << b) as f64) };
+                    let (lo, hi) = if b == 0 {
+                        (0.0, 1.0)
+                    } else {
+                        ((1u64 << (b - 1)) as f64, (1u64 << b) as f64)
+                    };
                     return Some(lo + (hi - lo) * ((rank - seen) / c as f64).clamp(0.0, 1.0));
                 }
                 seen += c as f64;
             }
             None
         };
-        Latency { count, p50_us: pct(0.5), p99_us: pct(0.99), log2_us_counts: counts }
+        Latency {
+            count,
+            p50_us: pct(0.5),
+            p99_us: pct(0.99),
+            log2_us_counts: counts,
+        }
     }
 
     /// The log2 bucket of `us` microseconds (same rule as the BPF side).
@@ -186,10 +207,15 @@ pub struct Client {
 impl Client {
     /// A client for the agent listening at `path`; checks that one answers.
     pub fn connect(path: impl AsRef<Path>) -> anyhow::Result<Client> {
-        let c = Client { path: path.as_ref().to_path_buf() };
+        let c = Client {
+            path: path.as_ref().to_path_buf(),
+        };
         match c.call(&Request::Ping)? {
             Reply::Pong { .. } => Ok(c),
-            other => anyhow::bail!("unexpected reply to ping from {}: {other:?}", c.path.display()),
+            other => anyhow::bail!(
+                "unexpected reply to ping from {}: {other:?}",
+                c.path.display()
+            ),
         }
     }
 
@@ -209,16 +235,24 @@ impl Client {
         let mut reply = String::new();
         BufReader::new(s).read_line(&mut reply)?;
         if reply.is_empty() {
-            anyhow::bail!("the agent at {} closed the connection without a reply", self.path.display());
+            anyhow::bail!(
+                "the agent at {} closed the connection without a reply",
+                self.path.display()
+            );
         }
         Ok(serde_json::from_str(&reply)?)
     }
 
     /// Registers `pid` (and its future descendants) as job `name`; returns the job id.
     pub fn register(&self, pid: u32, name: &str) -> anyhow::Result<u64> {
-        match self.call(&Request::Register { pid, name: name.to_string() })? {
+        match self.call(&Request::Register {
+            pid,
+            name: name.to_string(),
+        })? {
             Reply::Registered { job } => Ok(job),
-            Reply::Error { message } => anyhow::bail!("the agent refused to manage pid {pid}: {message}"),
+            Reply::Error { message } => {
+                anyhow::bail!("the agent refused to manage pid {pid}: {message}")
+            }
             other => anyhow::bail!("unexpected reply to register: {other:?}"),
         }
     }
@@ -227,7 +261,9 @@ impl Client {
     pub fn stats(&self) -> anyhow::Result<AgentStats> {
         match self.call(&Request::Stats)? {
             Reply::Stats(s) => Ok(*s),
-            Reply::Error { message } => anyhow::bail!("the agent could not give statistics: {message}"),
+            Reply::Error { message } => {
+                anyhow::bail!("the agent could not give statistics: {message}")
+            }
             other => anyhow::bail!("unexpected reply to stats: {other:?}"),
         }
     }
@@ -239,7 +275,10 @@ mod tests {
 
     #[test]
     fn requests_round_trip_as_tagged_json() {
-        let r = Request::Register { pid: 42, name: "pp".into() };
+        let r = Request::Register {
+            pid: 42,
+            name: "pp".into(),
+        };
         let s = serde_json::to_string(&r).unwrap();
         assert_eq!(s, r#"{"op":"register","pid":42,"name":"pp"}"#);
         assert_eq!(serde_json::from_str::<Request>(&s).unwrap(), r);

@@ -99,7 +99,12 @@ pub enum SchedError {
     #[error("sched_getattr({tid}) failed: {source}")]
     Get { tid: u32, source: std::io::Error },
     #[error("sched_setattr({tid}, {policy}) failed: {source}{hint}")]
-    Set { tid: u32, policy: &'static str, source: std::io::Error, hint: &'static str },
+    Set {
+        tid: u32,
+        policy: &'static str,
+        source: std::io::Error,
+        hint: &'static str,
+    },
     #[error("pidfd_open({tid}) failed: {source}")]
     Pidfd { tid: u32, source: std::io::Error },
 }
@@ -133,7 +138,14 @@ pub fn set_attr(tid: u32, attr: &SchedAttr) -> Result<(), SchedError> {
     let mut a = *attr;
     a.size = std::mem::size_of::<SchedAttr>() as u32;
     // SAFETY: `a` is a valid, fully initialised sched_attr of the size it declares.
-    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, tid as libc::pid_t, &a as *const SchedAttr, 0 as libc::c_uint) };
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setattr,
+            tid as libc::pid_t,
+            &a as *const SchedAttr,
+            0 as libc::c_uint,
+        )
+    };
     if rc != 0 {
         let source = std::io::Error::last_os_error();
         if source.raw_os_error() == Some(libc::ESRCH) {
@@ -147,7 +159,12 @@ pub fn set_attr(tid: u32, attr: &SchedAttr) -> Result<(), SchedError> {
             Some(libc::EPERM) => " (the agent must run as root)",
             _ => "",
         };
-        return Err(SchedError::Set { tid, policy: a.policy_name(), source, hint });
+        return Err(SchedError::Set {
+            tid,
+            policy: a.policy_name(),
+            source,
+            hint,
+        });
     }
     Ok(())
 }
@@ -155,7 +172,13 @@ pub fn set_attr(tid: u32, attr: &SchedAttr) -> Result<(), SchedError> {
 /// `pidfd_open(pid, flags)`.
 pub fn pidfd_open(pid: u32, flags: u32) -> std::io::Result<OwnedFd> {
     // SAFETY: plain syscall; on success it returns a new file descriptor that we own.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, flags as libc::c_uint) };
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_open,
+            pid as libc::pid_t,
+            flags as libc::c_uint,
+        )
+    };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -167,7 +190,13 @@ pub fn pidfd_open(pid: u32, flags: u32) -> std::io::Result<OwnedFd> {
 pub fn pidfd_alive(fd: &OwnedFd) -> bool {
     // SAFETY: signal 0 only checks existence and permission; null siginfo is allowed.
     let rc = unsafe {
-        libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), 0, std::ptr::null::<libc::siginfo_t>(), 0)
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            0,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
     };
     rc == 0
 }
@@ -177,8 +206,12 @@ pub fn pidfd_alive(fd: &OwnedFd) -> bool {
 pub fn start_time(tgid: u32, tid: u32) -> std::io::Result<u64> {
     let mut s = String::new();
     File::open(format!("/proc/{tgid}/task/{tid}/stat"))?.read_to_string(&mut s)?;
-    parse_stat_field(&s, 22)
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad /proc/{tid}/stat")))
+    parse_stat_field(&s, 22).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("bad /proc/{tid}/stat"),
+        )
+    })
 }
 
 /// Field `n` (1-based, as in proc(5)) of a `/proc/.../stat` line; the command name in parentheses may hold
@@ -207,11 +240,18 @@ impl Target {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && tid == tgid => {
                 pidfd_open(tid, 0).map_err(|source| SchedError::Pidfd { tid, source })?
             }
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Err(SchedError::Gone { tid }),
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
+                return Err(SchedError::Gone { tid })
+            }
             Err(source) => return Err(SchedError::Pidfd { tid, source }),
         };
         let start_time = start_time(tgid, tid).map_err(|_| SchedError::Gone { tid })?;
-        Ok(Target { tid, tgid, start_time, pidfd })
+        Ok(Target {
+            tid,
+            tgid,
+            start_time,
+            pidfd,
+        })
     }
 
     /// Whether the thread still lives.
@@ -271,7 +311,10 @@ mod tests {
         };
         let r = read.restorable();
         assert_eq!(r.sched_flags, SCHED_FLAG_RESET_ON_FORK);
-        assert_eq!((r.sched_nice, r.sched_runtime, r.sched_util_min), (5, 3_000_000, 0));
+        assert_eq!(
+            (r.sched_nice, r.sched_runtime, r.sched_util_min),
+            (5, 3_000_000, 0)
+        );
     }
 
     #[test]

@@ -41,8 +41,9 @@
 //! positive balance, and the balance only grows at rate `s`.
 //!
 //! ## Parameters
-//! Defaults ([`BudgetParams::DEFAULT`]): `slack_ppm = 1_000_000` (exactly fair), `burst_ns = 20 ms`
-//! (five 4 ms ticks), `floor_ns = 100 ms`, `demote_ns = 10 ms`, `resume_ns = 10 ms`.
+//! Defaults ([`BudgetParams::DEFAULT`]): `slack_ppm = 1_000_000` (exactly fair), `burst_ns = 80 ms`
+//! (twenty 4 ms ticks), `floor_ns = 160 ms`, `demote_ns = 10 ms`, `resume_ns = 60 ms`. The unit tests below use
+//! their own round numbers (20 / 100 / 10 / 10 ms) so that the arithmetic stays easy to check.
 
 use crate::{Nanos, MILLIS};
 use serde::{Deserialize, Serialize};
@@ -66,13 +67,16 @@ pub struct BudgetParams {
 }
 
 impl BudgetParams {
-    /// Exactly fair, 20 ms burst, 100 ms floor, overdrawn past 10 ms of debt, repaid at 10 ms of credit.
+    /// Exactly fair, 80 ms burst, 160 ms floor, overdrawn past 10 ms of debt, repaid at 60 ms of credit.
+    ///
+    /// Long bursts make long coscheduled stretches: on the 2-CPU test machine, spin-only ping-pong with 2
+    /// competitors per CPU ran about 1.4× faster with an 80 ms burst than with 20 ms, at the same job F.
     pub const DEFAULT: BudgetParams = BudgetParams {
         slack_ppm: PPM,
-        burst_ns: 20 * MILLIS,
-        floor_ns: 100 * MILLIS,
+        burst_ns: 80 * MILLIS,
+        floor_ns: 160 * MILLIS,
         demote_ns: 10 * MILLIS,
-        resume_ns: 10 * MILLIS,
+        resume_ns: 60 * MILLIS,
     };
 
     /// Checks the parameters once, up front.
@@ -84,10 +88,16 @@ impl BudgetParams {
             return Err(BudgetError::Burst);
         }
         if self.demote_ns > self.floor_ns {
-            return Err(BudgetError::Demote { demote_ns: self.demote_ns, floor_ns: self.floor_ns });
+            return Err(BudgetError::Demote {
+                demote_ns: self.demote_ns,
+                floor_ns: self.floor_ns,
+            });
         }
         if self.resume_ns > self.burst_ns {
-            return Err(BudgetError::Resume { resume_ns: self.resume_ns, burst_ns: self.burst_ns });
+            return Err(BudgetError::Resume {
+                resume_ns: self.resume_ns,
+                burst_ns: self.burst_ns,
+            });
         }
         Ok(())
     }
@@ -102,7 +112,9 @@ impl Default for BudgetParams {
 /// Errors in budget parameters.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BudgetError {
-    #[error("budget slack {0} ppm is out of range; use 1..=4000000 (1000000 = exactly the fair share)")]
+    #[error(
+        "budget slack {0} ppm is out of range; use 1..=4000000 (1000000 = exactly the fair share)"
+    )]
     Slack(u64),
     #[error("budget burst must be positive (it is also the starting balance)")]
     Burst,
@@ -124,7 +136,12 @@ pub struct Budget {
 impl Budget {
     /// A full bucket (`burst_ns`) at wall time `now`, with the process's CPU counter at `cpu_ns`.
     pub fn new(params: BudgetParams, now: Nanos, cpu_ns: Nanos) -> Self {
-        Budget { params, tokens: clamp_i64(params.burst_ns), last_now: now, last_cpu: cpu_ns }
+        Budget {
+            params,
+            tokens: clamp_i64(params.burst_ns),
+            last_now: now,
+            last_cpu: cpu_ns,
+        }
     }
 
     /// The fair share `s = slack_ppm / max(R, 1)`, in ppm.
@@ -137,9 +154,13 @@ impl Budget {
     pub fn update(&mut self, now: Nanos, cpu_ns: Nanos, run_queue_len: u32) {
         let wall = now.saturating_sub(self.last_now);
         let cpu = cpu_ns.saturating_sub(self.last_cpu);
-        let credit = (u128::from(wall) * u128::from(self.share_ppm(run_queue_len)) / u128::from(PPM)) as i128;
+        let credit = (u128::from(wall) * u128::from(self.share_ppm(run_queue_len))
+            / u128::from(PPM)) as i128;
         let t = i128::from(self.tokens) + credit - i128::from(cpu);
-        let t = t.clamp(-i128::from(clamp_i64(self.params.floor_ns)), i128::from(clamp_i64(self.params.burst_ns)));
+        let t = t.clamp(
+            -i128::from(clamp_i64(self.params.floor_ns)),
+            i128::from(clamp_i64(self.params.burst_ns)),
+        );
         self.tokens = t as i64;
         self.last_now = self.last_now.max(now);
         self.last_cpu = self.last_cpu.max(cpu_ns);
@@ -174,8 +195,15 @@ fn clamp_i64(v: Nanos) -> i64 {
 mod tests {
     use super::*;
 
+    /// 20 ms burst, 100 ms floor, overdrawn past 10 ms of debt, repaid at 10 ms of credit.
     fn params() -> BudgetParams {
-        BudgetParams::DEFAULT
+        BudgetParams {
+            slack_ppm: PPM,
+            burst_ns: 20 * MILLIS,
+            floor_ns: 100 * MILLIS,
+            demote_ns: 10 * MILLIS,
+            resume_ns: 10 * MILLIS,
+        }
     }
 
     #[test]
@@ -249,7 +277,14 @@ mod tests {
     fn slack_scales_the_share() {
         // slack 1.15 (1150000 ppm), R = 2: s = 575000 ppm; 100 ms wall credits 57.5 ms, 60 ms CPU debits 60.
         // 20 + 57.5 - 60 = 17.5 ms.
-        let mut b = Budget::new(BudgetParams { slack_ppm: 1_150_000, ..params() }, 0, 0);
+        let mut b = Budget::new(
+            BudgetParams {
+                slack_ppm: 1_150_000,
+                ..params()
+            },
+            0,
+            0,
+        );
         assert_eq!(b.share_ppm(2), 575_000);
         b.update(100 * MILLIS, 60 * MILLIS, 2);
         assert_eq!(b.tokens(), 17_500_000);
@@ -265,9 +300,34 @@ mod tests {
     #[test]
     fn parameters_are_validated() {
         assert!(params().validate().is_ok());
-        assert_eq!(BudgetParams { slack_ppm: 0, ..params() }.validate(), Err(BudgetError::Slack(0)));
-        assert_eq!(BudgetParams { burst_ns: 0, ..params() }.validate(), Err(BudgetError::Burst));
-        assert!(BudgetParams { demote_ns: 200 * MILLIS, ..params() }.validate().is_err());
-        assert!(BudgetParams { resume_ns: 30 * MILLIS, ..params() }.validate().is_err());
+        assert!(BudgetParams::DEFAULT.validate().is_ok());
+        assert_eq!(
+            BudgetParams {
+                slack_ppm: 0,
+                ..params()
+            }
+            .validate(),
+            Err(BudgetError::Slack(0))
+        );
+        assert_eq!(
+            BudgetParams {
+                burst_ns: 0,
+                ..params()
+            }
+            .validate(),
+            Err(BudgetError::Burst)
+        );
+        assert!(BudgetParams {
+            demote_ns: 200 * MILLIS,
+            ..params()
+        }
+        .validate()
+        .is_err());
+        assert!(BudgetParams {
+            resume_ns: 30 * MILLIS,
+            ..params()
+        }
+        .validate()
+        .is_err());
     }
 }

@@ -75,6 +75,12 @@ pub fn all() -> Vec<PolicyInfo> {
                     default: (BudgetParams::DEFAULT.demote_ns / MILLIS).to_string(),
                     description: "debt beyond which the process is overdrawn and yields (nice 19) until repaid",
                 },
+                ParamInfo {
+                    name: "resume_ms",
+                    unit: "ms",
+                    default: (BudgetParams::DEFAULT.resume_ns / MILLIS).to_string(),
+                    description: "credit at which a process that yielded runs normally again",
+                },
             ],
         },
         PolicyInfo {

@@ -4,7 +4,10 @@
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "cosched-agent", about = "cosched node agent (same as `cosched agent` / `cosched run`)")]
+#[command(
+    name = "cosched-agent",
+    about = "cosched node agent (same as `cosched agent` / `cosched run`)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
