@@ -13,6 +13,7 @@
 //!     burst: size ~ U[min_mb, max_mb] MB; read size bytes from /dev/zero in 64 KiB read() calls into a
 //!            fresh buffer; one floating-point pass over it; --burst-us of calibrated floating-point work
 //!     done = now;  dedicated = the burst's own CPU time (CLOCK_THREAD_CPUTIME_ID)
+//!     syscall_phase = end of the reads − woke   (the seed's "system call latency")
 //!     response = done − next;  wake_delay = woke − next;  slowdown = response / dedicated
 //!     next += Exp(mean)      (arrivals do not wait for the previous burst: a late burst queues, as a user would)
 //! ```
@@ -148,6 +149,7 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
     };
     let (mut responses, mut wake_delays, mut dedicated, mut slowdowns) =
         (vec![], vec![], vec![], vec![]);
+    let mut syscall_phases = vec![];
     let (mut bytes_touched, mut read_calls): (u64, u64) = (0, 0);
     let mut status = Status::Complete;
     let mut value = 0.0;
@@ -175,6 +177,7 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
             zero.read_exact(chunk).context("reading /dev/zero")?;
             read_calls += 1;
         }
+        let reads_done = monotonic_ns();
         let mut pass = 0.0;
         for (i, b) in buffer.iter().step_by(64).enumerate() {
             pass = pass * 0.5 + *b as f64 + i as f64 * 1e-9;
@@ -186,6 +189,7 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
         let response = done.saturating_sub(next) as f64;
         responses.push(response / 1e3);
         wake_delays.push(woke.saturating_sub(next) as f64 / 1e3);
+        syscall_phases.push(reads_done.saturating_sub(woke) as f64 / 1e3);
         dedicated.push(cpu / 1e3);
         slowdowns.push(response / cpu);
         bytes_touched += size as u64;
@@ -207,6 +211,9 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
         .with("slowdown_mean", mean(&slowdowns))
         .with("response_p50_us", quantile(&mut responses, 0.5))
         .with("response_p99_us", quantile(&mut responses, 0.99))
+        .with("syscall_phase_mean_us", mean(&syscall_phases))
+        .with("syscall_phase_p50_us", quantile(&mut syscall_phases, 0.5))
+        .with("syscall_phase_p99_us", quantile(&mut syscall_phases, 0.99))
         .with("wake_delay_p50_us", quantile(&mut wake_delays, 0.5))
         .with("wake_delay_p99_us", quantile(&mut wake_delays, 0.99))
         .with("slowdown_p50", quantile(&mut slowdowns, 0.5))
