@@ -20,6 +20,8 @@
 //! - [`message`] — framing and content checks; [`stats`] — percentiles, histogram, CPU time;
 //!   [`compute`] — the calibrated floating-point delay loop; [`result`] — the JSON result line.
 //!
+//! `cosched bench <program> ...` runs the same programs from the one `cosched` binary ([`cli`]).
+//!
 //! ## Exit codes
 //! 0: the run completed, or SIGTERM/SIGINT ended it and the result line says `"status":"stopped"`;
 //! 1: the run failed (a peer vanished, a message was corrupt, setup timed out) — the reason is on stderr;
@@ -27,6 +29,7 @@
 
 pub mod args;
 pub mod channel;
+pub mod cli;
 pub mod compute;
 pub mod message;
 pub mod mode;
