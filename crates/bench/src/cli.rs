@@ -66,3 +66,39 @@ pub fn run(args: BenchArgs) -> Result<()> {
     println!("{}", line.to_json());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+    use cosched_policy::spin::ReceiveMode;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    #[test]
+    fn every_program_parses_under_cosched_bench() {
+        // clap's own consistency checks over every flattened flag group.
+        Wrapper::command().debug_assert();
+        let w = Wrapper::try_parse_from([
+            "cosched",
+            "pingpong",
+            "--listen",
+            "127.0.0.1:0",
+            "--recv",
+            "block",
+        ])
+        .unwrap();
+        match w.bench.program {
+            Program::Pingpong(a) => assert_eq!(a.recv.mode, ReceiveMode::Block),
+            other => panic!("parsed as {other:?}"),
+        }
+        for program in ["barrier", "stencil", "masterslave", "calcula", "local"] {
+            let w = Wrapper::try_parse_from(["cosched", program, "--count", "3"]).unwrap();
+            assert_eq!(w.bench.program.name(), program);
+        }
+    }
+}
