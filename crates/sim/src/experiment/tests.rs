@@ -464,3 +464,24 @@ fn every_shipped_experiment_runs_quick_under_every_configuration_it_names() {
         std::fs::remove_dir_all(out).unwrap();
     }
 }
+
+#[test]
+fn sim_bench_runs_the_built_in_figure_3_file_and_refuses_other_workloads() {
+    // Not a speed test (speed targets are printed by `cosched sim-bench`, never asserted): the command path.
+    let small = crate::cli::SimBenchArgs {
+        competitors: 1,
+        round_trips: 200,
+        experiment: None,
+    };
+    crate::cli::bench(small).unwrap();
+    let barrier = crate::cli::SimBenchArgs {
+        competitors: 1,
+        round_trips: 200,
+        experiment: Some(shipped_dir().join("fig04-barrier.toml")),
+    };
+    let err = crate::cli::bench(barrier).unwrap_err().to_string();
+    assert!(
+        err.contains("sim-bench measures the latency workload"),
+        "{err}"
+    );
+}
