@@ -13,7 +13,7 @@
  *   --recv MODE      accepted and reported, not used
  *
  * Rank 0 prints one JSON line: program, ranks, work_done (= round trips, each token checked byte by byte),
- * work_expected, wall_s, cpu_s (getrusage of rank 0), rate_per_s, rtt_p50/p90/p99/mean/max_us.
+ * work_expected, wall_s, cpu_s (getrusage of rank 0), rate_per_s, rtt_p50/p90/p99/mean/max_us, rtt_histogram.
  * Exit codes: 0 done, 1 a corrupt token or an MPI failure, 2 bad flags.
  *
  * Build: crates/bench/mpi/build.sh (mpicc -O2). Run on loopback:
@@ -29,6 +29,9 @@
 
 #define TAG 7
 #define MIN_BYTES 16
+/* The report's histogram (as cosched-bench and the simulator): upper edges 10^(k/4) us, k = 0..28, then one
+ * open-ended bucket. */
+#define COARSE_EDGES 29
 
 static double now_s(void) {
     struct timespec t;
@@ -196,6 +199,27 @@ int main(int argc, char **argv) {
                    "\"rtt_mean_us\":%.3f,\"rtt_max_us\":%.3f",
                    quantile(rtt, done, 0.50), quantile(rtt, done, 0.90), quantile(rtt, done, 0.99), sum / done,
                    rtt[done - 1]);
+        if (done > 0) {
+            /* 10^(k/4) without libm: exact powers of ten times 10^(1/4), 10^(2/4), 10^(3/4). */
+            static const double quarter[4] = {1.0, 1.7782794100389228, 3.1622776601683795, 5.6234132519034912};
+            double edges[COARSE_EDGES];
+            double decade = 1.0;
+            for (int k = 0; k < COARSE_EDGES; k++) {
+                if (k > 0 && k % 4 == 0) decade *= 10.0;
+                edges[k] = decade * quarter[k % 4];
+            }
+            uint64_t counts[COARSE_EDGES + 1] = {0};
+            for (uint64_t i = 0; i < done; i++) {
+                int k = 0;
+                while (k < COARSE_EDGES && rtt[i] > edges[k]) k++;
+                counts[k]++;
+            }
+            printf(",\"rtt_histogram\":{\"upper_edges_us\":[");
+            for (int k = 0; k < COARSE_EDGES; k++) printf("%s%.17g", k ? "," : "", edges[k]);
+            printf("],\"counts\":[");
+            for (int k = 0; k <= COARSE_EDGES; k++) printf("%s%llu", k ? "," : "", (unsigned long long)counts[k]);
+            printf("]}");
+        }
         printf("}\n");
         fflush(stdout);
     }

@@ -626,4 +626,11 @@ fn open_mpi_pingpong_runs_when_mpi_is_installed() {
     assert_eq!(u(&v, "work_done"), 300);
     assert_eq!(v["requested_mode"], "spin-only");
     assert!(f(&v, "rtt_p50_us") > 0.0);
+    let counts: u64 = v["rtt_histogram"]["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(counts, 300);
 }
