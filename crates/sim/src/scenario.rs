@@ -346,6 +346,40 @@ impl Scenario {
         s
     }
 
+    /// The seed's Mixed workload (§4.1.2, Figure 7) on 7 nodes: an SOR on a 128×128 grid beside gtar+gzip (node 0)
+    /// and Ghostscript (node 1), all started together, or one after another when `batch`.
+    ///
+    /// Calibration (the seed gives no sizes, only Figure 7's scale — batch jobs of tens to ~100 s): a 40 MHz
+    /// SPARCstation-2 doing a 5-point update takes ~1 µs a cell, so a rank's 18–19 rows × 128 cells take
+    /// ~2.4 ms an iteration and 15,000 iterations ≈ 38 s alone; gtar+gzip is 40 s of CPU in 20 ms bursts
+    /// between 10 ms I/O waits (97 files read over NFS), ≈ 60 s alone; Ghostscript is 80 s of CPU in 60 ms bursts
+    /// between 5 ms waits, ≈ 86 s alone. Measured in batch (seed 1): SOR 38.1 s, gtar+gzip 59.5 s, Ghostscript
+    /// 85.9 s — 184 s in all. The same sizes are in `experiments/sim/fig07-mixed.toml`.
+    pub fn seed_mixed(batch: bool, config: SeedConfig) -> Scenario {
+        let mut s = Scenario::seed_latency(1, 0, config);
+        s.nodes = 7;
+        let job = |name: &str, node, cpu_s, burst_ms, io_ms| SequentialJob {
+            name: name.into(),
+            node,
+            total_cpu_ns: cpu_s * cosched_policy::SECONDS,
+            mean_burst_ns: burst_ms * cosched_policy::MILLIS,
+            mean_io_ns: io_ms * cosched_policy::MILLIS,
+        };
+        s.workload = Workload::Mixed {
+            sor: SorParams {
+                grid: 128,
+                iterations: 15_000,
+                cell_compute_ns: MICROS,
+            },
+            sequential: vec![
+                job("gtar+gzip", 0, 40, 20, 10),
+                job("ghostscript", 1, 80, 60, 5),
+            ],
+            batch,
+        };
+        s
+    }
+
     /// The seed's Barrier benchmark (§4.1.2): 7 nodes, 78 µs of computation between barriers, under `config`.
     pub fn seed_barrier(
         iterations: u64,

@@ -425,3 +425,37 @@ fn discriminating_dump() {
         }
     }
 }
+
+/// Prints the Mixed workload (fig07 sizes) under the four schedulers and batch.
+#[test]
+#[ignore]
+fn shape_mixed_report() {
+    let mut configs: Vec<(&str, Scenario)> = SeedConfig::ALL
+        .iter()
+        .map(|&c| (c.label(), Scenario::seed_mixed(false, c)))
+        .collect();
+    configs.push((
+        "Batch",
+        Scenario::seed_mixed(true, SeedConfig::NoDcsSpinBlock),
+    ));
+    for (label, s) in configs {
+        let t = std::time::Instant::now();
+        let m = run(&s, 1);
+        let jobs: Vec<String> = m
+            .jobs
+            .iter()
+            .map(|j| {
+                format!(
+                    "{} resp {:.1} cpu {:.1} F {:.2}",
+                    j.name, j.response_s, j.cpu_s, j.fairness
+                )
+            })
+            .collect();
+        println!(
+            "{label:<28} {}  boosts {} wall {:.2}s",
+            jobs.join(" | "),
+            m.boosts_granted,
+            t.elapsed().as_secs_f64()
+        );
+    }
+}

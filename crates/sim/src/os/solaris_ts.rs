@@ -56,9 +56,10 @@
 //! not a change of the TS class parameters: the thread's TS level (`ts_cpupri`) and `ts_timeleft` are not
 //! touched, so the next time the TS class recomputes the thread's priority — quantum expiry (`ts_tick`, which
 //! demotes from `ts_cpupri`), return from a sleep, or `ts_update` — the boost is gone. The model keeps a
-//! `boosted` flag with exactly that lifetime. (Giving the receiver TS level 59 and a fresh 20 ms quantum
-//! instead would let the chatty parallel job keep a high level through `ts_tqexp` demotions and take most of
-//! the CPU — fairness F of several — which is not what the seed measured; see `crate::world` tests.)
+//! `boosted` flag with exactly that lifetime. The alternative reading — give the receiver TS level 59 with a
+//! fresh 20 ms quantum, demoted to 49, 39, ... afterwards — was tried: it makes `<DCS, spin only>` take about
+//! twice its fair share in Latency and Barrier with 8 competitors (F ≈ 2.2 and 1.9), where the seed reports
+//! "up to 30% more" (§4.3); the dispatcher-level boost gives F ≈ 0.8–1.5 there.
 //!
 //! ## Parameters (Table 1)
 //! | levels | quantum | `ts_slpret` |
