@@ -76,9 +76,12 @@ impl Observer {
         })
     }
 
-    /// The epoll fd that becomes readable when events are waiting.
-    pub fn ring_fd(&self) -> i32 {
-        self.ring.epoll_fd()
+    /// The ring buffer map's own fd: pollable, readable when events are waiting. The agent adds it straight to
+    /// its epoll set (rather than libbpf's epoll fd, which would nest one epoll inside another on the wake-up
+    /// path of every flagged arrival).
+    pub fn ring_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.skel.maps.events.as_fd()
     }
 
     /// Takes every waiting event out of the ring buffer.
@@ -130,6 +133,7 @@ impl Observer {
     }
     pub fn remove_task(&self, tid: u32) {
         let _ = self.skel.maps.tasks.delete(&tid.to_ne_bytes());
+        let _ = self.skel.maps.kicked.delete(&tid.to_ne_bytes());
     }
 
     /// A thread's BPF state, if it is managed.
@@ -152,6 +156,15 @@ impl Observer {
             .lookup(&tgid.to_ne_bytes(), MapFlags::ANY)
             .ok()??;
         Proc::from_bytes(&v)
+    }
+
+    /// Records that the agent boosted `tid` at `when` on its own initiative (reaction measured from then).
+    pub fn kicked(&self, tid: u32, when: u64) {
+        let _ =
+            self.skel
+                .maps
+                .kicked
+                .update(&tid.to_ne_bytes(), &when.to_ne_bytes(), MapFlags::ANY);
     }
 
     /// The BPF counters (`COSCHED_STAT_*`).

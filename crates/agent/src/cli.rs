@@ -98,6 +98,7 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
+#[cfg(cosched_bpf)]
 fn ms(v: f64, flag: &str) -> anyhow::Result<u64> {
     if !(v.is_finite() && v >= 0.0) {
         anyhow::bail!("--{flag} must be a non-negative number of milliseconds, got {v}");

@@ -63,7 +63,7 @@ use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -303,9 +303,10 @@ impl Agent {
             TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
         )?;
         let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
-        // SAFETY: the ring buffer's epoll fd lives as long as `obs`, which outlives this registration.
-        let ring_fd = unsafe { BorrowedFd::borrow_raw(obs.ring_fd()) };
-        epoll.add(ring_fd, EpollEvent::new(EpollFlags::EPOLLIN, TOK_RING))?;
+        epoll.add(
+            obs.ring_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, TOK_RING),
+        )?;
         epoll.add(
             timer.as_fd(),
             EpollEvent::new(EpollFlags::EPOLLIN, TOK_TIMER),
@@ -534,6 +535,7 @@ impl Agent {
         }
         p.tp = Some(now);
         let job = p.job;
+        self.obs.kicked(tid, now);
         if self.boost(tid, now, now + self.cfg.boost_ns) {
             self.counters.granted += 1;
             bump(&mut self.jobs, job, |c| c.granted += 1);

@@ -105,7 +105,9 @@ pub struct AgentStats {
     pub demotions: u64,
     pub malformed_events: u64,
     pub boosted_now: usize,
-    /// Flagged arrival → receiver on a CPU, measured in BPF; split by whether it was boosted then.
+    /// Arrival → receiver on a CPU, measured in BPF at the receiver's switch-in. `reaction_boosted`: it was boosted
+    /// then, measured from the arrival that was handed to the agent last (the one the boost answered);
+    /// `reaction_unboosted`: it was not, measured from the first flagged arrival it waited behind.
     pub reaction_boosted: Latency,
     pub reaction_unboosted: Latency,
     /// Flagged arrival → the agent's `sched_setattr` returned.

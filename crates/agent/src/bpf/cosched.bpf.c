@@ -76,6 +76,15 @@ struct {
 	__type(value, struct cosched_proc);
 } procs SEC(".maps");
 
+/* Boosts the agent started on its own (not in answer to a handed-over arrival), key = tid, value = when:
+ * written by user space off the reaction path, so the reaction of such a boost is measured from it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, COSCHED_MAX_TASKS);
+	__type(key, u32);
+	__type(value, u64);
+} kicked SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, COSCHED_MAX_SOCKS);
@@ -142,9 +151,20 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		t->last_ran_ns = now;
 		t->rq_len = cfs_len(next);
 		if (t->pending) {
-			/* The agent boosts with SCHED_FIFO (1) or RR (2); managed tasks are otherwise CFS. */
-			u32 row = (next->policy == 1 || next->policy == 2) ? COSCHED_HIST_BOOSTED : COSCHED_HIST_UNBOOSTED;
-			u32 idx = row * COSCHED_HIST_BUCKETS + hist_bucket(now - t->flagged_ns);
+			/* The agent boosts with SCHED_FIFO (1) or RR (2); managed tasks are otherwise CFS. A boosted
+			 * switch-in answers the arrival last handed over (notified_ns); an unboosted one has waited since
+			 * the first flagged arrival. */
+			bool rt = next->policy == 1 || next->policy == 2;
+			u32 row = rt ? COSCHED_HIST_BOOSTED : COSCHED_HIST_UNBOOSTED;
+			u64 since = rt ? t->notified_ns : t->flagged_ns;
+
+			if (rt) {
+				u64 *k = bpf_map_lookup_elem(&kicked, &next_tid);
+
+				if (k && *k > since)
+					since = *k;
+			}
+			u32 idx = row * COSCHED_HIST_BUCKETS + hist_bucket(now > since ? now - since : 0);
 
 			if (idx < COSCHED_HIST_KINDS * COSCHED_HIST_BUCKETS)
 				__sync_fetch_and_add(&hist[idx], 1);

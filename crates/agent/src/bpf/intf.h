@@ -24,8 +24,8 @@ typedef unsigned long long u64;
 #define COSCHED_HIST_KINDS 2       /* histogram rows, see COSCHED_HIST_* */
 
 /* Histogram rows: reaction = flagged arrival -> receiver switched in. */
-#define COSCHED_HIST_UNBOOSTED 0   /* the agent did not boost (refused, or not yet acted) */
-#define COSCHED_HIST_BOOSTED 1     /* the receiver was real-time (boosted) when it got its CPU */
+#define COSCHED_HIST_UNBOOSTED 0   /* not boosted: measured from the FIRST flagged arrival it waited behind */
+#define COSCHED_HIST_BOOSTED 1     /* real-time (boosted): measured from the arrival last handed to the agent */
 
 /* Event kinds (struct cosched_event.kind). */
 #define COSCHED_EV_ARRIVAL 1       /* an arrival for a managed thread that is off its CPU beyond the grace time */
