@@ -3,7 +3,6 @@
 //! anything runs.
 
 use crate::message::HEADER_BYTES;
-use crate::mode::parse_receive_mode;
 use crate::net::GroupConfig;
 use anyhow::{bail, Result};
 use clap::Args;
@@ -72,7 +71,7 @@ impl GroupArgs {
 #[derive(Args, Clone, Debug)]
 pub struct RecvArgs {
     /// Receive mode: spin-only, spin-block (1600 µs), spin-block:N (spin N µs, then block), or block.
-    #[arg(long = "recv", value_name = "MODE", default_value = "spin-block", value_parser = parse_receive_mode)]
+    #[arg(long = "recv", value_name = "MODE", default_value = "spin-block")]
     pub mode: ReceiveMode,
 }
 

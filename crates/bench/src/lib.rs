@@ -16,7 +16,7 @@
 //!
 //! ## Shared pieces
 //! - [`net`] — connection setup among N ranks (rank 0 listens; retry while peers start; TCP_NODELAY).
-//! - [`channel`] — the three receive modes of `cosched_policy::spin::ReceiveMode`; [`mode`] parses `--recv`.
+//! - [`channel`] — the three receive modes of `cosched_policy::spin::ReceiveMode`; `--recv` parses with its `FromStr`.
 //! - [`message`] — framing and content checks; [`stats`] — percentiles, histogram, CPU time;
 //!   [`compute`] — the calibrated floating-point delay loop; [`result`] — the JSON result line.
 //!
@@ -32,7 +32,6 @@ pub mod channel;
 pub mod cli;
 pub mod compute;
 pub mod message;
-pub mod mode;
 pub mod net;
 pub mod programs;
 pub mod result;

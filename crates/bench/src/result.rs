@@ -123,7 +123,7 @@ impl ResultLine {
 
     /// Attach the receive mode and how the waits went.
     pub fn waits(mut self, mode: &cosched_policy::spin::ReceiveMode, stats: WaitStats) -> Self {
-        self.mode = Some(crate::mode::receive_mode_arg(mode));
+        self.mode = Some(mode.as_arg());
         self.receives = Some(stats.receives);
         self.blocked_waits = Some(stats.blocked);
         self

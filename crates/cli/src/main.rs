@@ -17,6 +17,8 @@ enum Command {
     Sim(cosched_sim::cli::SimArgs),
     /// Measure the simulator's speed: events per second and the 1,000,000-round-trip Latency run.
     SimBench(cosched_sim::cli::SimBenchArgs),
+    /// Run one of the real benchmark programs (the same code as the `cosched-<program>` binaries).
+    Bench(cosched_bench::cli::BenchArgs),
     /// List the coscheduling policies, their parameters, defaults and seed papers.
     Policies,
     /// Run a real experiment on an emulated cluster of network namespaces on this machine (root).
@@ -32,6 +34,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Sim(args) => cosched_sim::cli::run(args),
         Command::SimBench(args) => cosched_sim::cli::bench(args),
+        Command::Bench(args) => cosched_bench::cli::run(args),
         Command::Policies => {
             print!("{}", cosched_policy::registry::render_table());
             Ok(())

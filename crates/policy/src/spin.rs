@@ -60,12 +60,52 @@ impl ReceiveMode {
         }
     }
 
+    /// The command-line form, which [`ReceiveMode::from_str`] reads back: `spin-only`, `spin-block:1600`,
+    /// `block`.
+    pub fn as_arg(&self) -> String {
+        match *self {
+            ReceiveMode::SpinOnly => "spin-only".into(),
+            ReceiveMode::SpinBlock { spin_ns } => format!("spin-block:{}", spin_ns / MICROS),
+            ReceiveMode::Block => "block".into(),
+        }
+    }
+
     /// A short human name: `spin-only`, `spin-block(1600us)`, `block`.
     pub fn label(&self) -> String {
         match *self {
             ReceiveMode::SpinOnly => "spin-only".into(),
             ReceiveMode::SpinBlock { spin_ns } => format!("spin-block({}us)", spin_ns / MICROS),
             ReceiveMode::Block => "block".into(),
+        }
+    }
+}
+
+/// A receive mode that is not one of the known forms.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("receive mode {given:?} is not one of: spin-only, spin-block, spin-block:<microseconds>, block{hint}")]
+pub struct ReceiveModeError {
+    given: String,
+    hint: &'static str,
+}
+
+impl std::str::FromStr for ReceiveMode {
+    type Err = ReceiveModeError;
+
+    /// Reads `spin-only`, `spin-block` (the seed's 1600 µs), `spin-block:<us>` or `block`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let error = |hint| ReceiveModeError { given: text.to_string(), hint };
+        match text.trim() {
+            "spin-only" | "spin" => Ok(ReceiveMode::SpinOnly),
+            "block" => Ok(ReceiveMode::Block),
+            "spin-block" => Ok(ReceiveMode::spin_block_default()),
+            other => match other.strip_prefix("spin-block:") {
+                Some(us) => us
+                    .trim_end_matches("us")
+                    .parse::<u64>()
+                    .map(|us| ReceiveMode::SpinBlock { spin_ns: us * MICROS })
+                    .map_err(|_| error(" (the spin time is whole microseconds, e.g. spin-block:1600)")),
+                None => Err(error("")),
+            },
         }
     }
 }
@@ -104,6 +144,27 @@ mod tests {
     fn spin_only_never_blocks_and_block_never_spins() {
         assert_eq!(ReceiveMode::SpinOnly.after_spinning(u64::MAX), WaitAction::KeepSpinning);
         assert_eq!(ReceiveMode::Block.after_spinning(0), WaitAction::Block);
+    }
+
+    #[test]
+    fn every_arg_form_parses_and_prints_back() {
+        assert_eq!("spin-only".parse(), Ok(ReceiveMode::SpinOnly));
+        assert_eq!("block".parse(), Ok(ReceiveMode::Block));
+        // The bare form is the seed's 1600 µs = 1 600 000 ns.
+        assert_eq!("spin-block".parse(), Ok(ReceiveMode::SpinBlock { spin_ns: 1_600_000 }));
+        // Seed 001's SB: 800 µs = 800 000 ns.
+        assert_eq!("spin-block:800".parse(), Ok(ReceiveMode::SpinBlock { spin_ns: 800_000 }));
+        for text in ["spin-only", "block", "spin-block:1600", "spin-block:800"] {
+            assert_eq!(text.parse::<ReceiveMode>().unwrap().as_arg(), text);
+        }
+    }
+
+    #[test]
+    fn bad_modes_name_the_valid_ones() {
+        let err = "spinblock".parse::<ReceiveMode>().unwrap_err().to_string();
+        assert!(err.contains("spin-only, spin-block"), "{err}");
+        let err = "spin-block:fast".parse::<ReceiveMode>().unwrap_err().to_string();
+        assert!(err.contains("whole microseconds"), "{err}");
     }
 
     #[test]
