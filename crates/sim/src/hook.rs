@@ -61,7 +61,8 @@ pub enum HookAction {
 
 /// A coscheduling policy seen from the simulator.
 pub trait CoschedHook {
-    /// A message arrived for `view.receiver`.
+    /// A message arrived for `view.receiver`, which is not on its CPU (a running receiver sees its message
+    /// without help; the seed's interface does not even interrupt the host for it, Figure 1).
     fn on_arrival(&mut self, _view: &ArrivalView) -> HookAction {
         HookAction::Nothing
     }

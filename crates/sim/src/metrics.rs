@@ -35,7 +35,17 @@ pub struct DurationHistogram {
     coarse: [u64; COARSE_EDGES + 1],
     /// The coarse upper edges in ns, `round(1000 × 10^(k/4))`.
     coarse_edges_ns: [u64; COARSE_EDGES],
+    /// The coarse bucket of every value of a fine bucket, or [`AMBIGUOUS`] when a coarse edge cuts the fine
+    /// bucket (then the edge is searched): recording stays exact and usually costs two table look-ups.
+    fine_to_coarse: Vec<u8>,
     count: u64,
+}
+
+const AMBIGUOUS: u8 = u8::MAX;
+
+fn coarse_of(edges: &[u64; COARSE_EDGES], ns: Nanos) -> usize {
+    // The first k with ns <= edge_k; past the last edge: the open bucket.
+    edges.partition_point(|&edge| edge < ns)
 }
 
 impl Default for DurationHistogram {
@@ -44,10 +54,28 @@ impl Default for DurationHistogram {
         for (k, edge) in coarse_edges_ns.iter_mut().enumerate() {
             *edge = (1000.0 * 10f64.powf(k as f64 / 4.0)).round() as u64;
         }
+        let fine_to_coarse = (0..FINE_BUCKETS)
+            .map(|i| {
+                let lowest = fine_lower(i).ceil() as u64;
+                let highest = (fine_lower(i + 1).ceil() as u64)
+                    .saturating_sub(1)
+                    .max(lowest);
+                let (a, b) = (
+                    coarse_of(&coarse_edges_ns, lowest),
+                    coarse_of(&coarse_edges_ns, highest),
+                );
+                if a == b {
+                    a as u8
+                } else {
+                    AMBIGUOUS
+                }
+            })
+            .collect();
         DurationHistogram {
             fine: vec![0; FINE_BUCKETS],
             coarse: [0; COARSE_EDGES + 1],
             coarse_edges_ns,
+            fine_to_coarse,
             count: 0,
         }
     }
@@ -74,9 +102,13 @@ fn fine_lower(i: usize) -> f64 {
 impl DurationHistogram {
     /// Adds one duration.
     pub fn record(&mut self, ns: Nanos) {
-        self.fine[fine_index(ns)] += 1;
-        // The first k with ns <= edge_k; past the last edge: the open bucket.
-        self.coarse[self.coarse_edges_ns.partition_point(|&edge| edge < ns)] += 1;
+        let fine = fine_index(ns);
+        self.fine[fine] += 1;
+        let coarse = match self.fine_to_coarse[fine] {
+            AMBIGUOUS => coarse_of(&self.coarse_edges_ns, ns),
+            k => k as usize,
+        };
+        self.coarse[coarse] += 1;
         self.count += 1;
     }
 
@@ -191,6 +223,25 @@ mod tests {
         }
         // Around 80 µs a bucket is 2^16 / 32 = 2048 ns wide: 80,000 and 83,000 fall in neighbouring buckets.
         assert_eq!(fine_index(80_000) + 1, fine_index(83_000));
+    }
+
+    #[test]
+    fn the_coarse_shortcut_agrees_with_the_edge_search() {
+        // Every value near every coarse edge, and a sweep of durations: table look-up == binary search.
+        let h = DurationHistogram::default();
+        let mut values: Vec<u64> = (0..200_000u64).step_by(7).collect();
+        for &edge in &h.coarse_edges_ns {
+            values.extend(edge.saturating_sub(3)..=edge + 3);
+        }
+        values.push(u64::MAX);
+        for ns in values {
+            let fine = fine_index(ns);
+            let shortcut = match h.fine_to_coarse[fine] {
+                AMBIGUOUS => coarse_of(&h.coarse_edges_ns, ns),
+                k => k as usize,
+            };
+            assert_eq!(shortcut, coarse_of(&h.coarse_edges_ns, ns), "ns = {ns}");
+        }
     }
 
     #[test]

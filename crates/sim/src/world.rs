@@ -659,14 +659,6 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         p.mailbox[port as usize] += 1;
         let (cpu, node) = (p.cpu, p.node);
         let running = self.cpus[cpu as usize].running == Some(to);
-        let view = ArrivalView {
-            now,
-            receiver: to,
-            receiver_running: running,
-            receiver_running_as_sampled: self.sampled_running(node, cpu) == Some(to),
-            run_queue_len: self.os.run_queue_len(cpu),
-            min_quantum: self.min_quantum,
-        };
         if running {
             let exec_from = self.cpus[cpu as usize].exec_from;
             self.reactions.record(exec_from.saturating_sub(now));
@@ -682,6 +674,15 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         if matches!(p.status, Status::Done | Status::NotStarted) {
             return;
         }
+        // R is read before the wake-up this arrival may cause (see `crate::hook`).
+        let view = ArrivalView {
+            now,
+            receiver: to,
+            receiver_running: false,
+            receiver_running_as_sampled: self.sampled_running(node, cpu) == Some(to),
+            run_queue_len: self.os.run_queue_len(cpu),
+            min_quantum: self.min_quantum,
+        };
         let action = self.hook.on_arrival(&view);
         if view.receiver_running_as_sampled {
             self.sampled_running_suppressed += 1;
