@@ -167,14 +167,16 @@ impl Observer {
                 .update(&tid.to_ne_bytes(), &when.to_ne_bytes(), MapFlags::ANY);
     }
 
-    /// The BPF counters (`COSCHED_STAT_*`).
+    /// The BPF counters (`COSCHED_STAT_*`), summed over the per-CPU rows.
     pub fn stats(&self) -> [u64; intf::COSCHED_NR_STATS as usize] {
         let mut out = [0; intf::COSCHED_NR_STATS as usize];
         if let Some(bss) = self.skel.maps.bss_data.as_deref() {
-            for (o, s) in out.iter_mut().zip(bss.stats.iter()) {
-                // SAFETY: the .bss map is mmapped and stays valid for the skeleton's life; BPF updates it
-                // concurrently, so read each word once, volatile.
-                *o = unsafe { std::ptr::read_volatile(s) };
+            for row in bss.stats.iter() {
+                for (o, s) in out.iter_mut().zip(row.iter()) {
+                    // SAFETY: the .bss map is mmapped and stays valid for the skeleton's life; BPF updates it
+                    // concurrently, so read each word once, volatile.
+                    *o += unsafe { std::ptr::read_volatile(s) };
+                }
             }
         }
         out

@@ -30,11 +30,12 @@
 //! ```text
 //! on flagged arrival (tid, R, t):
 //!     if tid boosted: extend until = max(until, t + window); done
+//!     if R <= 1: nothing to preempt; done
 //!     d = dcs::decide(E, C, running = false, Tc = now, Tp, Tq, R);  Tp = now if d == Boost
 //!     budget.update(now, cpu_ns, R)
 //!     if d == Boost and budget.may_boost(): boost(tid, now + window) else count refusal
 //! on timer: for each boosted tid with until <= now:
-//!     if arrivals since the boost, the last within a window, and budget.may_boost():
+//!     if arrivals since the boost, the last within a window, R > 1 and budget.may_boost():
 //!         ext = min(2 ext, max_extend); until = now + ext
 //!     elif demote and not budget.may_boost(): demote(process)   (nice 19 until repaid)
 //!     else restore(tid)
@@ -223,6 +224,7 @@ pub struct Agent {
     counters: Counters,
     events: u64,
     refused_gone: u64,
+    not_needed: u64,
     boost_errors: u64,
     restores: u64,
     decision_hist: Vec<u64>,
@@ -348,6 +350,7 @@ impl Agent {
             counters: Counters::default(),
             events: 0,
             refused_gone: 0,
+            not_needed: 0,
             boost_errors: 0,
             restores: 0,
             decision_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
@@ -474,6 +477,12 @@ impl Agent {
                 since,
                 ext,
             };
+            return;
+        }
+        if r <= 1 {
+            // Nobody else wants this CPU at the receiver's level: it runs as soon as it can without help, and a
+            // boost would only meet the RT throttle (950 ms/s) later.
+            self.not_needed += 1;
             return;
         }
         if matches!(mode, Mode::Demoted { .. }) {
@@ -699,7 +708,8 @@ impl Agent {
                 None => (false, false, 0),
             };
             let last_arrival = task.last_arrival_ns;
-            if may && last_arrival > since && last_arrival + window > now {
+            let contested = task.rq_len == 0 || task.rq_len > 1;
+            if may && contested && last_arrival > since && last_arrival + window > now {
                 // Arrivals keep coming: extend, doubling the step up to --max-extend-us so that a long
                 // exchange costs the agent a few wake-ups, not one per window.
                 let ext = (ext * 2).min(self.cfg.max_extend_ns).max(window);
@@ -775,10 +785,9 @@ impl Agent {
         let now = now_ns();
         let tgids: Vec<u32> = self.procs.keys().copied().collect();
         for tgid in tgids {
-            let Some(cpu) = cpu_of(&self.obs, &self.threads, tgid, now) else {
+            let Some((cpu, r)) = sample(&self.obs, &self.threads, tgid, now) else {
                 continue;
             };
-            let r = self.fresh_r(tgid);
             let p = self.procs.get_mut(&tgid).unwrap();
             if let Some(r) = r {
                 p.last_r = r;
@@ -837,16 +846,6 @@ impl Agent {
             (now - self.started_ns) as f64 / 1e9,
             tokens as f64 / 1e6
         );
-    }
-
-    /// The process's current R: the largest run-queue length its threads saw at their last CFS switch-in.
-    fn fresh_r(&self, tgid: u32) -> Option<u32> {
-        self.threads
-            .iter()
-            .filter(|(_, t)| t.target.tgid == tgid)
-            .filter_map(|(&tid, _)| self.obs.task(tid).map(|t| t.rq_len))
-            .filter(|&r| r > 0)
-            .max()
     }
 
     fn arm_tick(&mut self) {
@@ -910,7 +909,27 @@ impl Agent {
                 return;
             }
         }
-        self.adopt_thread(tgid, tid);
+        if !self.adopt_thread(tgid, tid) {
+            return;
+        }
+        // A child of a demoted parent inherited nice 19 (a boosted parent's child starts in SCHED_OTHER with the
+        // parent's own nice, thanks to reset-on-fork): give it the parent's original attributes.
+        let parent = e.cpu;
+        let Some(porig) = self.threads.get(&parent).and_then(|p| match p.mode {
+            Mode::Demoted { .. } => Some(p.orig),
+            _ => None,
+        }) else {
+            return;
+        };
+        if let Some(child) = self.threads.get_mut(&tid) {
+            let inherited = child.orig;
+            child.orig = porig;
+            if inherited.sched_nice != porig.sched_nice {
+                if let Err(err) = child.target.set(&porig.restorable(), &inherited) {
+                    self.fail(err);
+                }
+            }
+        }
     }
 
     fn add_process(&mut self, tgid: u32, job: u64, pidfd: OwnedFd) -> anyhow::Result<()> {
@@ -1180,6 +1199,7 @@ impl Agent {
             refused_dcs: self.counters.refused_dcs,
             refused_budget: self.counters.refused_budget,
             refused_gone: self.refused_gone,
+            not_needed: self.not_needed,
             boost_errors: self.boost_errors,
             restores: self.restores,
             demotions: self.counters.demotions,
@@ -1213,15 +1233,33 @@ impl Agent {
 /// A process's CPU time while managed, ns: what BPF booked at its threads' switch-outs, plus the running part of
 /// every thread on a CPU now (a thread that spins alone is never switched out, so its booked time lags).
 fn cpu_of(obs: &Observer, threads: &HashMap<u32, Thread>, tgid: u32, now: Nanos) -> Option<Nanos> {
+    sample(obs, threads, tgid, now).map(|(cpu, _)| cpu)
+}
+
+/// One look at a process in BPF (one lookup per thread): its CPU time as [`cpu_of`], and its current R, the
+/// largest run-queue length its threads saw at their last switch-in or arrival (`None` if none seen yet).
+fn sample(
+    obs: &Observer,
+    threads: &HashMap<u32, Thread>,
+    tgid: u32,
+    now: Nanos,
+) -> Option<(Nanos, Option<u32>)> {
     let booked = obs.proc(tgid)?.runtime_ns;
-    let running: Nanos = threads
+    let mut running = 0;
+    let mut r = None;
+    for t in threads
         .iter()
         .filter(|(_, t)| t.target.tgid == tgid)
         .filter_map(|(&tid, _)| obs.task(tid))
-        .filter(|t| t.on_cpu != 0)
-        .map(|t| now.saturating_sub(t.switched_in_ns))
-        .sum();
-    Some(booked + running)
+    {
+        if t.on_cpu != 0 {
+            running += now.saturating_sub(t.switched_in_ns);
+        }
+        if t.rq_len > 0 {
+            r = Some(r.unwrap_or(0).max(t.rq_len));
+        }
+    }
+    Some((booked + running, r))
 }
 
 /// Bumps one counter of a job (a job already dropped from the list is simply not counted per job).

@@ -41,6 +41,10 @@ pub const COSCHED_STAT_SWITCHES: u64 = 10;
 pub const COSCHED_STAT_REACTIONS: u64 = 11;
 /// Number of statistic counters.
 pub const COSCHED_NR_STATS: u64 = 12;
+/// Rows of the statistics array (one per CPU).
+pub const COSCHED_STAT_CPUS: u64 = 256;
+/// Counters per row.
+pub const COSCHED_STAT_STRIDE: u64 = 16;
 
 /// `struct cosched_task`: per-thread state, key = tid.
 #[repr(C)]
@@ -57,6 +61,7 @@ pub struct Task {
     pub last_arrival_ns: u64,
     pub flagged_ns: u64,
     pub notified_ns: u64,
+    pub rq_len_ns: u64,
     pub runtime_ns: u64,
 }
 
@@ -114,7 +119,7 @@ unsafe impl Pod for Task {}
 unsafe impl Pod for Proc {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 72);
+const _: () = assert!(std::mem::size_of::<Task>() == 80);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);
 
@@ -185,6 +190,8 @@ mod tests {
             ("COSCHED_STAT_SWITCHES", COSCHED_STAT_SWITCHES),
             ("COSCHED_STAT_REACTIONS", COSCHED_STAT_REACTIONS),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
+            ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
+            ("COSCHED_STAT_STRIDE", COSCHED_STAT_STRIDE),
         ]
         .into_iter()
         .collect();

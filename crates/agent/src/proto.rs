@@ -76,7 +76,8 @@ pub struct AgentStats {
     pub agent_pid: u32,
     pub guardian_pid: u32,
     pub uptime_s: f64,
-    /// The agent's own CPU time (user + system) and its share of one CPU since start.
+    /// The agent's own CPU time (user + system) and its share of one CPU since start (this includes loading and
+    /// verifying the BPF program; for one run, take the difference of two snapshots).
     pub agent_cpu_s: f64,
     pub agent_cpu_fraction: f64,
     /// The resolved configuration, as `key=value` strings.
@@ -100,6 +101,8 @@ pub struct AgentStats {
     pub refused_dcs: u64,
     pub refused_budget: u64,
     pub refused_gone: u64,
+    /// Flagged arrivals whose receiver had no competitor at its level (R = 1): nothing to preempt.
+    pub not_needed: u64,
     pub boost_errors: u64,
     pub restores: u64,
     pub demotions: u64,

@@ -30,9 +30,10 @@ char LICENSE[] SEC("license") = "GPL";
 /* Options (read-only after load), safe defaults. */
 const volatile u64 grace_ns = 100000;    /* 100 us: a receiver that ran this recently needs no help */
 const volatile u64 renotify_ns = 1000000; /* 1 ms: a flagged arrival still pending is handed over again */
+const volatile u64 rq_refresh_ns = 1000000; /* 1 ms: how stale R may get before an arrival refreshes it */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
-u64 stats[COSCHED_NR_STATS];
+u64 stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE] __attribute__((aligned(128)));
 u64 hist[COSCHED_HIST_KINDS * COSCHED_HIST_BUCKETS];
 
 /* Kernels before 6.14 call the hierarchical count h_nr_running. */
@@ -99,8 +100,12 @@ struct {
 
 static __always_inline void stat_inc(u32 idx)
 {
-	if (idx < COSCHED_NR_STATS)
-		__sync_fetch_and_add(&stats[idx], 1);
+	u32 cpu = bpf_get_smp_processor_id() % COSCHED_STAT_CPUS;
+
+	/* Atomic: a softirq may interrupt a task-context program on the same CPU. The row is this CPU's own, so
+	 * the add does not bounce a cache line between CPUs. */
+	if (idx < COSCHED_STAT_STRIDE)
+		__sync_fetch_and_add(&stats[cpu][idx], 1);
 }
 
 /* log2 bucket of a latency in microseconds: 0 us -> 0, [2^(b-1), 2^b) us -> b, capped at the last bucket. */
@@ -261,10 +266,10 @@ static __always_inline void learn_socket(void *sk, bool prefer)
 	u64 key = (u64)sk;
 	u32 *owner;
 
-	if (!bpf_map_lookup_elem(&procs, &tgid))
-		return;
 	owner = bpf_map_lookup_elem(&socks, &key);
 	if (owner && (*owner == tid || !prefer))
+		return; /* the common case: one lookup per message */
+	if (!bpf_map_lookup_elem(&procs, &tgid))
 		return;
 	if (!bpf_map_lookup_elem(&tasks, &tid)) {
 		/* A thread of a managed process the agent has not seen yet (registered before it existed is
@@ -283,6 +288,10 @@ static __always_inline void learn_socket(void *sk, bool prefer)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 {
+	/* A spin-only receiver polls with non-blocking recv millions of times a second; only calls that got data
+	 * say anything new, so the rest leave before any map lookup. */
+	if (ret <= 0)
+		return 0;
 	learn_socket(sk, true);
 	return 0;
 }
@@ -317,12 +326,14 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	}
 	stat_inc(COSCHED_STAT_ARRIVALS);
 	t->last_arrival_ns = now;
-	/* Refresh R at every arrival: a thread that spins alone is never switched, so its switch-in sample ages. */
-	{
+	/* Refresh R at arrivals (a thread that spins alone is never switched, so its switch-in sample ages), but
+	 * at most every rq_refresh_ns: the task lookup touches the receiver's task_struct on another CPU. */
+	if (now - t->rq_len_ns >= rq_refresh_ns) {
 		struct task_struct *p = bpf_task_from_pid(tid);
 
 		if (p) {
 			t->rq_len = cfs_len(p);
+			t->rq_len_ns = now;
 			bpf_task_release(p);
 		}
 	}

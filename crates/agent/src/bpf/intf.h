@@ -32,7 +32,8 @@ typedef unsigned long long u64;
 #define COSCHED_EV_FORK 2          /* a managed task created a thread or a process (now managed too) */
 #define COSCHED_EV_EXIT 3          /* a managed thread exited (its entry is gone from the tasks map) */
 
-/* Statistic indices (per-CPU array `stats`). Never lose data silently: every drop and miss is counted. */
+/* Statistic indices into each row of `stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE]` (user space sums the rows).
+ * Never lose data silently: every drop and miss is counted. */
 #define COSCHED_STAT_ARRIVALS 0        /* sk_data_ready on a socket owned by a managed thread */
 #define COSCHED_STAT_FLAGGED 1         /* arrivals handed to user space (receiver off CPU beyond grace) */
 #define COSCHED_STAT_ON_CPU 2          /* arrivals for a receiver already on a CPU */
@@ -46,6 +47,8 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_SWITCHES 10       /* sched_switch involving a managed task */
 #define COSCHED_STAT_REACTIONS 11      /* reactions recorded in the histogram */
 #define COSCHED_NR_STATS 12
+#define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
+#define COSCHED_STAT_STRIDE 16     /* u64 per row (>= COSCHED_NR_STATS; 128 bytes, two cache lines) */
 
 /* Per-thread state (tasks map, key = tid). Created by user space at registration (or by BPF on fork), then
  * written only by BPF, so user space never races a read-modify-write with it.
@@ -62,6 +65,7 @@ struct cosched_task {
 	u64 last_arrival_ns;   /* last arrival on one of its sockets, flagged or not (window extension) */
 	u64 flagged_ns;        /* arrival time of the pending flagged arrival (the reaction is measured from it) */
 	u64 notified_ns;       /* when user space was last told about it (re-told after `renotify_ns`) */
+	u64 rq_len_ns;         /* when rq_len was last refreshed at an arrival (at most every `rq_refresh_ns`) */
 	u64 runtime_ns;        /* total on-CPU time seen since it became managed */
 };
 
