@@ -28,17 +28,17 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// One pending event, ordered by `(time, seq)` — smallest first.
+/// One pending event, ordered by `(time, seq)` — smallest first — packed into one `u128` key
+/// (`time << 64 | seq`) so an ordering is a single integer comparison.
 #[derive(Clone, Copy, Debug)]
 struct Entry<E> {
-    time: Nanos,
-    seq: u64,
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -48,9 +48,10 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Ord for Entry<E> {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         // BinaryHeap is a max-heap: reverse so the earliest (then first-inserted) entry is on top.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -89,21 +90,24 @@ impl<E: Copy> Engine<E> {
         );
         let seq = self.seq;
         self.seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry {
+            key: (time as u128) << 64 | seq as u128,
+            event,
+        });
     }
 
     /// Removes and returns the next event, advancing the clock to its time; `None` when nothing is pending.
     #[inline]
     pub fn next(&mut self) -> Option<E> {
         let entry = self.heap.pop()?;
-        self.now = entry.time;
+        self.now = (entry.key >> 64) as Nanos;
         Some(entry.event)
     }
 
     /// The time of the next pending event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| (e.key >> 64) as Nanos)
     }
 
     /// Moves the clock forward to `time` without running anything (the end of a time-limited run).

@@ -459,3 +459,24 @@ fn shape_mixed_report() {
         );
     }
 }
+
+/// A 10,000-node Barrier (`cargo test --release -p cosched-sim ten_thousand -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn ten_thousand_nodes_report() {
+    for config in [SeedConfig::NoDcsSpinBlock, SeedConfig::DcsSpinBlock] {
+        let mut s = Scenario::seed_barrier(20, 1, config);
+        s.nodes = 10_000;
+        let t = std::time::Instant::now();
+        let out = simulate(&s, 1).unwrap();
+        println!(
+            "10,000 nodes {:<28} barriers {}/{} simulated {:.3} s events {} wall {:.2} s",
+            config.label(),
+            out.measurement.work_done,
+            out.measurement.work_expected,
+            out.sim_time_ns as f64 / 1e9,
+            out.events,
+            t.elapsed().as_secs_f64()
+        );
+    }
+}
