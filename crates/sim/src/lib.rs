@@ -19,6 +19,20 @@
 //! | [`scenario`] | the resolved configuration (`Scenario`) and its validation |
 //! | [`speed`] | speed measurements against the SPEC targets (`cosched sim-bench`) |
 //!
+//! ## Model decisions (where the seed leaves room, or where we read it)
+//! - Solaris 2.4 TS: Table 1 plus the standard `ts_dptbl` defaults for the unprinted columns; the wake-up
+//!   boost (`ts_slpret`) only for sleepers flagged by the once-a-second `ts_update`, as §3.2.4 describes;
+//!   quanta charged by exact CPU time (not 10 ms ticks). See [`os::solaris_ts`].
+//! - The DCS boost is dispatcher-level (§3.3.2: priority 59, front of the queue, run-run flags): it lasts
+//!   until the TS class next recomputes the priority (quantum expiry, blocking, `ts_update`); the TS level and
+//!   quantum left are untouched. See [`os::solaris_ts`] for why (the TS-level-59 reading gives F ≈ 2).
+//! - The network interface samples the running process once per millisecond (§3.3.1) and interrupts the host
+//!   only if the sample is not the receiver; `R` is the receiver CPU's run-queue length before the wake-up.
+//!   See [`hook`].
+//! - Randomness (one ChaCha8 stream per run): the initial run-queue order, each node's `ts_update` phase and
+//!   network-interface sampling phase, every context-switch cost (uniform in `[mean/2, 3 mean/2]`, §3.2.2
+//!   speaks of a mean), and the sequential jobs' bursts and I/O waits.
+//!
 //! Entry point: [`simulate`] — one scenario, one seed, one [`cosched_report::Measurement`]. The same scenario
 //! and seed always give the identical measurement.
 
