@@ -55,7 +55,7 @@ pub struct Task {
     pub last_cpu: u32,
     pub pending: u32,
     pub rq_len: u32,
-    pub _pad: u32,
+    pub preempted: u32,
     pub switched_in_ns: u64,
     pub last_ran_ns: u64,
     pub last_arrival_ns: u64,

@@ -15,7 +15,8 @@
  *                                why the owner comes from the socket map and not from `current`.
  *
  * Decision made here (so most arrivals never wake user space): an arrival is flagged only when its receiver is
- * off its CPU, has not run for `grace_ns`, and has no earlier flagged arrival pending (or that one was handed
+ * off its CPU, was preempted (still runnable) or blocked more than `grace_ns` ago, and has no earlier flagged
+ * arrival pending (or that one was handed
  * over more than `renotify_ns` ago: the agent may have refused it then and allow it now). The layouts are in
  * intf.h, shared with src/intf.rs.
  */
@@ -145,6 +146,7 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		}
 		t->on_cpu = 0;
 		t->last_ran_ns = now;
+		t->preempted = prev_state == 0; /* TASK_RUNNING: still runnable, it waits for the scheduler */
 	}
 
 	t = bpf_map_lookup_elem(&tasks, &next_tid);
@@ -341,7 +343,9 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		stat_inc(COSCHED_STAT_ON_CPU);
 		return 0;
 	}
-	if (now - t->last_ran_ns < grace_ns) {
+	/* A receiver that blocked a moment ago is being woken by this very arrival and usually preempts by itself;
+	 * one that was preempted while runnable (a spinning receiver) waits for its turn however recent. */
+	if (!t->preempted && now - t->last_ran_ns < grace_ns) {
 		stat_inc(COSCHED_STAT_RECENT);
 		return 0;
 	}

@@ -37,7 +37,7 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_ARRIVALS 0        /* sk_data_ready on a socket owned by a managed thread */
 #define COSCHED_STAT_FLAGGED 1         /* arrivals handed to user space (receiver off CPU beyond grace) */
 #define COSCHED_STAT_ON_CPU 2          /* arrivals for a receiver already on a CPU */
-#define COSCHED_STAT_RECENT 3          /* arrivals for a receiver that ran within the grace time */
+#define COSCHED_STAT_RECENT 3          /* arrivals for a receiver that blocked less than the grace time ago */
 #define COSCHED_STAT_PENDING 4         /* arrivals while an earlier flagged one is still pending */
 #define COSCHED_STAT_RINGBUF_DROPS 5   /* bpf_ringbuf_reserve failures: events lost */
 #define COSCHED_STAT_SOCK_MISSES 6     /* arrivals on sockets with no known owner (not managed, or not seen yet) */
@@ -59,7 +59,7 @@ struct cosched_task {
 	u32 last_cpu;          /* CPU it last ran on */
 	u32 pending;           /* 1 between a flagged arrival and the next switch-in */
 	u32 rq_len;            /* the DCS R: tasks sharing its CPU in its cfs_rq, itself included; at last switch-in/arrival */
-	u32 _pad;
+	u32 preempted;         /* 1 if it left its CPU still runnable (preempted), 0 if it blocked */
 	u64 switched_in_ns;    /* last switch-in */
 	u64 last_ran_ns;       /* last switch-out (or switch-in while on CPU) */
 	u64 last_arrival_ns;   /* last arrival on one of its sockets, flagged or not (window extension) */
