@@ -386,24 +386,25 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 },
             };
             self.account(cpu);
-            let c = self.cpus[cpu as usize];
-            if now >= c.quantum_end {
+            let c = &self.cpus[cpu as usize];
+            let (quantum_end, exec_from) = (c.quantum_end, c.exec_from);
+            if now >= quantum_end {
                 self.leave(cpu, Leave::Expired);
                 continue;
             }
-            if now < c.exec_from {
+            if now < exec_from {
                 // A computation resumes by itself after the switch: wake at its end, not at the switch's.
                 let p = &self.procs[pid as usize];
                 let wake = match p.phase {
-                    Phase::Computing => c.exec_from.saturating_add(p.left),
-                    Phase::Start | Phase::Spinning => c.exec_from,
+                    Phase::Computing => exec_from.saturating_add(p.left),
+                    Phase::Start | Phase::Spinning => exec_from,
                 };
-                self.arm(cpu, wake.min(c.quantum_end));
+                self.arm(cpu, wake.min(quantum_end));
                 return;
             }
             match self.step(pid) {
                 Step::BusyUntil(t) => {
-                    self.arm(cpu, t.min(c.quantum_end));
+                    self.arm(cpu, t.min(quantum_end));
                     return;
                 }
                 Step::Blocked => self.leave(cpu, Leave::Blocked),
