@@ -29,7 +29,8 @@ pub struct AgentArgs {
     /// this; the budget is checked at every step).
     #[arg(long, default_value_t = 4000)]
     pub max_extend_us: u64,
-    /// An arrival for a receiver that ran this recently is left alone.
+    /// An arrival for a receiver that blocked less than this long ago is left alone (the arrival wakes it and it
+    /// usually preempts by itself); a receiver that was preempted while runnable is always considered.
     #[arg(long, default_value_t = 100)]
     pub grace_us: u64,
     /// A refused arrival whose receiver still waits after this long is reconsidered.
@@ -379,5 +380,43 @@ pub fn run_managed(client: &Client, command: &[String], name: &str) -> anyhow::R
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::JobStats;
+
+    #[test]
+    fn monitor_screen_shows_losses_rates_and_jobs() {
+        let prev = AgentStats {
+            uptime_s: 1.0,
+            agent_cpu_s: 0.01,
+            arrivals: 1000,
+            ..Default::default()
+        };
+        let now = AgentStats {
+            uptime_s: 2.0,
+            agent_cpu_s: 0.03,
+            arrivals: 3000,
+            ringbuf_drops: 7,
+            jobs: vec![JobStats {
+                job: 1,
+                name: "pingpong".into(),
+                fairness: 1.05,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let screen = render(&now, Some(&prev), Duration::from_secs(1));
+        // 2000 arrivals in the 1 s period; (0.03 - 0.01) / (2 - 1) = 2 % CPU now.
+        assert!(screen.contains("(    2000/s)"), "{screen}");
+        assert!(screen.contains("cpu 2.00 % now"), "{screen}");
+        assert!(screen.contains("ringbuf drops 7"), "{screen}");
+        assert!(
+            screen.contains("pingpong") && screen.contains("1.05"),
+            "{screen}"
+        );
     }
 }
