@@ -484,3 +484,58 @@ fn a_flooding_process_gets_no_more_than_its_fair_share() {
     );
     drop((rx, comp));
 }
+
+#[test]
+fn cosched_run_manages_the_command_and_its_descendants() {
+    let _serial = privileged!();
+    let agent = AgentProc::start(&[]);
+    // sh forks two children; all three must be managed while they live, and the exit code must come back.
+    let mut run = Kid(Command::new(env!("CARGO_BIN_EXE_cosched-agent"))
+        .args(["run", "--socket"])
+        .arg(&agent.socket)
+        .args([
+            "--name",
+            "family",
+            "--",
+            "sh",
+            "-c",
+            "sleep 1 & sleep 1 & wait; exit 7",
+        ])
+        .spawn()
+        .unwrap());
+    let mut most = 0;
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(800) {
+        if let Some(j) = agent.stats().jobs.iter().find(|j| j.name == "family") {
+            most = most.max(j.live_processes);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = run.0.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(7),
+        "cosched run must return the command's exit code"
+    );
+    assert!(
+        most >= 3,
+        "sh and its two children should all be managed; saw at most {most} processes"
+    );
+    let st = agent.stats();
+    let job = st.jobs.iter().find(|j| j.name == "family").unwrap();
+    wait_until("job end", Duration::from_secs(2), || {
+        agent
+            .stats()
+            .jobs
+            .iter()
+            .any(|j| j.name == "family" && j.finished)
+    });
+    assert!(st.forks >= 2, "{st:?}");
+    // The job is the command (forked by `cosched run`, held until registered), not the waiting wrapper.
+    assert_ne!(
+        job.root_pid,
+        run.pid(),
+        "the cosched run wrapper itself must not be managed"
+    );
+    assert!(job.root_pid > 0);
+}
