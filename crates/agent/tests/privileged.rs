@@ -477,10 +477,34 @@ fn a_flooding_process_gets_no_more_than_its_fair_share() {
         st.boosts_granted > 0,
         "the flood never triggered a boost, so the budget was not exercised: {st:?}"
     );
-    // Fair share 0.5 plus the burst (20 ms per 3 s ≈ 0.007) and tick-granular accounting noise.
+    // Fair share 0.5 plus the burst (80 ms per 3 s ≈ 0.027) and tick-granular accounting noise.
     assert!(
         share <= 0.6,
         "the flooded receiver took {share:.3} of the CPU (fair share 0.5)"
+    );
+    // The flood leaves the receiver boosted or demoted (nice 19) at any moment: kill -9 the agent and check
+    // that the guardian puts every thread of it back to SCHED_OTHER, nice 0.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(agent.kid.pid() as i32),
+        nix::sys::signal::SIGKILL,
+    )
+    .unwrap();
+    let tids = || -> Vec<u32> {
+        std::fs::read_dir(format!("/proc/{}/task", rx.pid()))
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    wait_until(
+        "restore of boosted and demoted threads after kill -9",
+        Duration::from_secs(1),
+        || {
+            tids()
+                .iter()
+                .all(|&t| policy(t) == libc::SCHED_OTHER && nice(t) == 0)
+        },
     );
     drop((rx, comp));
 }
