@@ -163,6 +163,7 @@ pub fn plot_sweep(
     match scale {
         Scale::Log => {
             // Lower ends of intervals can reach zero or below; a log axis starts at the smallest positive value.
+            // The top is 6× the highest point: headroom for the upper-left legend.
             let smallest_positive = points
                 .iter()
                 .map(|p| p.2.mean)
@@ -181,7 +182,7 @@ pub fn plot_sweep(
                 .margin(12)
                 .x_label_area_size(45)
                 .y_label_area_size(80)
-                .build_cartesian_2d(x_range, (low..y_high * 1.5).log_scale())?;
+                .build_cartesian_2d(x_range, (low..y_high * 6.0).log_scale())?;
             chart
                 .configure_mesh()
                 .x_desc("competitors per node")
@@ -192,6 +193,7 @@ pub fn plot_sweep(
             draw_series(&mut chart, &configs, &points, low)?;
             chart
                 .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .draw()?;
@@ -203,12 +205,18 @@ pub fn plot_sweep(
             } else {
                 y_low - pad
             };
+            // Headroom above the lines for the upper-left legend (fairness keeps its legend low).
+            let top_pad = if metric.is_fairness() {
+                pad
+            } else {
+                (y_high - low) * 0.35
+            };
             let mut chart = ChartBuilder::on(&root)
                 .caption(title, ("sans-serif", 22))
                 .margin(12)
                 .x_label_area_size(45)
                 .y_label_area_size(80)
-                .build_cartesian_2d(x_range.clone(), low..y_high + pad)?;
+                .build_cartesian_2d(x_range.clone(), low..y_high + top_pad)?;
             chart
                 .configure_mesh()
                 .x_desc("competitors per node")
@@ -228,8 +236,15 @@ pub fn plot_sweep(
                     .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.6)));
             }
             draw_series(&mut chart, &configs, &points, f64::NEG_INFINITY)?;
+            // Response times grow to the right and F starts at 1 on the left: keep the legend off the lines.
+            let corner = if metric.is_fairness() {
+                SeriesLabelPosition::LowerLeft
+            } else {
+                SeriesLabelPosition::UpperLeft
+            };
             chart
                 .configure_series_labels()
+                .position(corner)
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .draw()?;
