@@ -2,43 +2,28 @@
 //!
 //! Percentiles come from an HDR histogram (3 significant digits, 1 ns .. 1 h), so a run of any length uses
 //! fixed memory and recording costs a few nanoseconds. The histogram printed in the result line has the
-//! simulator's coarse buckets (`cosched-sim` metrics): upper edges `10^(k/4)` µs for k = 0..=28 (1 µs .. 10 s)
-//! and one open-ended last bucket, so real and simulated round-trip histograms compare bucket by bucket.
+//! report's buckets (`cosched_report::buckets`, the simulator's too), so real and simulated round-trip histograms
+//! compare bucket by bucket.
 
+use cosched_report::buckets::{bucket_edges_ns, bucket_of, histogram_from_counts, BUCKET_EDGES};
 use cosched_report::Histogram;
 use hdrhistogram::Histogram as Hdr;
 use serde::Serialize;
-
-/// Coarse report buckets: edges 10^(k/4) µs for k = 0..=28, then one open bucket.
-const COARSE_EDGES: usize = 29;
-
-fn coarse_edge_us(k: usize) -> f64 {
-    10f64.powf(k as f64 / 4.0)
-}
-
-/// The coarse bucket of a duration: the smallest k with `us <= 10^(k/4)`, i.e. `ceil(4 log10 us)`, clamped to
-/// `0..=COARSE_EDGES` (one logarithm instead of a search over the edges).
-#[inline]
-fn coarse_bucket(ns: u64) -> usize {
-    let us = ns as f64 / 1000.0;
-    if us <= 1.0 {
-        return 0;
-    }
-    ((4.0 * us.log10()).ceil() as usize).min(COARSE_EDGES)
-}
 
 /// Durations of one kind (round trips, barrier iterations, bursts), in nanoseconds.
 #[derive(Debug)]
 pub struct LatencyRecorder {
     hdr: Hdr<u64>,
-    coarse: [u64; COARSE_EDGES + 1],
+    coarse_edges_ns: [u64; BUCKET_EDGES],
+    coarse: [u64; BUCKET_EDGES + 1],
 }
 
 impl Default for LatencyRecorder {
     fn default() -> Self {
         LatencyRecorder {
             hdr: Hdr::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid HDR bounds"),
-            coarse: [0; COARSE_EDGES + 1],
+            coarse_edges_ns: bucket_edges_ns(),
+            coarse: [0; BUCKET_EDGES + 1],
         }
     }
 }
@@ -60,7 +45,7 @@ impl LatencyRecorder {
     #[inline]
     pub fn record_ns(&mut self, ns: u64) {
         self.hdr.saturating_record(ns.max(1));
-        self.coarse[coarse_bucket(ns)] += 1;
+        self.coarse[bucket_of(&self.coarse_edges_ns, ns)] += 1;
     }
 
     pub fn count(&self) -> u64 {
@@ -80,10 +65,7 @@ impl LatencyRecorder {
             p99_us: us(self.hdr.value_at_quantile(0.99)),
             mean_us: self.hdr.mean() / 1000.0,
             max_us: us(self.hdr.max()),
-            histogram: Histogram {
-                upper_edges_us: (0..COARSE_EDGES).map(coarse_edge_us).collect(),
-                counts: self.coarse.to_vec(),
-            },
+            histogram: histogram_from_counts(&self.coarse_edges_ns, &self.coarse),
         })
     }
 }
@@ -146,22 +128,8 @@ mod tests {
         let h = r.summary().unwrap().histogram;
         assert_eq!(h.upper_edges_us.len() + 1, h.counts.len());
         assert_eq!(h.counts[7], 1);
-        assert_eq!(h.counts[COARSE_EDGES], 1);
+        assert_eq!(h.counts[BUCKET_EDGES], 1);
         assert_eq!(h.counts.iter().sum::<u64>(), 2);
-    }
-
-    #[test]
-    fn bucket_formula_agrees_with_the_edges() {
-        // Every duration from 0.5 µs to 20 s in 1.1× steps lands where a search over the edges puts it.
-        let mut ns = 500.0f64;
-        while ns < 2e10 {
-            let us = ns / 1000.0;
-            let searched = (0..COARSE_EDGES)
-                .find(|&k| us <= coarse_edge_us(k))
-                .unwrap_or(COARSE_EDGES);
-            assert_eq!(coarse_bucket(ns as u64), searched, "{us} us");
-            ns *= 1.1;
-        }
     }
 
     #[test]

@@ -20,13 +20,14 @@
 //! open-ended last bucket.
 
 use cosched_policy::Nanos;
+use cosched_report::buckets::{bucket_edges_ns, bucket_of, histogram_from_counts, BUCKET_EDGES};
 use cosched_report::Histogram;
 
 /// Fine buckets: 32 linear sub-buckets per doubling of `ns + 1`, over the whole `u64` range.
 const SUB_BUCKETS: u32 = 32;
 const FINE_BUCKETS: usize = 64 * SUB_BUCKETS as usize;
-/// Coarse report buckets: edges 10^(k/4) µs for k = 0..=28 (1 µs .. 10 s), then one open bucket.
-const COARSE_EDGES: usize = 29;
+/// Coarse report buckets (`cosched_report::buckets`).
+const COARSE_EDGES: usize = BUCKET_EDGES;
 
 /// A histogram of durations in nanoseconds.
 #[derive(Clone, Debug)]
@@ -44,16 +45,12 @@ pub struct DurationHistogram {
 const AMBIGUOUS: u8 = u8::MAX;
 
 fn coarse_of(edges: &[u64; COARSE_EDGES], ns: Nanos) -> usize {
-    // The first k with ns <= edge_k; past the last edge: the open bucket.
-    edges.partition_point(|&edge| edge < ns)
+    bucket_of(edges, ns)
 }
 
 impl Default for DurationHistogram {
     fn default() -> Self {
-        let mut coarse_edges_ns = [0; COARSE_EDGES];
-        for (k, edge) in coarse_edges_ns.iter_mut().enumerate() {
-            *edge = (1000.0 * 10f64.powf(k as f64 / 4.0)).round() as u64;
-        }
+        let coarse_edges_ns = bucket_edges_ns();
         let fine_to_coarse = (0..FINE_BUCKETS)
             .map(|i| {
                 let lowest = fine_lower(i).ceil() as u64;
@@ -141,16 +138,7 @@ impl DurationHistogram {
 
     /// The report's coarse histogram.
     pub fn to_report(&self) -> Histogram {
-        // Finite edges only (JSON has no infinity): the extra last count is the open-ended bucket.
-        let upper_edges_us: Vec<f64> = self
-            .coarse_edges_ns
-            .iter()
-            .map(|&ns| ns as f64 / 1000.0)
-            .collect();
-        Histogram {
-            upper_edges_us,
-            counts: self.coarse.to_vec(),
-        }
+        histogram_from_counts(&self.coarse_edges_ns, &self.coarse)
     }
 }
 
