@@ -27,7 +27,6 @@
 //! Every error names the file, the field and the problem.
 
 use cosched_policy::spin::ReceiveMode;
-use cosched_policy::MICROS;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -249,31 +248,6 @@ pub enum ExperimentError {
     },
 }
 
-/// Parse a receive mode as written in files and on bench command lines: `spin-only`, `spin-block:<us>`, `block`.
-pub fn parse_receive_mode(text: &str) -> Result<ReceiveMode, String> {
-    match text {
-        "spin-only" => Ok(ReceiveMode::SpinOnly),
-        "block" => Ok(ReceiveMode::Block),
-        _ => match text.strip_prefix("spin-block:") {
-            Some(us) => match us.parse::<u64>() {
-                Ok(us) if us > 0 => Ok(ReceiveMode::SpinBlock { spin_ns: us * MICROS }),
-                _ => Err(format!("`{text}`: the spin time after `spin-block:` must be a positive number of microseconds")),
-            },
-            None => Err(format!("`{text}` is not a receive mode; valid: spin-only, spin-block:<us>, block")),
-        },
-    }
-}
-
-/// The command-line form of a receive mode (`spin-only`, `spin-block:1600`, `block`), the inverse of
-/// [`parse_receive_mode`].
-pub fn receive_mode_arg(mode: &ReceiveMode) -> String {
-    match *mode {
-        ReceiveMode::SpinOnly => "spin-only".into(),
-        ReceiveMode::SpinBlock { spin_ns } => format!("spin-block:{}", spin_ns / MICROS),
-        ReceiveMode::Block => "block".into(),
-    }
-}
-
 impl LabExperiment {
     /// Read and validate an experiment file.
     pub fn load(path: &Path) -> Result<LabExperiment, ExperimentError> {
@@ -331,7 +305,7 @@ impl LabExperiment {
             "competitors K   {:?} per node\n",
             self.competitors
         ));
-        let modes: Vec<String> = self.receive_modes.iter().map(receive_mode_arg).collect();
+        let modes: Vec<String> = self.receive_modes.iter().map(ReceiveMode::as_arg).collect();
         out.push_str(&format!("receive modes   {}\n", modes.join(", ")));
         for c in &self.configurations {
             match &c.agent {
@@ -428,7 +402,7 @@ fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, Experimen
     let receive_modes = file
         .receive_modes
         .iter()
-        .map(|m| parse_receive_mode(m))
+        .map(|m| m.parse::<ReceiveMode>().map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| invalid("receive_modes", e))?;
     if file.repetitions == 0 {
@@ -663,13 +637,13 @@ dcs_exponent = -1
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("receive_modes") && err.contains("spin-block:<us>"),
+            err.contains("receive_modes") && err.contains("spin-block:<microseconds>"),
             "{err}"
         );
         let err = parse(&MINIMAL.replace("spin-block:1600", "spin-block:x"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("positive number of microseconds"), "{err}");
+        assert!(err.contains("whole microseconds"), "{err}");
     }
 
     #[test]
@@ -704,7 +678,7 @@ dcs_exponent = -1
     #[test]
     fn receive_mode_round_trips_through_its_argument_form() {
         for text in ["spin-only", "spin-block:800", "block"] {
-            assert_eq!(receive_mode_arg(&parse_receive_mode(text).unwrap()), text);
+            assert_eq!(text.parse::<ReceiveMode>().unwrap().as_arg(), text);
         }
     }
 

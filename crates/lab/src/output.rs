@@ -102,7 +102,7 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                     .collect();
                 rows.push(ComparisonRow {
                     configuration: configuration.name.clone(),
-                    mode: crate::experiment::receive_mode_arg(mode),
+                    mode: mode.as_arg(),
                     competitors: k,
                     runs: group.len(),
                     rate,

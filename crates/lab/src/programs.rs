@@ -1,7 +1,7 @@
 //! How each benchmark program is placed on the emulated nodes: the command line of every node's process, and
 //! how its one-line JSON result is read. This is the lab's whole contract with `cosched-bench`.
 
-use crate::experiment::{receive_mode_arg, ProgramKind, ProgramSpec, RunLength};
+use crate::experiment::{ProgramKind, ProgramSpec, RunLength};
 use crate::mpi::MpiLauncher;
 use crate::netns::Network;
 use crate::runner::Binaries;
@@ -43,7 +43,7 @@ pub const RANKS_PER_NODE: u32 = 1;
 
 /// The arguments every rank of every program gets: receive mode, run length, message size, the file's extras.
 fn common_args(spec: &ProgramSpec, mode: &ReceiveMode) -> Vec<String> {
-    let mut common = vec!["--recv".to_string(), receive_mode_arg(mode)];
+    let mut common = vec!["--recv".to_string(), mode.as_arg()];
     match spec.length {
         RunLength::Duration { seconds } => {
             common.extend(["--duration-s".into(), seconds.to_string()])

@@ -73,7 +73,7 @@ pub struct RunSpec<'a> {
 pub fn series_label(configuration: &str, mode: &ReceiveMode) -> String {
     format!(
         "{configuration}, {}",
-        crate::experiment::receive_mode_arg(mode)
+        mode.as_arg()
     )
 }
 

@@ -95,15 +95,15 @@ impl std::str::FromStr for ReceiveMode {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let error = |hint| ReceiveModeError { given: text.to_string(), hint };
         match text.trim() {
-            "spin-only" | "spin" => Ok(ReceiveMode::SpinOnly),
+            "spin-only" => Ok(ReceiveMode::SpinOnly),
             "block" => Ok(ReceiveMode::Block),
             "spin-block" => Ok(ReceiveMode::spin_block_default()),
             other => match other.strip_prefix("spin-block:") {
-                Some(us) => us
-                    .trim_end_matches("us")
-                    .parse::<u64>()
-                    .map(|us| ReceiveMode::SpinBlock { spin_ns: us * MICROS })
-                    .map_err(|_| error(" (the spin time is whole microseconds, e.g. spin-block:1600)")),
+                Some(us) => match us.trim_end_matches("us").parse::<u64>() {
+                    Ok(0) => Err(error(" (a spin time of 0 is `block`)")),
+                    Ok(us) => Ok(ReceiveMode::SpinBlock { spin_ns: us * MICROS }),
+                    Err(_) => Err(error(" (the spin time is whole microseconds, e.g. spin-block:1600)")),
+                },
                 None => Err(error("")),
             },
         }
@@ -165,6 +165,8 @@ mod tests {
         assert!(err.contains("spin-only, spin-block"), "{err}");
         let err = "spin-block:fast".parse::<ReceiveMode>().unwrap_err().to_string();
         assert!(err.contains("whole microseconds"), "{err}");
+        let err = "spin-block:0".parse::<ReceiveMode>().unwrap_err().to_string();
+        assert!(err.contains("is `block`"), "{err}");
     }
 
     #[test]
