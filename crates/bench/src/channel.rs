@@ -229,6 +229,20 @@ impl Receiver {
     }
 }
 
+/// Whether a communication step went through: `Ok(true)` if it did, `Ok(false)` if a stop signal ended it (the
+/// program then reports `Status::Stopped` and leaves its loop); any other failure becomes an error with `what`
+/// as its context.
+pub fn completed(
+    outcome: Result<(), CommError>,
+    what: impl FnOnce() -> String,
+) -> anyhow::Result<bool> {
+    match outcome {
+        Ok(()) => Ok(true),
+        Err(CommError::Stopped) => Ok(false),
+        Err(e) => Err(anyhow::Error::new(e).context(what())),
+    }
+}
+
 /// Send all of `buf` to `link` (blocking; `MSG_NOSIGNAL`, so a closed peer is an error, not a SIGPIPE).
 pub fn send_all(link: &Link, buf: &[u8]) -> Result<(), CommError> {
     let mut sent = 0;

@@ -10,7 +10,7 @@
 //! message arrived intact with the right iteration number.
 
 use crate::args::{BytesArgs, GroupArgs, LengthArgs, RecvArgs, RunLength};
-use crate::channel::{send_all, CommError, Link, Receiver};
+use crate::channel::{completed, send_all, Link, Receiver};
 use crate::compute::{flops, DelayLoop};
 use crate::message::{check, fill, Header, Kind};
 use crate::net::Group;
@@ -96,13 +96,9 @@ pub fn run(args: BarrierArgs) -> Result<ResultLine> {
                         .collect();
                     receiver.recv_each(&mut pending)
                 });
-            match outcome {
-                Ok(()) => {}
-                Err(CommError::Stopped) => {
-                    status = Status::Stopped;
-                    break;
-                }
-                Err(e) => return Err(e).context(format!("barrier {done}")),
+            if !completed(outcome, || format!("barrier {done}"))? {
+                status = Status::Stopped;
+                break;
             }
             for (link, message) in members.iter().zip(inbox.chunks(bytes)) {
                 let header = check(message)
@@ -125,13 +121,11 @@ pub fn run(args: BarrierArgs) -> Result<ResultLine> {
         let link = group.link(0);
         let mut inbox = vec![0u8; bytes];
         loop {
-            match receiver.recv(link, &mut inbox) {
-                Ok(()) => {}
-                Err(CommError::Stopped) => {
-                    status = Status::Stopped;
-                    break;
-                }
-                Err(e) => return Err(e).context(format!("waiting for barrier {done} to pass")),
+            if !completed(receiver.recv(link, &mut inbox), || {
+                format!("waiting for barrier {done} to pass")
+            })? {
+                status = Status::Stopped;
+                break;
             }
             let passed =
                 check(&inbox).with_context(|| format!("barrier {done}: rank 0's message"))?;
@@ -143,13 +137,11 @@ pub fn run(args: BarrierArgs) -> Result<ResultLine> {
             }
             value = flops(compute_iterations, value);
             fill(&mut out, Header::data(AT_BARRIER, done));
-            match send_all(link, &out) {
-                Ok(()) => {}
-                Err(CommError::Stopped) => {
-                    status = Status::Stopped;
-                    break;
-                }
-                Err(e) => return Err(e).context(format!("reporting at barrier {done}")),
+            if !completed(send_all(link, &out), || {
+                format!("reporting at barrier {done}")
+            })? {
+                status = Status::Stopped;
+                break;
             }
             done += 1;
         }

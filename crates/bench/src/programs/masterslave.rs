@@ -11,7 +11,7 @@
 //! master recomputes: `replies_verified` counts the answers that matched bit for bit.
 
 use crate::args::{BytesArgs, GroupArgs, LengthArgs, RecvArgs, RunLength};
-use crate::channel::{send_all, CommError, Link, Receiver};
+use crate::channel::{completed, send_all, Link, Receiver};
 use crate::compute::{flops, DelayLoop};
 use crate::message::{check, check_from, fill, Header, Kind, HEADER_BYTES};
 use crate::net::Group;
@@ -153,13 +153,9 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
                         .collect();
                     receiver.recv_each(&mut pending)
                 });
-            match outcome {
-                Ok(()) => {}
-                Err(CommError::Stopped) => {
-                    status = Status::Stopped;
-                    break;
-                }
-                Err(e) => return Err(e).context(format!("iteration {done}")),
+            if !completed(outcome, || format!("iteration {done}"))? {
+                status = Status::Stopped;
+                break;
             }
             messages_sent += slaves.len() as u64;
             let expected = answer(done);
@@ -189,13 +185,11 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
         let link = group.link(0);
         let mut inbox = vec![0u8; bytes];
         loop {
-            match receiver.recv(link, &mut inbox) {
-                Ok(()) => {}
-                Err(CommError::Stopped) => {
-                    status = Status::Stopped;
-                    break;
-                }
-                Err(e) => return Err(e).context(format!("waiting for message {done}")),
+            if !completed(receiver.recv(link, &mut inbox), || {
+                format!("waiting for message {done}")
+            })? {
+                status = Status::Stopped;
+                break;
             }
             let work = check(&inbox).with_context(|| format!("message {done} from the master"))?;
             if work.kind == Kind::Stop {
@@ -208,14 +202,13 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
             if role == Role::Rs {
                 fill(&mut out, Header::data(REPLY, done));
                 out[HEADER_BYTES..ANSWER_END].copy_from_slice(&answer(done).to_le_bytes());
-                match send_all(link, &out) {
-                    Ok(()) => messages_sent += 1,
-                    Err(CommError::Stopped) => {
-                        status = Status::Stopped;
-                        break;
-                    }
-                    Err(e) => return Err(e).context(format!("replying to message {done}")),
+                if !completed(send_all(link, &out), || {
+                    format!("replying to message {done}")
+                })? {
+                    status = Status::Stopped;
+                    break;
                 }
+                messages_sent += 1;
             }
             done += 1;
         }

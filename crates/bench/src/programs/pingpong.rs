@@ -7,7 +7,7 @@
 //! then sends a stop message. The correctness count `work_done` counts round trips whose every byte checked.
 
 use crate::args::{BytesArgs, GroupArgs, LengthArgs, RecvArgs, RunLength};
-use crate::channel::{send_all, CommError, Receiver};
+use crate::channel::{completed, send_all, Receiver};
 use crate::message::{check, fill, Header, Kind};
 use crate::net::Group;
 use crate::result::{ResultLine, Status};
@@ -74,13 +74,12 @@ pub fn run(args: PingpongArgs) -> Result<ResultLine> {
                 break;
             }
             fill(&mut out, Header::data(PING, done));
-            match send_all(link, &out).and_then(|()| receiver.recv(link, &mut inbox)) {
-                Ok(()) => {}
-                Err(CommError::Stopped) => {
-                    status = Status::Stopped;
-                    break;
-                }
-                Err(e) => return Err(e).context(format!("round trip {done}")),
+            if !completed(
+                send_all(link, &out).and_then(|()| receiver.recv(link, &mut inbox)),
+                || format!("round trip {done}"),
+            )? {
+                status = Status::Stopped;
+                break;
             }
             let answered_at = Instant::now();
             let pong = check(&inbox).with_context(|| format!("round trip {done}: the pong"))?;
@@ -98,13 +97,11 @@ pub fn run(args: PingpongArgs) -> Result<ResultLine> {
     } else {
         let link = group.link(0);
         loop {
-            match receiver.recv(link, &mut inbox) {
-                Ok(()) => {}
-                Err(CommError::Stopped) => {
-                    status = Status::Stopped;
-                    break;
-                }
-                Err(e) => return Err(e).context(format!("waiting for ping {done}")),
+            if !completed(receiver.recv(link, &mut inbox), || {
+                format!("waiting for ping {done}")
+            })? {
+                status = Status::Stopped;
+                break;
             }
             let ping = check(&inbox).with_context(|| format!("ping {done}"))?;
             if ping.kind == Kind::Stop {
@@ -114,13 +111,9 @@ pub fn run(args: PingpongArgs) -> Result<ResultLine> {
                 bail!("expected ping {done}, got {ping:?}");
             }
             fill(&mut out, Header::data(PONG, done));
-            match send_all(link, &out) {
-                Ok(()) => {}
-                Err(CommError::Stopped) => {
-                    status = Status::Stopped;
-                    break;
-                }
-                Err(e) => return Err(e).context(format!("answering ping {done}")),
+            if !completed(send_all(link, &out), || format!("answering ping {done}"))? {
+                status = Status::Stopped;
+                break;
             }
             done += 1;
         }
