@@ -479,6 +479,16 @@ impl Agent {
             };
             return;
         }
+        if self
+            .obs
+            .task(tid)
+            .is_some_and(|t| t.pending == 0 || t.on_cpu != 0)
+        {
+            // The receiver got its CPU by itself while the event travelled (a woken receiver usually preempts
+            // at once): a boost now would only start a burst the kernel's own scheduling did not need.
+            self.not_needed += 1;
+            return;
+        }
         if r <= 1 {
             // Nobody else wants this CPU at the receiver's level: it runs as soon as it can without help, and a
             // boost would only meet the RT throttle (950 ms/s) later.

@@ -99,13 +99,14 @@ impl AgentHandle {
     }
 
     /// Stop the agent (SIGTERM; SIGKILL after 5 s) and check it ended cleanly: it restores every task it
-    /// changed on the way out.
-    pub fn stop(mut self) -> Result<()> {
+    /// changed on the way out. Returns what it printed on stderr (its settings, and with `--log-actions` one
+    /// line per action).
+    pub fn stop(mut self) -> Result<String> {
         let exit = self.process.terminate(Duration::from_secs(5))?;
         if exit.signal.is_some_and(|s| s != libc::SIGTERM) || exit.code.is_some_and(|c| c != 0) {
             bail!("`cosched agent` did not stop cleanly: {}", exit.describe());
         }
-        Ok(())
+        Ok(exit.stderr)
     }
 }
 

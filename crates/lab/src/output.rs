@@ -219,6 +219,22 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
         .with_context(|| format!("writing {}", path("raw.jsonl").display()))?;
     written.files.push(path("raw.jsonl"));
 
+    // The agent's own words (its settings; with `--log-actions` in `agent_args`, every action), run by run.
+    let mut agent_log = String::new();
+    for run in runs {
+        if let Some(log) = &run.agent_log {
+            agent_log.push_str(&format!(
+                "=== {} K={} repetition {}\n{log}",
+                run.record.config, run.record.competitors, run.record.repetition
+            ));
+        }
+    }
+    if !agent_log.is_empty() {
+        std::fs::write(path("agent.log"), agent_log)
+            .with_context(|| format!("writing {}", path("agent.log").display()))?;
+        written.files.push(path("agent.log"));
+    }
+
     cosched_report::write::write_runs_json(&path("runs.json"), records)?;
     cosched_report::write::write_runs_csv(&path("runs.csv"), records)?;
     let summary = cosched_report::summary::summarize(records)?;

@@ -77,13 +77,15 @@ pub fn series_label(configuration: &str, mode: &ReceiveMode) -> String {
     )
 }
 
-/// Every run of the experiment, in execution order: configuration, mode, K, repetition.
+/// Every run of the experiment, in execution order: repetition, mode, K, configuration. The configurations of
+/// one point run back to back, so that drift in the machine's speed (a shared VM's noise is ±20–50 % over
+/// minutes) falls on all of them alike and the ratios between them stay meaningful.
 pub fn plan(experiment: &LabExperiment) -> Vec<RunSpec<'_>> {
     let mut runs = Vec::new();
-    for configuration in &experiment.configurations {
+    for repetition in 0..experiment.repetitions {
         for mode in &experiment.receive_modes {
             for &competitors in &experiment.competitors {
-                for repetition in 0..experiment.repetitions {
+                for configuration in &experiment.configurations {
                     runs.push(RunSpec {
                         configuration,
                         mode: *mode,
@@ -141,6 +143,8 @@ pub struct LabRun {
     pub program_line: serde_json::Value,
     /// The agent's statistics at the end of the run (agent configurations).
     pub agent: Option<AgentStats>,
+    /// What the agent printed on stderr during the run (agent configurations).
+    pub agent_log: Option<String>,
 }
 
 /// The records of some runs.
@@ -280,9 +284,7 @@ pub fn run_once(
         ),
         None => (None, None),
     };
-    if let Some(a) = agent {
-        a.stop()?;
-    }
+    let agent_log = agent.map(AgentHandle::stop).transpose()?;
     drop(competitors);
 
     for (p, exit) in job.iter().zip(&exits) {
@@ -396,6 +398,7 @@ pub fn run_once(
         record,
         program_line: result.raw,
         agent: agent_snapshot,
+        agent_log,
     })
 }
 
