@@ -37,6 +37,9 @@ pub enum Reply {
 
 /// Percentiles of a latency distribution, microseconds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+// A field one side does not know reads as its default, so an agent and a client of different versions still
+// talk (unknown fields are ignored).
+#[serde(default)]
 pub struct Latency {
     pub count: u64,
     pub p50_us: Option<f64>,
@@ -47,6 +50,9 @@ pub struct Latency {
 
 /// What one job got.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+// A field one side does not know reads as its default, so an agent and a client of different versions still
+// talk (unknown fields are ignored).
+#[serde(default)]
 pub struct JobStats {
     pub job: u64,
     pub name: String,
@@ -72,6 +78,9 @@ pub struct JobStats {
 
 /// Everything the agent serves live (`cosched agent --stats`, `--monitor`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+// A field one side does not know reads as its default, so an agent and a client of different versions still
+// talk (unknown fields are ignored).
+#[serde(default)]
 pub struct AgentStats {
     pub agent_pid: u32,
     pub guardian_pid: u32,
@@ -101,7 +110,8 @@ pub struct AgentStats {
     pub refused_dcs: u64,
     pub refused_budget: u64,
     pub refused_gone: u64,
-    /// Flagged arrivals whose receiver had no competitor at its level (R = 1): nothing to preempt.
+    /// Flagged arrivals that needed no boost: the receiver had no competitor at its level (R = 1), or it got its
+    /// CPU by itself before the agent read the event.
     pub not_needed: u64,
     pub boost_errors: u64,
     pub restores: u64,
@@ -287,6 +297,17 @@ mod tests {
         let s = serde_json::to_string(&r).unwrap();
         assert_eq!(s, r#"{"op":"register","pid":42,"name":"pp"}"#);
         assert_eq!(serde_json::from_str::<Request>(&s).unwrap(), r);
+    }
+
+    #[test]
+    fn statistics_from_another_version_still_parse() {
+        // An older agent that lacks most fields, and a newer one with a field this client does not know.
+        let older: AgentStats = serde_json::from_str(r#"{"events": 7}"#).unwrap();
+        assert_eq!(older.events, 7);
+        assert_eq!(older.jobs, Vec::new());
+        let newer: AgentStats =
+            serde_json::from_str(r#"{"events": 3, "a_field_from_the_future": [1, 2]}"#).unwrap();
+        assert_eq!(newer.events, 3);
     }
 
     #[test]
