@@ -109,6 +109,27 @@ static __always_inline void stat_inc(u32 idx)
 		__sync_fetch_and_add(&stats[cpu][idx], 1);
 }
 
+/* Hand one event to user space; a full ring buffer is counted, never waited on. Returns whether it went. */
+static __always_inline bool emit_event(u32 kind, u32 tid, u32 tgid, u32 cpu, u32 nr_running, u64 time_ns, u64 job)
+{
+	struct cosched_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(COSCHED_STAT_RINGBUF_DROPS);
+		return false;
+	}
+	e->kind = kind;
+	e->tid = tid;
+	e->tgid = tgid;
+	e->cpu = cpu;
+	e->nr_running = nr_running;
+	e->_pad = 0;
+	e->time_ns = time_ns;
+	e->job = job;
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
 /* log2 bucket of a latency in microseconds: 0 us -> 0, [2^(b-1), 2^b) us -> b, capped at the last bucket. */
 static __always_inline u32 hist_bucket(u64 ns)
 {
@@ -189,7 +210,6 @@ int BPF_PROG(cosched_fork, struct task_struct *parent, struct task_struct *child
 	u32 tid = child->pid, tgid = child->tgid;
 	struct cosched_proc *pp = bpf_map_lookup_elem(&procs, &parent_tgid);
 	struct cosched_task t = {};
-	struct cosched_event *e;
 	u64 job;
 
 	if (!pp)
@@ -210,20 +230,8 @@ int BPF_PROG(cosched_fork, struct task_struct *parent, struct task_struct *child
 		return 0;
 	}
 	stat_inc(COSCHED_STAT_FORKS);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(COSCHED_STAT_RINGBUF_DROPS);
-		return 0;
-	}
-	e->kind = COSCHED_EV_FORK;
-	e->tid = tid;
-	e->tgid = tgid;
-	e->cpu = parent_tid;
-	e->nr_running = 0;
-	e->_pad = 0;
-	e->time_ns = bpf_ktime_get_ns();
-	e->job = job;
-	bpf_ringbuf_submit(e, 0);
+	/* `cpu` carries the parent's tid: user space copies the parent's original attributes to the child. */
+	emit_event(COSCHED_EV_FORK, tid, tgid, parent_tid, 0, bpf_ktime_get_ns(), job);
 	return 0;
 }
 
@@ -231,7 +239,6 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cosched_exit, struct task_struct *p, bool group_dead)
 {
 	u32 tid = p->pid, tgid = p->tgid;
-	struct cosched_event *e;
 	struct cosched_proc *pp;
 	u64 job = 0;
 
@@ -242,20 +249,8 @@ int BPF_PROG(cosched_exit, struct task_struct *p, bool group_dead)
 		job = pp->job;
 	if (group_dead)
 		bpf_map_delete_elem(&procs, &tgid);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(COSCHED_STAT_RINGBUF_DROPS);
-		return 0;
-	}
-	e->kind = COSCHED_EV_EXIT;
-	e->tid = tid;
-	e->tgid = tgid;
-	e->cpu = group_dead;
-	e->nr_running = 0;
-	e->_pad = 0;
-	e->time_ns = bpf_ktime_get_ns();
-	e->job = job;
-	bpf_ringbuf_submit(e, 0);
+	/* `cpu` carries group_dead: the whole process is gone. */
+	emit_event(COSCHED_EV_EXIT, tid, tgid, group_dead, 0, bpf_ktime_get_ns(), job);
 	return 0;
 }
 
@@ -310,7 +305,6 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 {
 	u64 key = (u64)sk;
 	u64 now = bpf_ktime_get_ns();
-	struct cosched_event *e;
 	struct cosched_task *t;
 	u32 *owner, tid;
 
@@ -357,21 +351,10 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		t->flagged_ns = now;
 	t->pending = 1;
 	t->notified_ns = now;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(COSCHED_STAT_RINGBUF_DROPS);
+	if (!emit_event(COSCHED_EV_ARRIVAL, tid, t->tgid, t->last_cpu, t->rq_len, now, 0)) {
 		t->pending = 0;
 		return 0;
 	}
 	stat_inc(COSCHED_STAT_FLAGGED);
-	e->kind = COSCHED_EV_ARRIVAL;
-	e->tid = tid;
-	e->tgid = t->tgid;
-	e->cpu = t->last_cpu;
-	e->nr_running = t->rq_len;
-	e->_pad = 0;
-	e->time_ns = now;
-	e->job = 0;
-	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
