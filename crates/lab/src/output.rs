@@ -7,6 +7,11 @@
 //! Fair-coscheduling bound (SPEC targets): a job that shares each CPU fairly with K competitors and is always
 //! coscheduled would run at `dedicated rate / (K + 1)`, the dedicated rate being the baseline's rate at K = 0
 //! in the same receive mode.
+//!
+//! Ratios are paired: repetition `i` of a configuration is divided by repetition `i` of the baseline (the
+//! runner runs them back to back), and the table gives the geometric mean of those ratios with a 90 %
+//! Student-t interval on their logarithms. A shared machine drifts by tens of percent over minutes; pairing
+//! cancels the drift that a ratio of two means would keep.
 
 use crate::experiment::LabExperiment;
 use crate::runner::{series_label, LabRun};
@@ -27,10 +32,10 @@ pub struct ComparisonRow {
     pub competitors: u32,
     pub runs: usize,
     pub rate: Estimate,
-    /// `rate / baseline rate` at the same mode and K.
-    pub vs_baseline: Option<f64>,
-    /// `rate / (baseline rate at K=0 / (K + 1))`.
-    pub vs_fair_bound: Option<f64>,
+    /// `rate / baseline rate` at the same mode, K and repetition.
+    pub vs_baseline: Option<Ratio>,
+    /// `rate / (baseline rate at K=0 / (K + 1))`, same mode and repetition.
+    pub vs_fair_bound: Option<Ratio>,
     pub job_fairness: Estimate,
     pub competitor_fairness: Option<Estimate>,
     pub agent_cpu_fraction: Option<f64>,
@@ -39,6 +44,38 @@ pub struct ComparisonRow {
     pub rtt_p50_us: Option<f64>,
     pub rtt_p99_us: Option<f64>,
     pub foreign_cpus: Estimate,
+}
+
+/// The geometric mean of paired ratios and its 90 % interval (`low`, `high`; `None` with one pair).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ratio {
+    pub mean: f64,
+    pub interval: Option<(f64, f64)>,
+    pub pairs: u32,
+}
+
+impl Ratio {
+    /// From the ratios of each pair; `None` if there is none (or one is not a positive number).
+    pub fn of_pairs(ratios: &[f64]) -> Option<Ratio> {
+        if ratios.is_empty() || ratios.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
+            return None;
+        }
+        let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+        let e = mean_ci90(&logs)?;
+        Some(Ratio {
+            mean: e.mean.exp(),
+            interval: e.half_width.map(|h| ((e.mean - h).exp(), (e.mean + h).exp())),
+            pairs: e.n,
+        })
+    }
+
+    /// `2.31 (1.90–2.81)`, or `2.31` for one pair.
+    pub fn display(&self) -> String {
+        match self.interval {
+            Some((lo, hi)) => format!("{:.2} ({lo:.2}–{hi:.2})", self.mean),
+            None => format!("{:.2}", self.mean),
+        }
+    }
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
@@ -61,14 +98,24 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
         .iter()
         .find(|c| c.agent.is_none())
         .map(|c| c.name.as_str());
-    let rate_of = |config: &str, mode: &cosched_policy::spin::ReceiveMode, k: u32| -> Option<f64> {
+    // Rate of each repetition of one series point.
+    let rates_by_repetition = |config: &str, mode: &cosched_policy::spin::ReceiveMode, k: u32| {
         let label = series_label(config, mode);
-        mean(
-            records
-                .iter()
-                .filter(|r| r.config == label && r.competitors == k)
-                .map(|r| r.measurement.rate_per_s),
-        )
+        records
+            .iter()
+            .filter(|r| r.config == label && r.competitors == k)
+            .map(|r| (r.repetition, r.measurement.rate_per_s))
+            .collect::<std::collections::BTreeMap<u32, f64>>()
+    };
+    // Paired ratios of `rates` to `base` (the divisor scaled by `scale`), repetition by repetition.
+    let paired = |rates: &std::collections::BTreeMap<u32, f64>,
+                  base: &std::collections::BTreeMap<u32, f64>,
+                  scale: f64| {
+        let ratios: Vec<f64> = rates
+            .iter()
+            .filter_map(|(rep, rate)| base.get(rep).map(|b| rate / (b * scale)))
+            .collect();
+        Ratio::of_pairs(&ratios)
     };
     let mut rows = Vec::new();
     for configuration in &experiment.configurations {
@@ -86,8 +133,9 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                     |f: &dyn Fn(&RunRecord) -> Option<f64>| mean(group.iter().filter_map(|r| f(r)));
                 let rates: Vec<f64> = group.iter().map(|r| r.measurement.rate_per_s).collect();
                 let rate = estimate(&rates);
-                let base = baseline.and_then(|b| rate_of(b, mode, k));
-                let dedicated = baseline.and_then(|b| rate_of(b, mode, 0));
+                let own = rates_by_repetition(&configuration.name, mode, k);
+                let base = baseline.map(|b| rates_by_repetition(b, mode, k));
+                let dedicated = baseline.map(|b| rates_by_repetition(b, mode, 0));
                 let job_f: Vec<f64> = group
                     .iter()
                     .filter_map(|r| r.measurement.parallel_job().map(|j| j.fairness))
@@ -106,10 +154,9 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                     competitors: k,
                     runs: group.len(),
                     rate,
-                    vs_baseline: base.filter(|b| *b > 0.0).map(|b| rate.mean / b),
+                    vs_baseline: base.and_then(|b| paired(&own, &b, 1.0)),
                     vs_fair_bound: dedicated
-                        .filter(|d| *d > 0.0)
-                        .map(|d| rate.mean / (d / (k as f64 + 1.0))),
+                        .and_then(|d| paired(&own, &d, 1.0 / (k as f64 + 1.0))),
                     job_fairness: estimate(&job_f),
                     competitor_fairness: (!comp_f.is_empty()).then(|| estimate(&comp_f)),
                     agent_cpu_fraction: m(&|r| r.measurement.agent_cpu_fraction),
@@ -156,8 +203,8 @@ pub fn render_comparison(rows: &[ComparisonRow], baseline: Option<&str>) -> Stri
             r.competitors.to_string(),
             r.runs.to_string(),
             cosched_report::table::with_interval(&r.rate),
-            opt(r.vs_baseline, |v| format!("{v:.2}")),
-            opt(r.vs_fair_bound, |v| format!("{v:.2}")),
+            r.vs_baseline.map_or("-".into(), |v| v.display()),
+            r.vs_fair_bound.map_or("-".into(), |v| v.display()),
             format!("{:.2}", r.job_fairness.mean),
             r.competitor_fairness
                 .map_or("-".into(), |f| format!("{:.2}", f.mean)),
@@ -252,8 +299,9 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
     let rows = compare(experiment, records);
     written.comparison = render_comparison(&rows, baseline);
     let doc = format!(
-        "# {} (real, emulated cluster)\n\n```text\n{}```\n\n{}\n\nRate × baseline: against `{}` in the same mode and K. \
-         Of fair bound: rate / (baseline rate at K=0 / (K+1)). F = N·Tc/Te with N the processes sharing the CPU. \
+        "# {} (real, emulated cluster)\n\n```text\n{}```\n\n{}\n\nRate × baseline: against `{}` in the same mode, K and repetition (runs back to back); \
+         geometric mean of the paired ratios with its 90 % interval. \
+         Of fair bound: rate / (baseline rate at K=0 / (K+1)), paired the same way. F = N·Tc/Te with N the processes sharing the CPU. \
          Foreign CPUs: load on the experiment's CPUs that was not the experiment's (1.0 = one whole CPU).\n",
         experiment.name,
         experiment.describe(),
@@ -326,4 +374,73 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
         }
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_report::schema::{Measurement, Source};
+
+    #[test]
+    fn paired_ratio_is_the_geometric_mean_of_the_pairs() {
+        // Pairs 2× and 8×: logs ln 2 and ln 8 = 3 ln 2, mean 2 ln 2 → 4×.
+        let r = Ratio::of_pairs(&[2.0, 8.0]).unwrap();
+        assert!((r.mean - 4.0).abs() < 1e-12);
+        assert_eq!(r.pairs, 2);
+        let (lo, hi) = r.interval.unwrap();
+        assert!(lo < 4.0 && hi > 4.0 && (lo * hi - 16.0).abs() < 1e-9, "symmetric in logs");
+        assert_eq!(Ratio::of_pairs(&[3.0]).unwrap().interval, None);
+        assert_eq!(Ratio::of_pairs(&[]), None);
+        assert_eq!(Ratio::of_pairs(&[1.0, 0.0]), None);
+    }
+
+    fn record(config: &str, k: u32, repetition: u32, rate: f64) -> RunRecord {
+        RunRecord {
+            experiment: "t".into(),
+            source: Source::Real,
+            config: config.into(),
+            competitors: k,
+            repetition,
+            seed: None,
+            measurement: Measurement {
+                rate_per_s: rate,
+                ..Measurement::default()
+            },
+        }
+    }
+
+    #[test]
+    fn ratios_pair_runs_of_the_same_repetition() {
+        let experiment = LabExperiment::parse(
+            "name = \"t\"\nnodes = 2\ncompetitors = [0, 1]\nreceive_modes = [\"spin-only\"]\nrepetitions = 2\n\
+             [program]\nkind = \"pingpong\"\nduration_s = 1.0\n\
+             [[configurations]]\nname = \"no-agent\"\n[[configurations]]\nname = \"agent\"\nagent = true\n",
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        // The machine ran twice as fast in repetition 1; the agent doubled the rate in both.
+        let records = vec![
+            record("no-agent, spin-only", 0, 0, 100.0),
+            record("no-agent, spin-only", 1, 0, 10.0),
+            record("agent, spin-only", 0, 0, 100.0),
+            record("agent, spin-only", 1, 0, 20.0),
+            record("no-agent, spin-only", 0, 1, 200.0),
+            record("no-agent, spin-only", 1, 1, 20.0),
+            record("agent, spin-only", 0, 1, 200.0),
+            record("agent, spin-only", 1, 1, 40.0),
+        ];
+        let rows = compare(&experiment, &records);
+        let agent_k1 = rows
+            .iter()
+            .find(|r| r.configuration == "agent" && r.competitors == 1)
+            .unwrap();
+        // Paired: 20/10 and 40/20 are both exactly 2, so the interval closes on 2 (a ratio of means would
+        // also give 30/15 = 2, but with the drift in its spread).
+        let vs = agent_k1.vs_baseline.unwrap();
+        assert!((vs.mean - 2.0).abs() < 1e-12);
+        let (lo, hi) = vs.interval.unwrap();
+        assert!((lo - 2.0).abs() < 1e-9 && (hi - 2.0).abs() < 1e-9);
+        // Fair bound at K=1: 20 / (100 / 2) = 0.4 and 40 / (200 / 2) = 0.4.
+        assert!((agent_k1.vs_fair_bound.unwrap().mean - 0.4).abs() < 1e-12);
+    }
 }
