@@ -63,7 +63,7 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
@@ -202,6 +202,12 @@ const TOK_SIGNAL: u64 = 4;
 const TOK_LISTEN: u64 = 5;
 const TOK_GUARD: u64 = 6;
 const TOK_PROC: u64 = 1 << 32;
+/// Control connections waiting for their request line: `TOK_CONN + n`, above every `TOK_PROC + tgid`.
+const TOK_CONN: u64 = 1 << 33;
+/// A connection that has not sent its request line within this long is dropped.
+const CONN_PATIENCE: Duration = Duration::from_secs(5);
+/// The most connections kept waiting at once (the oldest goes first).
+const MAX_PENDING_CONNS: usize = 64;
 
 /// The running agent.
 pub struct Agent {
@@ -215,6 +221,10 @@ pub struct Agent {
     tick: TimerFd,
     signals: SignalFd,
     listener: UnixListener,
+    /// Accepted control connections whose request line has not fully arrived: read as it comes, so that a
+    /// slow client (kept off its CPU by the very load the agent steers) never stalls the event loop.
+    conns: BTreeMap<u64, PendingConn>,
+    next_conn: u64,
     threads: HashMap<u32, Thread>,
     procs: HashMap<u32, Process>,
     jobs: BTreeMap<u64, Job>,
@@ -341,6 +351,8 @@ impl Agent {
             tick,
             signals,
             listener,
+            conns: BTreeMap::new(),
+            next_conn: 0,
             threads: HashMap::new(),
             procs: HashMap::new(),
             jobs: BTreeMap::new(),
@@ -423,6 +435,7 @@ impl Agent {
                             self.guardian.pid()
                         )
                     }
+                    t if t >= TOK_CONN => self.on_conn(t),
                     t if t >= TOK_PROC => self.on_proc_exit((t - TOK_PROC) as u32),
                     _ => {}
                 }
@@ -1023,7 +1036,7 @@ impl Agent {
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
-                    if let Err(e) = self.serve(stream) {
+                    if let Err(e) = self.accept_conn(stream) {
                         self.last_error = Some(format!("control socket: {e}"));
                     }
                 }
@@ -1036,39 +1049,104 @@ impl Agent {
         }
     }
 
-    fn serve(&mut self, stream: UnixStream) -> anyhow::Result<()> {
-        stream.set_nonblocking(false)?;
-        stream.set_read_timeout(Some(Duration::from_millis(200)))?;
+    /// Checks the peer (root only) and waits for its request line without blocking.
+    fn accept_conn(&mut self, stream: UnixStream) -> anyhow::Result<()> {
         let cred =
             nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)?;
-        let mut w = stream.try_clone()?;
-        let reply = if cred.uid() != 0 {
-            Reply::Error {
-                message: format!("only root may talk to the agent (peer uid {})", cred.uid()),
-            }
-        } else {
-            let mut line = String::new();
-            BufReader::new(stream).read_line(&mut line)?;
-            match serde_json::from_str::<Request>(&line) {
-                Ok(Request::Ping) => Reply::Pong {
-                    pid: std::process::id(),
+        if cred.uid() != 0 {
+            return reply_to(
+                stream,
+                &Reply::Error {
+                    message: format!("only root may talk to the agent (peer uid {})", cred.uid()),
                 },
-                Ok(Request::Stats) => Reply::Stats(Box::new(self.stats())),
-                Ok(Request::Register { pid, name }) => match self.register(pid, name) {
-                    Ok(job) => Reply::Registered { job },
-                    Err(e) => Reply::Error {
-                        message: format!("{e:#}"),
-                    },
-                },
-                Err(e) => Reply::Error {
-                    message: format!("bad request {line:?}: {e}"),
-                },
+            );
+        }
+        let now = std::time::Instant::now();
+        let stale: Vec<u64> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| now.duration_since(c.since) > CONN_PATIENCE)
+            .map(|(&t, _)| t)
+            .chain(
+                self.conns
+                    .keys()
+                    .copied()
+                    .take((self.conns.len() + 1).saturating_sub(MAX_PENDING_CONNS)),
+            )
+            .collect();
+        for token in stale {
+            self.drop_conn(token);
+        }
+        stream.set_nonblocking(true)?;
+        let token = TOK_CONN + self.next_conn;
+        self.next_conn += 1;
+        self.epoll
+            .add(&stream, EpollEvent::new(EpollFlags::EPOLLIN, token))?;
+        self.conns.insert(
+            token,
+            PendingConn {
+                stream,
+                line: Vec::new(),
+                since: now,
+            },
+        );
+        Ok(())
+    }
+
+    fn drop_conn(&mut self, token: u64) {
+        if let Some(c) = self.conns.remove(&token) {
+            let _ = self.epoll.delete(&c.stream);
+        }
+    }
+
+    /// More of a request line arrived (or the client hung up): answer once the line is whole.
+    fn on_conn(&mut self, token: u64) {
+        use std::io::Read;
+        let Some(conn) = self.conns.get_mut(&token) else {
+            return;
+        };
+        let mut buf = [0u8; 4096];
+        let complete = loop {
+            match conn.stream.read(&mut buf) {
+                Ok(0) => break None, // hung up before a whole line
+                Ok(n) => {
+                    conn.line.extend_from_slice(&buf[..n]);
+                    if let Some(end) = conn.line.iter().position(|&b| b == b'\n') {
+                        break Some(conn.line[..end].to_vec());
+                    }
+                    if conn.line.len() > 64 * 1024 {
+                        break None; // not a request of ours
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break None,
             }
         };
-        let mut out = serde_json::to_string(&reply)?;
-        out.push('\n');
-        w.write_all(out.as_bytes())?;
-        Ok(())
+        let conn = self.conns.remove(&token).expect("looked up above");
+        let _ = self.epoll.delete(&conn.stream);
+        let Some(line) = complete else {
+            return;
+        };
+        let line = String::from_utf8_lossy(&line).into_owned();
+        let reply = match serde_json::from_str::<Request>(&line) {
+            Ok(Request::Ping) => Reply::Pong {
+                pid: std::process::id(),
+            },
+            Ok(Request::Stats) => Reply::Stats(Box::new(self.stats())),
+            Ok(Request::Register { pid, name }) => match self.register(pid, name) {
+                Ok(job) => Reply::Registered { job },
+                Err(e) => Reply::Error {
+                    message: format!("{e:#}"),
+                },
+            },
+            Err(e) => Reply::Error {
+                message: format!("bad request {line:?}: {e}"),
+            },
+        };
+        if let Err(e) = reply_to(conn.stream, &reply) {
+            self.last_error = Some(format!("control socket: {e}"));
+        }
     }
 
     /// Manages `pid` and all its current threads (and, through BPF, every task it creates from now on).
@@ -1242,6 +1320,24 @@ impl Agent {
 
 /// A process's CPU time while managed, ns: what BPF booked at its threads' switch-outs, plus the running part of
 /// every thread on a CPU now (a thread that spins alone is never switched out, so its booked time lags).
+/// A control connection whose request line is still arriving.
+struct PendingConn {
+    stream: UnixStream,
+    line: Vec<u8>,
+    since: std::time::Instant,
+}
+
+/// Writes one reply line. The client waits for it with an empty receive buffer, so a reply (a few kB of
+/// statistics at most) fits at once; the timeout only bounds a client that stopped reading.
+fn reply_to(stream: UnixStream, reply: &Reply) -> anyhow::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_write_timeout(Some(crate::proto::SERVE_TIMEOUT))?;
+    let mut out = serde_json::to_string(reply)?;
+    out.push('\n');
+    (&stream).write_all(out.as_bytes())?;
+    Ok(())
+}
+
 fn cpu_of(obs: &Observer, threads: &HashMap<u32, Thread>, tgid: u32, now: Nanos) -> Option<Nanos> {
     sample(obs, threads, tgid, now).map(|(cpu, _)| cpu)
 }

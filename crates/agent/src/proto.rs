@@ -213,6 +213,18 @@ impl Latency {
     }
 }
 
+/// How long the agent waits for a connected client's request line before it hangs up.
+pub const SERVE_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// Attempts of one [`Client::call`] whose request the agent did not read.
+pub const CALL_ATTEMPTS: u32 = 5;
+
+/// Why one attempt failed: before the request went out (safe to send again), or otherwise.
+enum CallError {
+    NotSent(std::io::Error),
+    Other(anyhow::Error),
+}
+
 /// Talks to a running agent.
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -234,28 +246,61 @@ impl Client {
         }
     }
 
-    /// Sends one request and reads the reply.
+    /// Sends one request and reads the reply. The agent gives a slow client [`SERVE_TIMEOUT`] to send its line
+    /// (its one thread must get back to its boosts) and then hangs up; a client that was itself kept off its
+    /// CPU that long finds the connection closed before its request went out, which says the request was not
+    /// seen, so it is sent again on a fresh connection (at most [`CALL_ATTEMPTS`] times in all).
     pub fn call(&self, req: &Request) -> anyhow::Result<Reply> {
+        let mut line = serde_json::to_string(req)?;
+        line.push('\n');
+        let mut attempt = 1;
+        loop {
+            match self.call_once(&line) {
+                Err(CallError::NotSent(_)) if attempt < CALL_ATTEMPTS => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(20 * attempt as u64));
+                }
+                Err(CallError::NotSent(e)) => {
+                    return Err(anyhow::anyhow!(
+                        "the agent at {} hung up before reading the request, {CALL_ATTEMPTS} times: {e}",
+                        self.path.display()
+                    ))
+                }
+                Err(CallError::Other(e)) => return Err(e),
+                Ok(reply) => return Ok(reply),
+            }
+        }
+    }
+
+    fn call_once(&self, line: &str) -> Result<Reply, CallError> {
         let mut s = UnixStream::connect(&self.path).map_err(|e| {
-            anyhow::anyhow!(
+            CallError::Other(anyhow::anyhow!(
                 "no cosched agent is running at {} ({e}); start one first with `sudo cosched agent` (or pass \
                  --socket to both)",
                 self.path.display()
-            )
+            ))
         })?;
-        s.set_read_timeout(Some(Duration::from_secs(10)))?;
-        let mut line = serde_json::to_string(req)?;
-        line.push('\n');
-        s.write_all(line.as_bytes())?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(|e| CallError::Other(e.into()))?;
+        // A hang-up shows as a broken pipe on the write, or as a reset on the read when the agent closed with
+        // the request unread in its buffer: either way the request was not acted on.
+        let hung_up = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset => {
+                CallError::NotSent(e)
+            }
+            _ => CallError::Other(e.into()),
+        };
+        s.write_all(line.as_bytes()).map_err(hung_up)?;
         let mut reply = String::new();
-        BufReader::new(s).read_line(&mut reply)?;
+        BufReader::new(s).read_line(&mut reply).map_err(hung_up)?;
         if reply.is_empty() {
-            anyhow::bail!(
-                "the agent at {} closed the connection without a reply",
-                self.path.display()
-            );
+            // Hung up at its read timeout just as the request went out: it did not act on it.
+            return Err(CallError::NotSent(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "closed the connection without a reply",
+            )));
         }
-        Ok(serde_json::from_str(&reply)?)
+        serde_json::from_str(&reply).map_err(|e| CallError::Other(e.into()))
     }
 
     /// Registers `pid` (and its future descendants) as job `name`; returns the job id.
@@ -297,6 +342,73 @@ mod tests {
         let s = serde_json::to_string(&r).unwrap();
         assert_eq!(s, r#"{"op":"register","pid":42,"name":"pp"}"#);
         assert_eq!(serde_json::from_str::<Request>(&s).unwrap(), r);
+    }
+
+    /// A stand-in agent that hangs up on the first `hang_ups` connections without reading, then answers pings.
+    fn flaky_agent(hang_ups: usize) -> (tempfile_dir::Dir, std::thread::JoinHandle<()>) {
+        let dir = tempfile_dir::Dir::new();
+        let listener = std::os::unix::net::UnixListener::bind(dir.path.join("a.sock")).unwrap();
+        let server = std::thread::spawn(move || {
+            for (i, stream) in listener.incoming().enumerate() {
+                let stream = stream.unwrap();
+                if i < hang_ups {
+                    drop(stream);
+                    continue;
+                }
+                let mut line = String::new();
+                BufReader::new(stream.try_clone().unwrap())
+                    .read_line(&mut line)
+                    .unwrap();
+                let mut w = stream;
+                w.write_all(b"{\"reply\":\"pong\",\"pid\":7}\n").unwrap();
+                return;
+            }
+        });
+        (dir, server)
+    }
+
+    mod tempfile_dir {
+        pub struct Dir {
+            pub path: std::path::PathBuf,
+        }
+        impl Dir {
+            pub fn new() -> Dir {
+                use std::sync::atomic::{AtomicU32, Ordering};
+                static N: AtomicU32 = AtomicU32::new(0);
+                let path = std::env::temp_dir().join(format!(
+                    "cosched-proto-test-{}-{}",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::Relaxed)
+                ));
+                std::fs::create_dir_all(&path).unwrap();
+                Dir { path }
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.path);
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_the_agent_hung_up_on_is_sent_again() {
+        let (dir, server) = flaky_agent(2);
+        let client = Client {
+            path: dir.path.join("a.sock"),
+        };
+        assert_eq!(client.call(&Request::Ping).unwrap(), Reply::Pong { pid: 7 });
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn an_agent_that_always_hangs_up_gets_a_clear_error() {
+        let (dir, _server) = flaky_agent(CALL_ATTEMPTS as usize);
+        let client = Client {
+            path: dir.path.join("a.sock"),
+        };
+        let err = client.call(&Request::Ping).unwrap_err().to_string();
+        assert!(err.contains("hung up before reading the request, 5 times"), "{err}");
     }
 
     #[test]

@@ -565,3 +565,25 @@ fn cosched_run_manages_the_command_and_its_descendants() {
     );
     assert!(job.root_pid > 0);
 }
+
+#[test]
+fn a_slow_client_does_not_stall_the_agent() {
+    let _serial = privileged!();
+    let agent = AgentProc::start(&[]);
+    // Connected, request not sent yet: the agent must keep serving others (and its boosts) meanwhile.
+    let mut slow = std::os::unix::net::UnixStream::connect(&agent.socket).unwrap();
+    let t0 = Instant::now();
+    let stats = agent.stats();
+    assert!(stats.agent_pid > 0);
+    assert!(
+        t0.elapsed() < Duration::from_secs(1),
+        "a stats call waited {:?} behind a silent client",
+        t0.elapsed()
+    );
+    // Longer than the agent's write patience for replies: a request that trickles in late still gets its answer.
+    std::thread::sleep(Duration::from_millis(400));
+    slow.write_all(b"{\"op\":\"ping\"}\n").unwrap();
+    let mut reply = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(slow), &mut reply).unwrap();
+    assert!(reply.contains("pong"), "{reply:?}");
+}
