@@ -2,8 +2,9 @@
 //! how big a message is. Raw flags are checked into resolved values ([`RunLength`], `GroupConfig`) before
 //! anything runs.
 
+use crate::channel::Receiver;
 use crate::message::HEADER_BYTES;
-use crate::net::GroupConfig;
+use crate::net::{Group, GroupConfig};
 use anyhow::{bail, Result};
 use clap::Args;
 use cosched_policy::spin::ReceiveMode;
@@ -64,6 +65,45 @@ impl GroupArgs {
             settings,
             neighbour_links,
         })
+    }
+}
+
+/// The flags of every program whose ranks exchange messages: the group, the receive mode, the run length and the
+/// message size.
+#[derive(Args, Clone, Debug)]
+pub struct RankArgs {
+    #[command(flatten)]
+    pub group: GroupArgs,
+    #[command(flatten)]
+    pub recv: RecvArgs,
+    #[command(flatten)]
+    pub length: LengthArgs,
+    #[command(flatten)]
+    pub bytes: BytesArgs,
+}
+
+impl RankArgs {
+    /// The run length (`default` when neither --count nor --duration-s is given) and the message size.
+    pub fn resolve(&self, default: RunLength) -> Result<(RunLength, usize)> {
+        Ok((self.length.resolve(default)?, self.bytes.resolve()?))
+    }
+
+    /// Join the group as a program whose ranks must agree on the message size and run length, and make the
+    /// receiver: the preamble of ping-pong, barrier and master-slave (stencil's settings differ).
+    pub fn join(
+        &self,
+        program: &str,
+        role: &str,
+        length: RunLength,
+        bytes: usize,
+    ) -> Result<(Group, Receiver)> {
+        let group = Group::join(&self.group.config(
+            program,
+            role,
+            format!("bytes={bytes} length={length:?}"),
+            false,
+        )?)?;
+        Ok((group, Receiver::new(self.recv.mode)))
     }
 }
 

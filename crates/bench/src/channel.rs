@@ -127,6 +127,19 @@ impl Receiver {
         self.recv_each(&mut [(link, buf)])
     }
 
+    /// Receive one message of `bytes` bytes from each of `links` into consecutive `bytes`-sized chunks of
+    /// `inbox`, in whatever order they arrive (rank 0 gathering its members' answers).
+    pub fn recv_chunks(
+        &mut self,
+        links: &[&Link],
+        inbox: &mut [u8],
+        bytes: usize,
+    ) -> Result<(), CommError> {
+        let mut pending: Vec<(&Link, &mut [u8])> =
+            links.iter().copied().zip(inbox.chunks_mut(bytes)).collect();
+        self.recv_each(&mut pending)
+    }
+
     /// Receive exactly one buffer's worth from each link, in whatever order they arrive.
     pub fn recv_each(&mut self, pending: &mut [(&Link, &mut [u8])]) -> Result<(), CommError> {
         let mode = self.mode;
@@ -241,6 +254,11 @@ pub fn completed(
         Err(CommError::Stopped) => Ok(false),
         Err(e) => Err(anyhow::Error::new(e).context(what())),
     }
+}
+
+/// Send all of `buf` to each of `links` in turn.
+pub fn send_each(links: &[&Link], buf: &[u8]) -> Result<(), CommError> {
+    links.iter().try_for_each(|link| send_all(link, buf))
 }
 
 /// Send all of `buf` to `link` (blocking; `MSG_NOSIGNAL`, so a closed peer is an error, not a SIGPIPE).

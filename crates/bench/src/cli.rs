@@ -93,7 +93,7 @@ mod tests {
         ])
         .unwrap();
         match w.bench.program {
-            Program::Pingpong(a) => assert_eq!(a.recv.mode, ReceiveMode::Block),
+            Program::Pingpong(a) => assert_eq!(a.rank.recv.mode, ReceiveMode::Block),
             other => panic!("parsed as {other:?}"),
         }
         for program in ["barrier", "stencil", "masterslave", "calcula", "local"] {

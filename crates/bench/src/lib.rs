@@ -19,6 +19,9 @@
 //! - [`channel`] — the three receive modes of `cosched_policy::spin::ReceiveMode`; `--recv` parses with its `FromStr`.
 //! - [`message`] — framing and content checks; [`stats`] — percentiles, histogram, CPU time;
 //!   [`compute`] — the calibrated floating-point delay loop; [`result`] — the JSON result line.
+//! - [`args`] — the flags ([`args::RankArgs`]: those of every program whose ranks exchange messages);
+//!   [`rank`] — the clocks, count and status of a run and the result line they make; a follower's wait for
+//!   rank 0; rank 0's stop message.
 //!
 //! `cosched bench <program> ...` runs the same programs from the one `cosched` binary ([`cli`]).
 //!
@@ -34,6 +37,7 @@ pub mod compute;
 pub mod message;
 pub mod net;
 pub mod programs;
+pub mod rank;
 pub mod result;
 pub mod signals;
 pub mod stats;

@@ -8,12 +8,10 @@
 
 use crate::args::{LengthArgs, RunLength};
 use crate::compute::flops;
-use crate::result::{ResultLine, Status};
-use crate::signals::stop_requested;
-use crate::stats::CpuTimes;
+use crate::rank::Tally;
+use crate::result::ResultLine;
 use anyhow::Result;
 use clap::Parser;
-use std::time::Instant;
 
 pub const PROGRAM: &str = "calcula";
 /// Iterations of the floating-point loop between checks of the clock and the stop flag (~0.1 ms).
@@ -30,25 +28,16 @@ pub struct CalculaArgs {
 
 pub fn run(args: CalculaArgs) -> Result<ResultLine> {
     let length = args.length.resolve(RunLength::UntilSignal)?;
-    let cpu_start = CpuTimes::now();
-    let start = Instant::now();
-    let mut loops: u64 = 0;
+    let mut tally = Tally::start(length);
     let mut value = 1.0;
-    let mut status = Status::Complete;
-    while length.keep_going(loops, start.elapsed()) {
-        if stop_requested() {
-            status = Status::Stopped;
-            break;
-        }
+    while tally.next_unit().is_some() {
         value = flops(ITERATIONS_PER_LOOP, value);
-        loops += 1;
+        tally.done += 1;
     }
-    let wall = start.elapsed();
-    let cpu = CpuTimes::now().since(cpu_start);
-    let mut line = ResultLine::new(PROGRAM, 0, 1, status, loops, wall, cpu)
-        .with("loops", loops)
+    let line = tally
+        .line(PROGRAM, 0, 1)
+        .with("loops", tally.done)
         .with("iterations_per_loop", ITERATIONS_PER_LOOP)
         .with("result", value);
-    line.work_expected = length.expected();
     Ok(line)
 }

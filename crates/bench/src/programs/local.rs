@@ -21,9 +21,9 @@
 
 use crate::args::{LengthArgs, RunLength};
 use crate::compute::{flops, DelayLoop};
+use crate::rank::Tally;
 use crate::result::{ResultLine, Status};
 use crate::signals::stop_requested;
-use crate::stats::CpuTimes;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use nix::errno::Errno;
@@ -140,8 +140,7 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
     let (min_bytes, max_bytes) = ((args.min_mb * MB) as usize, (args.max_mb * MB) as usize);
     let mut sizes = StdRng::seed_from_u64(args.seed.wrapping_add(1));
 
-    let cpu_start = CpuTimes::now();
-    let start = Instant::now();
+    let mut tally = Tally::start(length);
     let start_ns = monotonic_ns();
     let end_ns = match length {
         RunLength::Duration(d) => Some(start_ns + d.as_nanos() as u64),
@@ -151,22 +150,20 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
         (vec![], vec![], vec![], vec![]);
     let mut syscall_phases = vec![];
     let (mut bytes_touched, mut read_calls): (u64, u64) = (0, 0);
-    let mut status = Status::Complete;
     let mut value = 0.0;
     let mut next = start_ns + exponential();
-    let mut bursts: u64 = 0;
     loop {
-        if !length.keep_going(bursts, start.elapsed()) {
+        if !tally.keep_going(Instant::now()) {
             break;
         }
         if let Some(end) = end_ns.filter(|&end| next >= end) {
             if !sleep_until(end) {
-                status = Status::Stopped;
+                tally.status = Status::Stopped;
             }
             break;
         }
         if !sleep_until(next) {
-            status = Status::Stopped;
+            tally.status = Status::Stopped;
             break;
         }
         let woke = monotonic_ns();
@@ -193,14 +190,13 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
         dedicated.push(cpu / 1e3);
         slowdowns.push(response / cpu);
         bytes_touched += size as u64;
-        bursts += 1;
+        tally.done += 1;
         next += exponential();
     }
 
-    let wall = start.elapsed();
-    let cpu = CpuTimes::now().since(cpu_start);
-    let mut line = ResultLine::new(PROGRAM, 0, 1, status, bursts, wall, cpu)
-        .with("bursts", bursts)
+    let line = tally
+        .line(PROGRAM, 0, 1)
+        .with("bursts", tally.done)
         .with("mean_interval_ms", args.mean_interval_ms)
         .with("burst_us", args.burst_us)
         .with("seed", args.seed)
@@ -219,7 +215,6 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
         .with("slowdown_p50", quantile(&mut slowdowns, 0.5))
         .with("slowdown_p99", quantile(&mut slowdowns, 0.99))
         .with("result", value);
-    line.work_expected = length.expected();
     Ok(line)
 }
 

@@ -10,17 +10,15 @@
 //! calibrated floating-point work plus a fixed answer `flops(64, sequence)` that an rs_slave sends back and the
 //! master recomputes: `replies_verified` counts the answers that matched bit for bit.
 
-use crate::args::{BytesArgs, GroupArgs, LengthArgs, RecvArgs, RunLength};
-use crate::channel::{completed, send_all, Link, Receiver};
+use crate::args::{RankArgs, RunLength};
+use crate::channel::{send_all, send_each, Link};
 use crate::compute::{flops, DelayLoop};
-use crate::message::{check, check_from, fill, Header, Kind, HEADER_BYTES};
-use crate::net::Group;
-use crate::result::{ResultLine, Status};
-use crate::signals::stop_requested;
-use crate::stats::{CpuTimes, LatencyRecorder};
+use crate::message::{check_from, fill, Header, HEADER_BYTES};
+use crate::rank::{tell_stop, Tally};
+use crate::result::ResultLine;
+use crate::stats::LatencyRecorder;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
-use std::time::Instant;
 
 pub const PROGRAM: &str = "masterslave";
 const WORK: u32 = 1;
@@ -68,13 +66,7 @@ pub fn answer(sequence: u64) -> f64 {
 #[command(name = "cosched-masterslave", version)]
 pub struct MasterSlaveArgs {
     #[command(flatten)]
-    pub group: GroupArgs,
-    #[command(flatten)]
-    pub recv: RecvArgs,
-    #[command(flatten)]
-    pub length: LengthArgs,
-    #[command(flatten)]
-    pub bytes: BytesArgs,
+    pub rank: RankArgs,
     /// Dedicated CPU time of a slave's computation per message, microseconds.
     #[arg(long, default_value_t = 100.0, value_name = "MICROSECONDS")]
     pub compute_us: f64,
@@ -90,37 +82,24 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
             args.compute_us
         );
     }
-    if args.group.rank == 0 && args.role.is_some() {
+    let rank = args.rank.group.rank;
+    if rank == 0 && args.role.is_some() {
         bail!("rank 0 is the master; --role is for the slaves (ranks 1..)");
     }
-    let length = args.length.resolve(RunLength::Count(DEFAULT_ITERATIONS))?;
-    let bytes = args.bytes.resolve()?;
+    let (length, bytes) = args.rank.resolve(RunLength::Count(DEFAULT_ITERATIONS))?;
     if bytes < ANSWER_END {
         bail!("--bytes {bytes} is too small: a master-slave reply carries a {HEADER_BYTES}-byte header and an 8-byte answer");
     }
-    let role = args.role.unwrap_or(Role::default_for(args.group.rank));
-    let role_name = if args.group.rank == 0 {
-        "master"
-    } else {
-        role.name()
-    };
+    let role = args.role.unwrap_or(Role::default_for(rank));
+    let role_name = if rank == 0 { "master" } else { role.name() };
     let delay = DelayLoop::calibrate();
     let compute_iterations = delay.iterations_for_us(args.compute_us);
-    let group = Group::join(&args.group.config(
-        PROGRAM,
-        role_name,
-        format!("bytes={bytes} length={length:?}"),
-        false,
-    )?)?;
-    let mut receiver = Receiver::new(args.recv.mode);
+    let (group, mut receiver) = args.rank.join(PROGRAM, role_name, length, bytes)?;
     let mut out = vec![0u8; bytes];
     let mut iterations = LatencyRecorder::default();
-    let mut done: u64 = 0;
-    let mut status = Status::Complete;
     let mut value = 0.0;
     let mut messages_sent: u64 = 0;
-    let cpu_start = CpuTimes::now();
-    let start = Instant::now();
+    let mut tally = Tally::start(length);
 
     let mut line_extra: Vec<(&str, serde_json::Value)> = Vec::new();
     if group.rank == 0 {
@@ -132,29 +111,12 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
             .collect();
         let mut inbox = vec![0u8; bytes * repliers.len()];
         let mut replies_verified: u64 = 0;
-        loop {
-            let began = Instant::now();
-            if !length.keep_going(done, began - start) {
-                break;
-            }
-            if stop_requested() {
-                status = Status::Stopped;
-                break;
-            }
+        while let Some(began) = tally.next_unit() {
+            let done = tally.done;
             fill(&mut out, Header::data(WORK, done));
-            let outcome = slaves
-                .iter()
-                .try_for_each(|link| send_all(link, &out))
-                .and_then(|()| {
-                    let mut pending: Vec<(&Link, &mut [u8])> = repliers
-                        .iter()
-                        .copied()
-                        .zip(inbox.chunks_mut(bytes))
-                        .collect();
-                    receiver.recv_each(&mut pending)
-                });
-            if !completed(outcome, || format!("iteration {done}"))? {
-                status = Status::Stopped;
+            let outcome = send_each(&slaves, &out)
+                .and_then(|()| receiver.recv_chunks(&repliers, &mut inbox, bytes));
+            if !tally.completed(outcome, || format!("iteration {done}"))? {
                 break;
             }
             messages_sent += slaves.len() as u64;
@@ -169,59 +131,39 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
                 replies_verified += 1;
             }
             iterations.record_ns(began.elapsed().as_nanos() as u64);
-            done += 1;
+            tally.done += 1;
         }
-        fill(&mut out, Header::stop());
-        for link in &slaves {
-            let told = send_all(link, &out);
-            if status == Status::Complete {
-                told.with_context(|| format!("telling slave {} to stop", link.peer))?;
-            }
-        }
+        tell_stop(&slaves, &mut out, tally.status, "slave")?;
         line_extra.push(("rs_slaves", (repliers.len() as u64).into()));
         line_extra.push(("r_slaves", ((slaves.len() - repliers.len()) as u64).into()));
         line_extra.push(("replies_verified", replies_verified.into()));
     } else {
         let link = group.link(0);
         let mut inbox = vec![0u8; bytes];
-        loop {
-            if !completed(receiver.recv(link, &mut inbox), || {
-                format!("waiting for message {done}")
-            })? {
-                status = Status::Stopped;
-                break;
-            }
-            let work = check(&inbox).with_context(|| format!("message {done} from the master"))?;
-            if work.kind == Kind::Stop {
-                break;
-            }
-            if work != Header::data(WORK, done) {
-                bail!("expected work message {done}, got {work:?}");
-            }
+        while tally.await_root(&mut receiver, link, &mut inbox, WORK, "work message")? {
+            let done = tally.done;
             value = flops(compute_iterations, value);
             if role == Role::Rs {
                 fill(&mut out, Header::data(REPLY, done));
                 out[HEADER_BYTES..ANSWER_END].copy_from_slice(&answer(done).to_le_bytes());
-                if !completed(send_all(link, &out), || {
+                if !tally.completed(send_all(link, &out), || {
                     format!("replying to message {done}")
                 })? {
-                    status = Status::Stopped;
                     break;
                 }
                 messages_sent += 1;
             }
-            done += 1;
+            tally.done += 1;
         }
     }
 
-    let wall = start.elapsed();
-    let cpu = CpuTimes::now().since(cpu_start);
-    let mut line = ResultLine::new(PROGRAM, group.rank, group.ranks, status, done, wall, cpu)
+    let mut line = tally
+        .line(PROGRAM, group.rank, group.ranks)
         .waits(&receiver.mode(), receiver.stats)
         .latency("master iteration", iterations.summary())
         .with("role", role_name)
         .with("bytes", bytes as u64)
-        .with("iterations", done)
+        .with("iterations", tally.done)
         .with("messages_sent", messages_sent)
         .with("compute_us", args.compute_us)
         .with("compute_iterations", compute_iterations)
@@ -229,6 +171,5 @@ pub fn run(args: MasterSlaveArgs) -> Result<ResultLine> {
     for (key, v) in line_extra {
         line = line.with(key, v);
     }
-    line.work_expected = length.expected();
     Ok(line)
 }

@@ -6,13 +6,12 @@
 //! checks the pong and records the round trip. Rank 0 alone decides when the run ends (count or duration) and
 //! then sends a stop message. The correctness count `work_done` counts round trips whose every byte checked.
 
-use crate::args::{BytesArgs, GroupArgs, LengthArgs, RecvArgs, RunLength};
-use crate::channel::{completed, send_all, Receiver};
-use crate::message::{check, fill, Header, Kind};
-use crate::net::Group;
-use crate::result::{ResultLine, Status};
-use crate::signals::stop_requested;
-use crate::stats::{CpuTimes, LatencyRecorder};
+use crate::args::{RankArgs, RunLength};
+use crate::channel::send_all;
+use crate::message::{check, fill, Header};
+use crate::rank::{tell_stop, Tally};
+use crate::result::ResultLine;
+use crate::stats::LatencyRecorder;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use std::time::Instant;
@@ -29,56 +28,32 @@ pub const DEFAULT_ROUND_TRIPS: u64 = 1_000_000;
 #[command(name = "cosched-pingpong", version)]
 pub struct PingpongArgs {
     #[command(flatten)]
-    pub group: GroupArgs,
-    #[command(flatten)]
-    pub recv: RecvArgs,
-    #[command(flatten)]
-    pub length: LengthArgs,
-    #[command(flatten)]
-    pub bytes: BytesArgs,
+    pub rank: RankArgs,
 }
 
 pub fn run(args: PingpongArgs) -> Result<ResultLine> {
-    if args.group.ranks != 2 {
+    if args.rank.group.ranks != 2 {
         bail!(
             "ping-pong runs on exactly 2 ranks, not --ranks {}",
-            args.group.ranks
+            args.rank.group.ranks
         );
     }
-    let length = args.length.resolve(RunLength::Count(DEFAULT_ROUND_TRIPS))?;
-    let bytes = args.bytes.resolve()?;
-    let group = Group::join(&args.group.config(
-        PROGRAM,
-        "",
-        format!("bytes={bytes} length={length:?}"),
-        false,
-    )?)?;
-    let mut receiver = Receiver::new(args.recv.mode);
+    let (length, bytes) = args.rank.resolve(RunLength::Count(DEFAULT_ROUND_TRIPS))?;
+    let (group, mut receiver) = args.rank.join(PROGRAM, "", length, bytes)?;
     let mut out = vec![0u8; bytes];
     let mut inbox = vec![0u8; bytes];
     let mut round_trips = LatencyRecorder::default();
-    let mut done: u64 = 0;
-    let mut status = Status::Complete;
-    let cpu_start = CpuTimes::now();
-    let start = Instant::now();
+    let mut tally = Tally::start(length);
 
     if group.rank == 0 {
         let link = group.link(1);
-        loop {
-            let sent_at = Instant::now();
-            if !length.keep_going(done, sent_at - start) {
-                break;
-            }
-            if stop_requested() {
-                status = Status::Stopped;
-                break;
-            }
+        while let Some(sent_at) = tally.next_unit() {
+            let done = tally.done;
             fill(&mut out, Header::data(PING, done));
-            if !completed(
+            if !tally.completed(
                 send_all(link, &out).and_then(|()| receiver.recv(link, &mut inbox)),
                 || format!("round trip {done}"),
             )? {
-                status = Status::Stopped;
                 break;
             }
             let answered_at = Instant::now();
@@ -87,45 +62,26 @@ pub fn run(args: PingpongArgs) -> Result<ResultLine> {
                 bail!("round trip {done}: expected pong {done}, got {pong:?}");
             }
             round_trips.record_ns((answered_at - sent_at).as_nanos() as u64);
-            done += 1;
+            tally.done += 1;
         }
-        fill(&mut out, Header::stop());
-        let told = send_all(link, &out);
-        if status == Status::Complete {
-            told.context("telling rank 1 to stop")?;
-        }
+        tell_stop(&[link], &mut out, tally.status, "rank")?;
     } else {
         let link = group.link(0);
-        loop {
-            if !completed(receiver.recv(link, &mut inbox), || {
-                format!("waiting for ping {done}")
-            })? {
-                status = Status::Stopped;
-                break;
-            }
-            let ping = check(&inbox).with_context(|| format!("ping {done}"))?;
-            if ping.kind == Kind::Stop {
-                break;
-            }
-            if ping != Header::data(PING, done) {
-                bail!("expected ping {done}, got {ping:?}");
-            }
+        while tally.await_root(&mut receiver, link, &mut inbox, PING, "ping")? {
+            let done = tally.done;
             fill(&mut out, Header::data(PONG, done));
-            if !completed(send_all(link, &out), || format!("answering ping {done}"))? {
-                status = Status::Stopped;
+            if !tally.completed(send_all(link, &out), || format!("answering ping {done}"))? {
                 break;
             }
-            done += 1;
+            tally.done += 1;
         }
     }
 
-    let wall = start.elapsed();
-    let cpu = CpuTimes::now().since(cpu_start);
-    let mut line = ResultLine::new(PROGRAM, group.rank, group.ranks, status, done, wall, cpu)
+    let line = tally
+        .line(PROGRAM, group.rank, group.ranks)
         .waits(&receiver.mode(), receiver.stats)
         .latency("round trip", round_trips.summary())
         .with("bytes", bytes as u64)
-        .with("round_trips", done);
-    line.work_expected = length.expected();
+        .with("round_trips", tally.done);
     Ok(line)
 }

@@ -14,13 +14,14 @@
 //! row of `grid` f64s. `--bytes` is accepted for a uniform harness interface and ignored: a halo message is
 //! `24 + 8 × grid` bytes.
 
-use crate::args::{BytesArgs, GroupArgs, LengthArgs, RecvArgs, RunLength};
+use crate::args::{RankArgs, RunLength};
 use crate::channel::{send_all, CommError, Link, Receiver};
 use crate::message::{Header, HEADER_BYTES};
 use crate::net::Group;
+use crate::rank::Tally;
 use crate::result::{ResultLine, Status};
 use crate::signals::stop_requested;
-use crate::stats::{CpuTimes, LatencyRecorder};
+use crate::stats::LatencyRecorder;
 use crate::stencil::{partition, serial, Block, Checksum, MAX_GRID, MIN_GRID};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
@@ -42,13 +43,7 @@ const NO_STOP: u64 = u64::MAX;
 #[command(name = "cosched-stencil", version)]
 pub struct StencilArgs {
     #[command(flatten)]
-    pub group: GroupArgs,
-    #[command(flatten)]
-    pub recv: RecvArgs,
-    #[command(flatten)]
-    pub length: LengthArgs,
-    #[command(flatten)]
-    pub bytes: BytesArgs,
+    pub rank: RankArgs,
     /// Cells per side of the square grid, boundary included (the seed: 128).
     #[arg(long, default_value_t = 128)]
     pub grid: usize,
@@ -160,7 +155,7 @@ pub fn run(args: StencilArgs) -> Result<ResultLine> {
             args.omega
         );
     }
-    let ranks = args.group.ranks;
+    let ranks = args.rank.group.ranks;
     if ranks == 0 || ranks > grid - 2 {
         bail!(
             "--ranks {ranks}: a {grid}-grid has {} interior rows, so 1..={} ranks",
@@ -168,13 +163,13 @@ pub fn run(args: StencilArgs) -> Result<ResultLine> {
             grid - 2
         );
     }
-    let length = args.length.resolve(RunLength::Count(DEFAULT_ITERATIONS))?;
-    args.bytes.resolve()?;
+    // --bytes is checked, then ignored: a halo message's size follows from --grid.
+    let (length, _) = args.rank.resolve(RunLength::Count(DEFAULT_ITERATIONS))?;
     if ranks == 1 {
         return run_serial(&args, length);
     }
 
-    let group = Group::join(&args.group.config(
+    let group = Group::join(&args.rank.group.config(
         PROGRAM,
         "",
         format!("grid={grid} omega={} length={length:?}", args.omega),
@@ -193,22 +188,20 @@ pub fn run(args: StencilArgs) -> Result<ResultLine> {
         in_down: vec![0; message],
         row: vec![0.0; grid],
     };
-    let mut receiver = Receiver::new(args.recv.mode);
+    let mut receiver = Receiver::new(args.rank.recv.mode);
     let mut iterations = LatencyRecorder::default();
     let mut stop_at = match length {
         RunLength::Count(n) => n,
         _ => NO_STOP,
     };
-    let mut done: u64 = 0;
-    let mut status = Status::Complete;
-    let cpu_start = CpuTimes::now();
-    let start = Instant::now();
+    let mut tally = Tally::start(length);
 
     let outcome: Result<(), ExchangeError> = (|| loop {
         let began = Instant::now();
-        if rank == 0 && stop_at == NO_STOP && !length.keep_going(done, began - start) {
-            stop_at = done + ranks as u64;
+        if rank == 0 && stop_at == NO_STOP && !tally.keep_going(began) {
+            stop_at = tally.done + ranks as u64;
         }
+        let done = tally.done;
         if done >= stop_at {
             return Ok(());
         }
@@ -220,37 +213,35 @@ pub fn run(args: StencilArgs) -> Result<ResultLine> {
         stop_at = halo.exchange(&mut block, &mut receiver, BLACK_PHASE, done, stop_at)?;
         block.sweep(1, args.omega);
         iterations.record_ns(began.elapsed().as_nanos() as u64);
-        done += 1;
+        tally.done += 1;
     })();
+    let done = tally.done;
     match outcome {
         Ok(()) => {}
-        Err(ExchangeError::Comm(CommError::Stopped)) => status = Status::Stopped,
+        Err(ExchangeError::Comm(CommError::Stopped)) => tally.status = Status::Stopped,
         Err(e) => return Err(anyhow::anyhow!(e)).context(format!("rank {rank}, iteration {done}")),
     }
 
     // The checksum: fresh halos, then every rank's per-row sums to rank 0.
     let mut checksum = None;
-    if status == Status::Complete {
+    if tally.status == Status::Complete {
         match halo.exchange(&mut block, &mut receiver, FINAL_PHASE, done, stop_at) {
             Ok(_) => {}
-            Err(ExchangeError::Comm(CommError::Stopped)) => status = Status::Stopped,
+            Err(ExchangeError::Comm(CommError::Stopped)) => tally.status = Status::Stopped,
             Err(e) => {
                 return Err(anyhow::anyhow!(e)).context(format!("rank {rank}, final halo exchange"))
             }
         }
     }
-    if status == Status::Complete {
+    if tally.status == Status::Complete {
         checksum = gather_checksum(&group, &block, &mut receiver, done)?;
     }
 
-    let wall = start.elapsed();
-    let cpu = CpuTimes::now().since(cpu_start);
-    let mut line = ResultLine::new(PROGRAM, rank, ranks, status, done, wall, cpu)
+    let line = tally
+        .line(PROGRAM, rank, ranks)
         .waits(&receiver.mode(), receiver.stats)
         .latency("iteration", iterations.summary());
-    line = describe(line, &args, first, rows, message, done, checksum);
-    line.work_expected = length.expected();
-    Ok(line)
+    Ok(describe(line, &args, first, rows, message, done, checksum))
 }
 
 /// Ranks ≥ 1 send `(Σ r², Σ u)` per row to rank 0, which combines them in row order.
@@ -333,25 +324,24 @@ fn describe(
 
 /// `--ranks 1`: the serial reference, no network.
 fn run_serial(args: &StencilArgs, length: RunLength) -> Result<ResultLine> {
-    if args.group.listen.is_some() || args.group.connect.is_some() || args.group.rank != 0 {
+    let group = &args.rank.group;
+    if group.listen.is_some() || group.connect.is_some() || group.rank != 0 {
         bail!("--ranks 1 runs alone: drop --rank, --listen and --connect");
     }
     let Some(count) = length.expected() else {
         bail!("--ranks 1 (the serial reference) needs --count, not --duration-s");
     };
-    let cpu_start = CpuTimes::now();
-    let start = Instant::now();
+    let mut tally = Tally::start(length);
     let checksum = serial(args.grid, args.omega, count);
-    let line = ResultLine::new(
-        PROGRAM,
-        0,
+    tally.done = count;
+    let line = tally.line(PROGRAM, 0, 1);
+    Ok(describe(
+        line,
+        args,
         1,
-        Status::Complete,
+        args.grid - 2,
+        0,
         count,
-        start.elapsed(),
-        CpuTimes::now().since(cpu_start),
-    );
-    let mut line = describe(line, args, 1, args.grid - 2, 0, count, Some(checksum));
-    line.work_expected = Some(count);
-    Ok(line)
+        Some(checksum),
+    ))
 }
