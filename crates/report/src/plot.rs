@@ -14,8 +14,11 @@ use crate::summary::SummaryRow;
 use crate::table::significant;
 use crate::Histogram;
 use anyhow::{bail, Context};
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
+use std::ops::Range;
 use std::path::Path;
 
 /// Plot size in pixels.
@@ -109,7 +112,7 @@ fn color(i: usize) -> RGBColor {
 fn config_order<'a>(rows: &'a [SummaryRow], only: Option<&[String]>) -> Vec<&'a str> {
     let mut order: Vec<&str> = Vec::new();
     for r in rows {
-        let wanted = only.is_none_or(|o| o.iter().any(|c| *c == r.config));
+        let wanted = only.is_none_or(|o| o.contains(&r.config));
         if wanted && !order.contains(&r.config.as_str()) {
             order.push(&r.config);
         }
@@ -177,26 +180,10 @@ pub fn plot_sweep(
                 );
             }
             let low = y_low.max(smallest_positive / 2.0) / 1.5;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 22))
-                .margin(12)
-                .x_label_area_size(45)
-                .y_label_area_size(80)
-                .build_cartesian_2d(x_range, (low..y_high * 6.0).log_scale())?;
-            chart
-                .configure_mesh()
-                .x_desc("competitors per node")
-                .y_desc(metric.axis_label())
-                .y_label_formatter(&|v| significant(*v))
-                .x_label_formatter(&integer_label)
-                .draw()?;
+            let y_range = (low..y_high * 6.0).log_scale();
+            let mut chart = sweep_chart(&root, title, x_range, y_range, metric)?;
             draw_series(&mut chart, &configs, &points, low)?;
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()?;
+            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         }
         Scale::Linear => {
             let pad = ((y_high - y_low) * 0.08).max(y_high.abs() * 0.01).max(1e-9);
@@ -211,19 +198,8 @@ pub fn plot_sweep(
             } else {
                 (y_high - low) * 0.35
             };
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 22))
-                .margin(12)
-                .x_label_area_size(45)
-                .y_label_area_size(80)
-                .build_cartesian_2d(x_range.clone(), low..y_high + top_pad)?;
-            chart
-                .configure_mesh()
-                .x_desc("competitors per node")
-                .y_desc(metric.axis_label())
-                .y_label_formatter(&|v| significant(*v))
-                .x_label_formatter(&integer_label)
-                .draw()?;
+            let mut chart =
+                sweep_chart(&root, title, x_range.clone(), low..y_high + top_pad, metric)?;
             if metric.is_fairness() {
                 chart
                     .draw_series(DashedLineSeries::new(
@@ -242,16 +218,72 @@ pub fn plot_sweep(
             } else {
                 SeriesLabelPosition::UpperLeft
             };
-            chart
-                .configure_series_labels()
-                .position(corner)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()?;
+            draw_legend(&mut chart, corner)?;
         }
     }
     root.present()
         .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// A chart on `root` in the plots' common frame: `title` above, the margin, room for the x labels below and
+/// `y_label_area` pixels for the y labels.
+fn titled_chart<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &'b str,
+    y_label_area: u32,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(y_label_area);
+    builder
+}
+
+/// A sweep plot's chart with its axes drawn: competitors per node on x (whole numbers labelled), `metric` on y
+/// over `y_range`, linear or log.
+fn sweep_chart<'a, DB, Y>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    x_range: Range<f64>,
+    y_range: Y,
+    metric: Metric,
+) -> anyhow::Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y::CoordDescType>>>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = titled_chart(root, title, 80).build_cartesian_2d(x_range, y_range)?;
+    chart
+        .configure_mesh()
+        .x_desc("competitors per node")
+        .y_desc(metric.axis_label())
+        .y_label_formatter(&|v| significant(*v))
+        .x_label_formatter(&integer_label)
+        .draw()?;
+    Ok(chart)
+}
+
+/// The legend of the labelled series, boxed, in the `corner` of the plot.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    corner: SeriesLabelPosition,
+) -> anyhow::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
     Ok(())
 }
 
@@ -367,12 +399,8 @@ pub fn plot_job_bars(
     let groups = rows.len() as f64;
     let root = SVGBackend::new(path, (SIZE.0, 140 + 70 * rows.len() as u32)).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(10)
-        .build_cartesian_2d(0.0..x_max * 1.12, 0.0..groups)?;
+    let mut chart =
+        titled_chart(&root, title, 10).build_cartesian_2d(0.0..x_max * 1.12, 0.0..groups)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -429,12 +457,7 @@ pub fn plot_job_bars(
             BLACK.mix(0.6).stroke_width(1),
         ))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     root.present()
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
@@ -501,7 +524,7 @@ pub fn plot_histograms(
             .y_desc("count")
             .x_label_formatter(&|v| match v {
                 // At most about ten labels, so they do not run into each other.
-                SegmentValue::CenterOf(b) if *b as usize % label_every == 0 => {
+                SegmentValue::CenterOf(b) if (*b as usize).is_multiple_of(label_every) => {
                     match edges.get(*b as usize) {
                         Some(e) => format!("≤{}", duration_label(*e)),
                         None => format!(
