@@ -7,7 +7,9 @@
 //! ## Approach
 //! Time is an integer number of nanoseconds. Pending events sit in a binary min-heap keyed by
 //! `(time, sequence number)`: the sequence number is the insertion order, so events due at the same instant run
-//! in the order they were scheduled. Events are small `Copy` values (indices, never boxes), so scheduling one
+//! in the order they were scheduled. Keys are unique, so any correct heap pops the same sequence; this one is
+//! written out (a `Vec` with hole-based sifting that stops as soon as the order holds) because the queue is
+//! small — a few timers and messages per CPU — and the standard library's `pop` always sifts to the bottom. Events are small `Copy` values (indices, never boxes), so scheduling one
 //! allocates nothing once the heap has grown. A timer that becomes stale is not removed from the heap: its
 //! owner bumps a generation counter and ignores the old entry when it pops. All randomness comes from one
 //! ChaCha8 generator seeded from the run's seed and owned here.
@@ -18,15 +20,13 @@
 //!
 //! ## Algorithm
 //! ```text
-//! schedule(t, e): push (t, seq++, e)            requires t >= now
-//! next():         pop the smallest (t, seq); now = t; return e
+//! schedule(t, e): push (t, seq++, e)            requires t >= now; sift up
+//! next():         take the root; move the last entry into its place; sift down; now = t; return e
 //! ```
 
 use cosched_policy::Nanos;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// One pending event, ordered by `(time, seq)` — smallest first — packed into one `u128` key
 /// (`time << 64 | seq`) so an ordering is a single integer comparison.
@@ -36,22 +36,69 @@ struct Entry<E> {
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
+/// A binary min-heap of entries: `heap[i] <= heap[2i + 1], heap[2i + 2]` by key.
+struct MinHeap<E> {
+    heap: Vec<Entry<E>>,
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+impl<E: Copy> MinHeap<E> {
+    fn with_capacity(capacity: usize) -> Self {
+        MinHeap {
+            heap: Vec::with_capacity(capacity),
+        }
     }
-}
-impl<E> Ord for Entry<E> {
+
     #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest (then first-inserted) entry is on top.
-        other.key.cmp(&self.key)
+    fn peek_key(&self) -> Option<u128> {
+        self.heap.first().map(|e| e.key)
+    }
+
+    #[inline]
+    fn push(&mut self, entry: Entry<E>) {
+        let mut hole = self.heap.len();
+        self.heap.push(entry);
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if self.heap[parent].key <= entry.key {
+                break;
+            }
+            self.heap[hole] = self.heap[parent];
+            hole = parent;
+        }
+        self.heap[hole] = entry;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry<E>> {
+        let last = self.heap.pop()?;
+        let Some(&top) = self.heap.first() else {
+            return Some(last);
+        };
+        let len = self.heap.len();
+        let mut hole = 0;
+        loop {
+            let left = 2 * hole + 1;
+            if left >= len {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < len && self.heap[right].key < self.heap[left].key {
+                right
+            } else {
+                left
+            };
+            if last.key <= self.heap[child].key {
+                break;
+            }
+            self.heap[hole] = self.heap[child];
+            hole = child;
+        }
+        self.heap[hole] = last;
+        Some(top)
+    }
+
+    fn len(&self) -> usize {
+        self.heap.len()
     }
 }
 
@@ -59,7 +106,7 @@ impl<E> Ord for Entry<E> {
 pub struct Engine<E> {
     now: Nanos,
     seq: u64,
-    heap: BinaryHeap<Entry<E>>,
+    heap: MinHeap<E>,
     rng: ChaCha8Rng,
 }
 
@@ -69,7 +116,7 @@ impl<E: Copy> Engine<E> {
         Engine {
             now: 0,
             seq: 0,
-            heap: BinaryHeap::with_capacity(1024),
+            heap: MinHeap::with_capacity(1024),
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
@@ -104,10 +151,19 @@ impl<E: Copy> Engine<E> {
         Some(entry.event)
     }
 
+    /// Like [`Engine::next`], but only an event due at or before `limit`; later ones stay pending.
+    #[inline]
+    pub fn next_until(&mut self, limit: Nanos) -> Option<E> {
+        match self.heap.peek_key() {
+            Some(key) if (key >> 64) as Nanos <= limit => self.next(),
+            _ => None,
+        }
+    }
+
     /// The time of the next pending event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| (e.key >> 64) as Nanos)
+        self.heap.peek_key().map(|key| (key >> 64) as Nanos)
     }
 
     /// Moves the clock forward to `time` without running anything (the end of a time-limited run).
@@ -186,5 +242,31 @@ mod tests {
         let sum: u64 = (0..n).map(|_| e.exponential(1000)).sum();
         let mean = sum / n;
         assert!((950..=1050).contains(&mean), "mean {mean}");
+    }
+
+    #[test]
+    fn the_heap_pops_every_key_in_order() {
+        // Pseudo-random times with many ties, pops interleaved with pushes as in a run: every pop must be the
+        // smallest pending (time, insertion order), as a sorted reference list says.
+        let mut e: Engine<u32> = Engine::new(5);
+        let mut rng = Engine::<()>::new(9);
+        let mut pending: Vec<(u64, u32)> = Vec::new();
+        for i in 0..3000u32 {
+            let t = e.now() + rng.uniform_below(300);
+            e.schedule(t, i);
+            pending.push((t, i));
+            if i % 3 != 0 {
+                pending.sort_unstable();
+                let expected = pending.remove(0);
+                let popped = e.next().expect("pending");
+                assert_eq!((e.now(), popped), expected);
+            }
+        }
+        pending.sort_unstable();
+        for expected in pending {
+            let popped = e.next().expect("pending");
+            assert_eq!((e.now(), popped), expected);
+        }
+        assert_eq!(e.next(), None);
     }
 }

@@ -265,14 +265,10 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         }
         let limit = self.scenario.time_limit_ns;
         while !self.stop {
-            match self.engine.peek_time() {
-                Some(t) if t <= limit => {}
-                _ => {
-                    self.engine.advance_to(limit);
-                    break;
-                }
-            }
-            let event = self.engine.next().expect("peeked");
+            let Some(event) = self.engine.next_until(limit) else {
+                self.engine.advance_to(limit);
+                break;
+            };
             match event {
                 Event::CpuTimer { cpu, generation } => {
                     let c = &mut self.cpus[cpu as usize];
@@ -379,13 +375,16 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         let now = self.engine.now();
         loop {
             let pid = match self.cpus[cpu as usize].running {
-                Some(pid) => pid,
+                Some(pid) => {
+                    self.account(cpu);
+                    pid
+                }
+                // Just dispatched: accounted up to now already, and its switch has not even started to pass.
                 None => match self.dispatch(cpu) {
                     Some(pid) => pid,
                     None => return,
                 },
             };
-            self.account(cpu);
             let c = &self.cpus[cpu as usize];
             let (quantum_end, exec_from) = (c.quantum_end, c.exec_from);
             if now >= quantum_end {

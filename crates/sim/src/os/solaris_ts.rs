@@ -154,6 +154,8 @@ enum State {
     Running,
     Asleep,
     Exited,
+    /// Inside `ts_update` only: queued and about to be raised to `ts_lwait`.
+    Raising,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -220,6 +222,16 @@ impl TsCpu {
         }
         self.queued -= 1;
     }
+    /// Removes from queue `level` every process for which `doomed` holds, keeping the others' order.
+    fn remove_where(&mut self, level: u8, doomed: impl Fn(u32) -> bool) {
+        let q = &mut self.queues[level as usize];
+        let before = q.len();
+        q.retain(|&pid| !doomed(pid));
+        self.queued -= (before - q.len()) as u32;
+        if q.is_empty() {
+            self.occupied &= !(1 << level);
+        }
+    }
     fn best_level(&self) -> Option<u8> {
         (self.occupied != 0).then(|| 63 - self.occupied.leading_zeros() as u8)
     }
@@ -245,6 +257,8 @@ pub struct SolarisTs {
     cpus: Vec<TsCpu>,
     slpret_boosts: u64,
     lwait_raises: u64,
+    /// Scratch list for `ts_update` (kept to avoid an allocation per update).
+    raised: Vec<u32>,
 }
 
 impl SolarisTs {
@@ -256,6 +270,7 @@ impl SolarisTs {
             cpus: (0..cpus).map(|_| TsCpu::new()).collect(),
             slpret_boosts: 0,
             lwait_raises: 0,
+            raised: Vec::new(),
         }
     }
 
@@ -399,30 +414,45 @@ impl OsScheduler for SolarisTs {
     }
 
     fn periodic_update(&mut self, cpus: std::ops::Range<u32>) {
+        // The same result as taking each raised process out of its queue and appending it to its new one, in
+        // admission order; done in two passes so each queue is filtered once instead of searched per process.
+        let mut raised = std::mem::take(&mut self.raised);
         for cpu in cpus {
-            let members = std::mem::take(&mut self.cpus[cpu as usize].members);
-            for &pid in &members {
-                let p = self.processes[pid as usize];
+            let c = &mut self.cpus[cpu as usize];
+            raised.clear();
+            let mut old_levels = 0u64;
+            for &pid in &c.members {
+                let p = &mut self.processes[pid as usize];
                 match p.state {
                     State::Queued => {
-                        let row = self.table[p.level as usize];
                         let dispwait = p.dispwait + 1;
-                        if dispwait > row.maxwait {
-                            self.cpus[cpu as usize].remove(p.dispatch_level(), pid);
-                            self.set_level(pid, row.lwait);
-                            self.processes[pid as usize].dispwait = 0;
-                            self.enqueue_back(pid);
-                            self.lwait_raises += 1;
+                        if dispwait > self.table[p.level as usize].maxwait {
+                            old_levels |= 1 << p.dispatch_level();
+                            p.state = State::Raising;
+                            raised.push(pid);
                         } else {
-                            self.processes[pid as usize].dispwait = dispwait;
+                            p.dispwait = dispwait;
                         }
                     }
-                    State::Asleep => self.processes[pid as usize].dispwait += 1,
-                    State::Running | State::Exited => {}
+                    State::Asleep => p.dispwait += 1,
+                    State::Running | State::Exited | State::Raising => {}
                 }
             }
-            self.cpus[cpu as usize].members = members;
+            while old_levels != 0 {
+                let level = old_levels.trailing_zeros() as u8;
+                old_levels &= old_levels - 1;
+                let processes = &self.processes;
+                c.remove_where(level, |pid| processes[pid as usize].state == State::Raising);
+            }
+            for &pid in &raised {
+                let lwait = self.table[self.processes[pid as usize].level as usize].lwait;
+                self.set_level(pid, lwait);
+                self.processes[pid as usize].dispwait = 0;
+                self.enqueue_back(pid);
+                self.lwait_raises += 1;
+            }
         }
+        self.raised = raised;
     }
 
     fn should_preempt(&self, cpu: u32, running: u32) -> bool {
