@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{fake_bench, leftovers, root_or_skip};
-use cosched_lab::{run_experiment, LabExperiment};
+use common::{fake_bench, leftovers, pingpong_experiment, root_or_skip};
+use cosched_lab::run_experiment;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -46,27 +46,14 @@ fn agent_runs_beside_the_job_and_leaves_nothing_behind() {
     }
     let mut binaries = fake_bench("agent", 0.5, 0);
     binaries.cosched = cosched;
-    let e = LabExperiment::parse(
-        r#"
-name = "t"
-nodes = 2
-competitors = [1]
-receive_modes = ["block"]
-[program]
-kind = "pingpong"
-duration_s = 0.5
-timeout_s = 30.0
-[[configurations]]
-name = "agent"
+    let e = pingpong_experiment(
+        &[1],
+        "block",
+        "duration_s = 0.5\ntimeout_s = 30.0",
+        r#"name = "agent"
 agent = true
-boost_window_us = 300
-[lab]
-settle_ms = 50
-rt_runtime_us = 10000
-"#,
-        Path::new("agent.toml"),
-    )
-    .unwrap();
+boost_window_us = 300"#,
+    );
     let runs = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
     let records = cosched_lab::runner::records(&runs);
     let m = &records[0].measurement;

@@ -3,9 +3,8 @@
 
 mod common;
 
-use common::{fake_bench, leftovers, root_or_skip};
-use cosched_lab::{run_experiment, LabExperiment};
-use std::path::Path;
+use common::{fake_bench, leftovers, pingpong_experiment, root_or_skip};
+use cosched_lab::run_experiment;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -15,24 +14,7 @@ fn sigint_during_a_run_cleans_up_everything() {
     }
     // A run that would take 60 s; the signal comes after 1.5 s.
     let binaries = fake_bench("interrupt", 60.0, 0);
-    let e = LabExperiment::parse(
-        r#"
-name = "t"
-nodes = 2
-competitors = [1]
-receive_modes = ["block"]
-[program]
-kind = "pingpong"
-duration_s = 60.0
-[[configurations]]
-name = "no-agent"
-[lab]
-settle_ms = 50
-rt_runtime_us = 10000
-"#,
-        Path::new("test.toml"),
-    )
-    .unwrap();
+    let e = pingpong_experiment(&[1], "block", "duration_s = 60.0", r#"name = "no-agent""#);
     cosched_lab::signals::install().unwrap();
     let killer = std::thread::spawn(|| {
         std::thread::sleep(Duration::from_millis(1500));

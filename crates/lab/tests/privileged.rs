@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fake_bench, leftovers, root_or_skip};
+use common::{fake_bench, leftovers, pingpong_experiment, root_or_skip};
 use cosched_lab::cluster::Cluster;
 use cosched_lab::process::{ManagedProcess, Placement};
 use cosched_lab::{run_experiment, LabExperiment};
@@ -15,25 +15,15 @@ use std::time::Duration;
 /// The tests share the machine's two CPUs and the namespace list: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn experiment(text: &str) -> LabExperiment {
-    LabExperiment::parse(text, Path::new("test.toml")).unwrap()
+/// Ping-pong for 0.3 s on two nodes, with and without a competitor per node.
+fn two_nodes() -> LabExperiment {
+    pingpong_experiment(
+        &[0, 1],
+        "spin-only",
+        "duration_s = 0.3\ntimeout_s = 20.0",
+        r#"name = "no-agent""#,
+    )
 }
-
-const TWO_NODES: &str = r#"
-name = "t"
-nodes = 2
-competitors = [0, 1]
-receive_modes = ["spin-only"]
-[program]
-kind = "pingpong"
-duration_s = 0.3
-timeout_s = 20.0
-[[configurations]]
-name = "no-agent"
-[lab]
-settle_ms = 50
-rt_runtime_us = 10000
-"#;
 
 #[test]
 fn nodes_reach_each_other_through_the_bridge_and_everything_is_removed() {
@@ -86,7 +76,7 @@ fn a_whole_experiment_runs_and_cleans_up() {
         return;
     }
     let binaries = fake_bench("ok", 0.3, 0);
-    let e = experiment(TWO_NODES);
+    let e = two_nodes();
     let runs = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
     let records = cosched_lab::runner::records(&runs);
     assert_eq!(records.len(), 2);
@@ -134,12 +124,7 @@ fn a_failing_program_leaves_nothing_behind() {
         return;
     }
     let binaries = fake_bench("fail", 0.3, 3);
-    let err = run_experiment(
-        &experiment(TWO_NODES),
-        &binaries,
-        &mut cosched_lab::runner::Quiet,
-    )
-    .unwrap_err();
+    let err = run_experiment(&two_nodes(), &binaries, &mut cosched_lab::runner::Quiet).unwrap_err();
     let text = format!("{err:#}");
     assert!(text.contains("exit code 3"), "{text}");
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());

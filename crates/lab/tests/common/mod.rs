@@ -3,6 +3,7 @@
 
 use cosched_lab::cgroup::CGROUP_ROOT;
 use cosched_lab::runner::Binaries;
+use cosched_lab::LabExperiment;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -83,4 +84,36 @@ fi"#,
         cosched: PathBuf::from("/nonexistent/cosched"),
         mpi_dir: None,
     }
+}
+
+/// Parse an experiment written in a test.
+pub fn experiment(text: &str) -> LabExperiment {
+    LabExperiment::parse(text, Path::new("test.toml")).unwrap()
+}
+
+/// A two-node experiment of the stand-in ping-pong of [`fake_bench`], one configuration, under the lab settings
+/// the tests run with (50 ms settle, 10 ms of real-time budget). `program`: the `[program]` lines after its
+/// kind (run length, timeout); `configuration`: the lines of its one `[[configurations]]` table.
+pub fn pingpong_experiment(
+    competitors: &[u32],
+    receive_mode: &str,
+    program: &str,
+    configuration: &str,
+) -> LabExperiment {
+    experiment(&format!(
+        r#"
+name = "t"
+nodes = 2
+competitors = {competitors:?}
+receive_modes = ["{receive_mode}"]
+[program]
+kind = "pingpong"
+{program}
+[[configurations]]
+{configuration}
+[lab]
+settle_ms = 50
+rt_runtime_us = 10000
+"#
+    ))
 }
