@@ -145,6 +145,7 @@ impl<E: Copy> Engine<E> {
 
     /// Removes and returns the next event, advancing the clock to its time; `None` when nothing is pending.
     #[inline]
+    #[allow(clippy::should_implement_trait)] // the engine is not an iterator: `next` also advances the clock
     pub fn next(&mut self) -> Option<E> {
         let entry = self.heap.pop()?;
         self.now = (entry.key >> 64) as Nanos;

@@ -519,7 +519,7 @@ fn resolve_workload(
                     ("mean_io_ms", s.mean_io_ms),
                 ] {
                     p.check(
-                        value.is_finite() && value >= 0.0 && value <= 3.6e6,
+                        (0.0..=3.6e6).contains(&value),
                         field(name),
                         format!("{value} must be a number of milliseconds in 0..=3600000"),
                     );

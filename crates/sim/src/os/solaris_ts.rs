@@ -56,10 +56,22 @@
 //! not a change of the TS class parameters: the thread's TS level (`ts_cpupri`) and `ts_timeleft` are not
 //! touched, so the next time the TS class recomputes the thread's priority — quantum expiry (`ts_tick`, which
 //! demotes from `ts_cpupri`), return from a sleep, or `ts_update` — the boost is gone. The model keeps a
-//! `boosted` flag with exactly that lifetime. The alternative reading — give the receiver TS level 59 with a
-//! fresh 20 ms quantum, demoted to 49, 39, ... afterwards — was tried: it makes `<DCS, spin only>` take about
-//! twice its fair share in Latency and Barrier with 8 competitors (F ≈ 2.2 and 1.9), where the seed reports
-//! "up to 30% more" (§4.3); the dispatcher-level boost gives F ≈ 0.8–1.5 there.
+//! `boosted` flag with exactly that lifetime. The seed's own account of DCS with spinning supports this
+//! reading (§5.1): the varying quanta of Table 1 "can cause even processes that start their timeslices in
+//! synchrony to suffer long spinning phases when one ends its timeslice before others" — processes that DCS
+//! started together end at different times only if each keeps the quantum of its own TS level; a boost that
+//! handed every receiver level 59 and its 20 ms quantum would end them all together.
+//!
+//! Two other readings were measured (Barrier and Latency at 1 and 8 competitors, Mixed) and rejected:
+//! - TS level 59 with a fresh 20 ms quantum, demoted to 49, 39, ... afterwards: `<DCS, spin-block>` Barrier
+//!   fairness becomes ≈ 0.94, but `<DCS, spin only>` takes 1.4–1.9× its share in Barrier and up to 1.9× in
+//!   Latency, where the seed reports "up to 30% more" (§4.3), and the Mixed sequential jobs still get F ≈ 0.2;
+//! - the dispatcher-level boost cut to one `Tq` (20 ms) of CPU, the budget that the fairness rule assumes
+//!   (§3.3.3): Mixed becomes fair, but `<DCS, spin only>` Mixed SOR is then nearly as slow as without DCS
+//!   (103 s vs 116 s, 635 CPU s vs 267 in Batch), against the seed's "reduce this CPU time significantly",
+//!   and `<DCS, spin-block>` Barrier fairness falls further (0.42 at 1 competitor).
+//!
+//! Neither is supported by the text, so the model keeps the reading above (see `docs/sim-dcs.md`).
 //!
 //! ## Parameters (Table 1)
 //! | levels | quantum | `ts_slpret` |
