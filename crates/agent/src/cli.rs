@@ -242,12 +242,13 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.config.join(" ")
     );
     out += &format!(
-        "arrivals {:>10} ({:>8.0}/s)  flagged {:>8} ({:>7.0}/s)  on-cpu {:>10}  recent {:>8}  pending {:>8}\n",
+        "arrivals {:>10} ({:>8.0}/s)  flagged {:>8} ({:>7.0}/s)  on-cpu {:>10}  alone {:>8}  recent {:>8}  pending {:>8}\n",
         s.arrivals,
         rate(s.arrivals, |p| p.arrivals),
         s.flagged,
         rate(s.flagged, |p| p.flagged),
         s.arrivals_on_cpu,
+        s.arrivals_alone,
         s.arrivals_recent,
         s.arrivals_pending
     );

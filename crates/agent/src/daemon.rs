@@ -508,13 +508,6 @@ impl Agent {
             self.not_needed += 1;
             return;
         }
-        if matches!(mode, Mode::Demoted { .. }) {
-            let (tgid, job) = (p.tgid, p.job);
-            self.counters.refused_budget += 1;
-            bump(&mut self.jobs, job, |c| c.refused_budget += 1);
-            self.log(tgid, tid, "refuse-demoted");
-            return;
-        }
         let inputs = DcsInputs {
             now,
             previous_boost: p.tp,
@@ -588,12 +581,26 @@ impl Agent {
             return false;
         }
         let set = SchedAttr::fifo(self.cfg.rt_prio);
-        let Some(slot) =
-            self.guardian
-                .record(t.target.tgid, tid, t.target.start_time, &set, &prior)
-        else {
-            self.last_error = Some("guardian table full; boost skipped".into());
-            return false;
+        // A demoted thread already has its guardian slot (holding nice 19): the slot now records the boost.
+        let demoted = matches!(t.mode, Mode::Demoted { .. });
+        let slot = match t.slot {
+            Some(slot) => {
+                self.guardian.update(slot, &set);
+                slot
+            }
+            None => match self.guardian.record(
+                t.target.tgid,
+                tid,
+                t.target.start_time,
+                &set,
+                &prior,
+            ) {
+                Some(slot) => slot,
+                None => {
+                    self.last_error = Some("guardian table full; boost skipped".into());
+                    return false;
+                }
+            },
         };
         match t.target.set(&set, &prior) {
             Ok(()) => {
@@ -609,7 +616,13 @@ impl Agent {
                 true
             }
             Err(err) => {
-                self.guardian.release(slot);
+                if demoted {
+                    // Still at nice 19: the slot goes back to saying so.
+                    self.guardian.update(slot, &demoted_attr(&prior));
+                } else {
+                    self.guardian.release(slot);
+                    t.slot = None;
+                }
                 self.fail(err);
                 false
             }
@@ -661,14 +674,7 @@ impl Agent {
             Mode::Normal => return,
             Mode::Boosted { .. } => t.orig,
         };
-        let set = SchedAttr {
-            size: std::mem::size_of::<SchedAttr>() as u32,
-            sched_policy: prior.sched_policy,
-            sched_flags: prior.sched_flags & sched::SCHED_FLAG_RESET_ON_FORK,
-            sched_nice: 19,
-            sched_runtime: prior.sched_runtime,
-            ..Default::default()
-        };
+        let set = demoted_attr(&prior);
         let slot = match t.slot {
             Some(s) => {
                 self.guardian.update(s, &set);
@@ -749,6 +755,12 @@ impl Agent {
                 // The boost ended because the budget ran out: yield now and pay back, so that the job's next
                 // coscheduled burst is paid for by time it does not run, not by its competitors' share.
                 self.demote_process(tgid);
+            } else if self.cfg.demote && contested && spin_waiting(&task, now) {
+                // Its peer stopped answering (off its CPU: out of budget, or preempted). Spinning on in CFS
+                // would spend this process's share while nothing can arrive, and leave the two sides' budgets
+                // out of step; park it at nice 19 until the next arrival boosts it.
+                self.log(tgid, tid, "park");
+                self.demote_process(tgid);
             } else {
                 self.log(tgid, tid, "restore");
                 self.restore(tid);
@@ -828,18 +840,24 @@ impl Agent {
                     _ => None,
                 })
                 .collect();
-            if repaid {
-                if !demoted.is_empty() {
-                    self.log(tgid, tgid, "repaid");
-                }
-                for (tid, since) in demoted {
-                    self.restore(tid);
-                    // A peer sent while this thread was demoted and is waiting for the reply: start the next
-                    // coscheduled burst now instead of waiting for the next flagged arrival.
+            let contested = p.last_r > 1;
+            if repaid || !contested {
+                for (tid, _since) in demoted {
                     let task = self.obs.task(tid).unwrap_or_default();
-                    if task.last_arrival_ns > since && task.on_cpu == 0 {
+                    if !contested {
+                        // Nobody left to yield to.
+                        self.log(tgid, tid, "restore-alone");
+                        self.restore(tid);
+                    } else if has_unread(&task) && task.on_cpu == 0 {
+                        // A peer sent while this thread was demoted and waits for the reply: start the next
+                        // coscheduled burst now instead of waiting for the next flagged arrival.
                         self.boost_if_fair(tgid, tid, now, "boost-repaid");
+                    } else if !spin_waiting(&task, now) {
+                        // Computing (or blocked): its share is its own to use.
+                        self.log(tgid, tid, "repaid");
+                        self.restore(tid);
                     }
+                    // Else it spins for a message that has not come: stay parked; an arrival boosts it.
                 }
             } else if over {
                 let boosted_now = self
@@ -1274,6 +1292,7 @@ impl Agent {
             flagged: s[intf::COSCHED_STAT_FLAGGED as usize],
             arrivals_on_cpu: s[intf::COSCHED_STAT_ON_CPU as usize],
             arrivals_recent: s[intf::COSCHED_STAT_RECENT as usize],
+            arrivals_alone: s[intf::COSCHED_STAT_ALONE as usize],
             arrivals_pending: s[intf::COSCHED_STAT_PENDING as usize],
             ringbuf_drops: s[intf::COSCHED_STAT_RINGBUF_DROPS as usize],
             sock_misses: s[intf::COSCHED_STAT_SOCK_MISSES as usize],
@@ -1336,6 +1355,36 @@ fn reply_to(stream: UnixStream, reply: &Reply) -> anyhow::Result<()> {
     out.push('\n');
     (&stream).write_all(out.as_bytes())?;
     Ok(())
+}
+
+/// What a demoted thread runs with: its own policy at nice 19.
+fn demoted_attr(prior: &SchedAttr) -> SchedAttr {
+    SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        sched_policy: prior.sched_policy,
+        sched_flags: prior.sched_flags & sched::SCHED_FLAG_RESET_ON_FORK,
+        sched_nice: 19,
+        sched_runtime: prior.sched_runtime,
+        ..Default::default()
+    }
+}
+
+/// How recently a thread must have polled an empty socket to count as spin-waiting for a message.
+const POLL_RECENT_NS: Nanos = 2_000_000;
+
+/// Whether a thread is spin-waiting for a message: its last receive found nothing, it polled within
+/// [`POLL_RECENT_NS`] of its last moment on a CPU, and nothing has arrived since its last successful receive.
+/// Such a thread's CPU time is wasted while its peer is off its CPU.
+fn spin_waiting(task: &intf::Task, now: Nanos) -> bool {
+    let last_on_cpu = if task.on_cpu != 0 { now } else { task.last_ran_ns };
+    task.last_poll_ns > task.last_got_ns
+        && task.last_poll_ns + POLL_RECENT_NS >= last_on_cpu
+        && !has_unread(task)
+}
+
+/// Whether a message arrived for a thread after its last successful receive (it has something to read).
+fn has_unread(task: &intf::Task) -> bool {
+    task.last_arrival_ns > task.last_got_ns
 }
 
 fn cpu_of(obs: &Observer, threads: &HashMap<u32, Thread>, tgid: u32, now: Nanos) -> Option<Nanos> {

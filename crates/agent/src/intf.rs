@@ -39,8 +39,9 @@ pub const COSCHED_STAT_MAP_FULL: u64 = 8;
 pub const COSCHED_STAT_FORKS: u64 = 9;
 pub const COSCHED_STAT_SWITCHES: u64 = 10;
 pub const COSCHED_STAT_REACTIONS: u64 = 11;
+pub const COSCHED_STAT_ALONE: u64 = 12;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 12;
+pub const COSCHED_NR_STATS: u64 = 13;
 /// Rows of the statistics array (one per CPU).
 pub const COSCHED_STAT_CPUS: u64 = 256;
 /// Counters per row.
@@ -63,6 +64,8 @@ pub struct Task {
     pub notified_ns: u64,
     pub rq_len_ns: u64,
     pub runtime_ns: u64,
+    pub last_poll_ns: u64,
+    pub last_got_ns: u64,
 }
 
 /// `struct cosched_proc`: per-process state, key = tgid.
@@ -119,7 +122,7 @@ unsafe impl Pod for Task {}
 unsafe impl Pod for Proc {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 80);
+const _: () = assert!(std::mem::size_of::<Task>() == 96);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);
 
@@ -189,6 +192,7 @@ mod tests {
             ("COSCHED_STAT_FORKS", COSCHED_STAT_FORKS),
             ("COSCHED_STAT_SWITCHES", COSCHED_STAT_SWITCHES),
             ("COSCHED_STAT_REACTIONS", COSCHED_STAT_REACTIONS),
+            ("COSCHED_STAT_ALONE", COSCHED_STAT_ALONE),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_STAT_STRIDE", COSCHED_STAT_STRIDE),

@@ -96,6 +96,8 @@ pub struct AgentStats {
     pub flagged: u64,
     pub arrivals_on_cpu: u64,
     pub arrivals_recent: u64,
+    /// Arrivals for a receiver alone on its CPU (R <= 1), left to the kernel.
+    pub arrivals_alone: u64,
     pub arrivals_pending: u64,
     pub ringbuf_drops: u64,
     pub sock_misses: u64,

@@ -160,9 +160,11 @@ fn default_cpu_shares() -> u64 {
     262_144
 }
 
-/// `cpu.rt_runtime_us` of the experiment cgroup (per 1 s period): room for the agent's SCHED_FIFO boosts.
+/// `cpu.rt_runtime_us` of the experiment cgroup (per 1 s period): room for the agent's SCHED_FIFO boosts. The
+/// agent's budget, not this, keeps boosts to the job's fair share; the throttle only has to stay out of the way
+/// (with one competitor the fair share is half of each CPU, and 400 ms/s throttled the job below it).
 fn default_rt_runtime_us() -> u64 {
-    400_000
+    900_000
 }
 
 /// Pause after the competitors start, before the job starts.

@@ -15,7 +15,7 @@
  *                                why the owner comes from the socket map and not from `current`.
  *
  * Decision made here (so most arrivals never wake user space): an arrival is flagged only when its receiver is
- * off its CPU, was preempted (still runnable) or blocked more than `grace_ns` ago, and has no earlier flagged
+ * off its CPU, shares that CPU with others (R > 1), was preempted (still runnable) or blocked more than `grace_ns` ago, and has no earlier flagged
  * arrival pending (or that one was handed
  * over more than `renotify_ns` ago: the agent may have refused it then and allow it now). The layouts are in
  * intf.h, shared with src/intf.rs.
@@ -285,11 +285,24 @@ static __always_inline void learn_socket(void *sk, bool prefer)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 {
-	/* A spin-only receiver polls with non-blocking recv millions of times a second; only calls that got data
-	 * say anything new, so the rest leave before any map lookup. */
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct cosched_task *t;
+
+	/* A spin-only receiver polls with non-blocking recv millions of times a second: an empty poll (-EAGAIN)
+	 * costs one lookup and says only "this thread is waiting for a message", which lets the agent tell a
+	 * spinning waiter (whose CPU time is wasted while its peer is off its CPU) from a computing thread. */
+	if (ret == -11 /* EAGAIN */) {
+		t = bpf_map_lookup_elem(&tasks, &tid);
+		if (t)
+			t->last_poll_ns = bpf_ktime_get_ns();
+		return 0;
+	}
 	if (ret <= 0)
 		return 0;
 	learn_socket(sk, true);
+	t = bpf_map_lookup_elem(&tasks, &tid);
+	if (t)
+		t->last_got_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -335,6 +348,12 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	}
 	if (t->on_cpu) {
 		stat_inc(COSCHED_STAT_ON_CPU);
+		return 0;
+	}
+	/* Nothing else wants the receiver's CPU at its level (R known and <= 1): it runs as soon as it is woken,
+	 * and waking the agent would only take a CPU from the job. */
+	if (t->rq_len == 1) {
+		stat_inc(COSCHED_STAT_ALONE);
 		return 0;
 	}
 	/* A receiver that blocked a moment ago is being woken by this very arrival and usually preempts by itself;

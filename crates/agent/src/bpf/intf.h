@@ -46,7 +46,8 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_FORKS 9           /* tasks that became managed by inheritance */
 #define COSCHED_STAT_SWITCHES 10       /* sched_switch involving a managed task */
 #define COSCHED_STAT_REACTIONS 11      /* reactions recorded in the histogram */
-#define COSCHED_NR_STATS 12
+#define COSCHED_STAT_ALONE 12          /* arrivals for a receiver with its CPU to itself (R <= 1): nothing to preempt */
+#define COSCHED_NR_STATS 13
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 16     /* u64 per row (>= COSCHED_NR_STATS; 128 bytes, two cache lines) */
 
@@ -67,6 +68,8 @@ struct cosched_task {
 	u64 notified_ns;       /* when user space was last told about it (re-told after `renotify_ns`) */
 	u64 rq_len_ns;         /* when rq_len was last refreshed at an arrival (at most every `rq_refresh_ns`) */
 	u64 runtime_ns;        /* total on-CPU time seen since it became managed */
+	u64 last_poll_ns;      /* last receive that found no data (EAGAIN): a spinning receiver polling */
+	u64 last_got_ns;       /* last receive that returned data */
 };
 
 /* Per-process state (procs map, key = tgid). */
