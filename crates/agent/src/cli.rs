@@ -80,6 +80,10 @@ pub struct AgentArgs {
     /// Stop after this many seconds (for tests and scripted runs); default: until SIGINT/SIGTERM.
     #[arg(long)]
     pub run_for_s: Option<f64>,
+    /// Fault injection for the safety tests: panic right after the N-th boost, leaving it in place (the
+    /// guardian must undo it).
+    #[arg(long, hide = true, value_name = "N")]
+    pub panic_after_boosts: Option<u64>,
 }
 
 /// `cosched run`: run a command as a managed parallel job.
@@ -172,6 +176,7 @@ impl AgentArgs {
             agent_prio: self.agent_prio,
             log_actions: self.log_actions,
             run_for,
+            panic_after_boosts: self.panic_after_boosts,
         })
     }
 }

@@ -8,6 +8,7 @@
 //! ## Approach
 //! BPF flags only arrivals whose receiver is off its CPU and has not run for the grace time (one pending flag per
 //! thread). For each flagged arrival the agent applies, in order:
+//! (a thread that is demoted or parked is treated the same: the budget decides)
 //! 1. [`cosched_policy::dcs::decide`] with `Tc` = now, `Tp` = the process's previous boost attempt, `Tq` = the
 //!    kernel tick (or `--quantum-us`), `R` = the receiver CPU's `nr_running` at the arrival (read in BPF);
 //! 2. [`cosched_policy::budget::Budget`]: the process's CPU time (measured in BPF at every context switch) may not
@@ -18,6 +19,12 @@
 //! attributes come back. Unless `--no-demote`, a boost that ends because the budget ran out hands the CPU back:
 //! the process is lowered to nice 19 until its balance is back to `resume` (spin-waiting ranks never give
 //! their CPU back by themselves, so without this a boosted job keeps its full CFS share on top of its boosts).
+//! A boost that ends because the peer stopped answering (no arrival within the window) while the thread
+//! spin-waits (BPF saw its last receive find nothing) *parks* the process at nice 19 too: its peer is off its
+//! CPU, so spinning on in CFS would spend this side's share on nothing and leave the two sides' budgets out of
+//! step, and the next coscheduled burst would end early on whichever side ran out first. A demoted or parked
+//! thread is boosted again by the next arrival its budget allows, or, holding an unread message, as soon as it
+//! has repaid (`resume`) — so both sides spend their CPU while coscheduled, and burst together.
 //! A "fairness monitor" tick (seed `002` §2.2.1) updates every budget each `--tick-ms`, lifts repaid
 //! processes, and lowers processes overdrawn by their CFS time alone.
 //!
@@ -38,8 +45,15 @@
 //!     if arrivals since the boost, the last within a window, R > 1 and budget.may_boost():
 //!         ext = min(2 ext, max_extend); until = now + ext
 //!     elif demote and not budget.may_boost(): demote(process)   (nice 19 until repaid)
+//!     elif demote and R > 1 and spin_waiting(tid): park(process) (nice 19 until an arrival)
 //!     else restore(tid)
-//! every tick: for each process: budget.update(...); restore if demoted and repaid; demote if overdrawn
+//! every tick: for each process: budget.update(...)
+//!     for each demoted tid: if R <= 1: restore
+//!                           elif repaid and unread message: boost (the next coscheduled burst)
+//!                           elif repaid and not spin_waiting: restore
+//!     demote if overdrawn and not boosted
+//! spin_waiting(tid) = its last receive found nothing (within 2 ms of its last time on a CPU) and nothing
+//!                     arrived since its last successful receive
 //! ```
 //!
 //! ## Parameters
@@ -47,7 +61,7 @@
 //! `--exponent` 2 and `--constant-ms` 0 (the budget holds fairness, so DCS only spaces boost starts; the seed's
 //! spin-only setting is `--exponent -1`), `--quantum-us` = the kernel tick (4000 at HZ=250), `--tick-ms` 10, and
 //! the budget's defaults ([`cosched_policy::budget::BudgetParams::DEFAULT`]): `--slack-ppm` 1000000,
-//! `--burst-ms` 80, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60.
+//! `--burst-ms` 160, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60.
 
 use crate::bpf::{BpfOptions, Observer};
 use crate::guardian::{Guardian, SlotId};
@@ -91,6 +105,8 @@ pub struct Config {
     pub log_actions: bool,
     /// Stop after this long (tests), `None` = until SIGINT/SIGTERM.
     pub run_for: Option<Duration>,
+    /// Fault injection (safety tests): panic right after this many boosts, with the last one still in place.
+    pub panic_after_boosts: Option<u64>,
 }
 
 impl Config {
@@ -588,19 +604,18 @@ impl Agent {
                 self.guardian.update(slot, &set);
                 slot
             }
-            None => match self.guardian.record(
-                t.target.tgid,
-                tid,
-                t.target.start_time,
-                &set,
-                &prior,
-            ) {
-                Some(slot) => slot,
-                None => {
-                    self.last_error = Some("guardian table full; boost skipped".into());
-                    return false;
+            None => {
+                match self
+                    .guardian
+                    .record(t.target.tgid, tid, t.target.start_time, &set, &prior)
+                {
+                    Some(slot) => slot,
+                    None => {
+                        self.last_error = Some("guardian table full; boost skipped".into());
+                        return false;
+                    }
                 }
-            },
+            }
         };
         match t.target.set(&set, &prior) {
             Ok(()) => {
@@ -613,6 +628,13 @@ impl Agent {
                 };
                 self.boosted += 1;
                 self.arm_timer();
+                if self
+                    .cfg
+                    .panic_after_boosts
+                    .is_some_and(|n| self.counters.granted + 1 >= n)
+                {
+                    panic!("--panic-after-boosts: injected panic with tid {tid} boosted");
+                }
                 true
             }
             Err(err) => {
@@ -1376,7 +1398,11 @@ const POLL_RECENT_NS: Nanos = 2_000_000;
 /// [`POLL_RECENT_NS`] of its last moment on a CPU, and nothing has arrived since its last successful receive.
 /// Such a thread's CPU time is wasted while its peer is off its CPU.
 fn spin_waiting(task: &intf::Task, now: Nanos) -> bool {
-    let last_on_cpu = if task.on_cpu != 0 { now } else { task.last_ran_ns };
+    let last_on_cpu = if task.on_cpu != 0 {
+        now
+    } else {
+        task.last_ran_ns
+    };
     task.last_poll_ns > task.last_got_ns
         && task.last_poll_ns + POLL_RECENT_NS >= last_on_cpu
         && !has_unread(task)

@@ -410,7 +410,10 @@ mod tests {
             path: dir.path.join("a.sock"),
         };
         let err = client.call(&Request::Ping).unwrap_err().to_string();
-        assert!(err.contains("hung up before reading the request, 5 times"), "{err}");
+        assert!(
+            err.contains("hung up before reading the request, 5 times"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -366,6 +366,47 @@ fn kill_9_of_the_agent_restores_boosted_tasks_within_a_second() {
 }
 
 #[test]
+fn a_panic_in_the_agent_restores_boosted_tasks_within_a_second() {
+    let _serial = privileged!();
+    // The agent panics right after its first boost, with the 5 s window still open: only the guardian can
+    // put the receiver back.
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "5000000",
+        "--grace-us",
+        "0",
+        "--panic-after-boosts",
+        "1",
+    ]);
+    let (_rx, tid, mut s) = managed_receiver(&agent);
+    let nice_before = nice(tid);
+    let mut agent = agent;
+    // Provoke arrivals until the agent dies of its injected panic.
+    let died = Instant::now();
+    let status = loop {
+        s.write_all(b"x").unwrap();
+        if let Some(status) = agent.kid.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            died.elapsed() < Duration::from_secs(10),
+            "the agent never boosted (so never panicked) within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        status.code(),
+        Some(101),
+        "the agent did not end in a panic: {status:?}"
+    );
+    wait_until("restore after a panic", Duration::from_secs(1), || {
+        policy(tid) == libc::SCHED_OTHER
+    });
+    assert_eq!(nice(tid), nice_before, "nice not restored");
+    drop(agent);
+}
+
+#[test]
 fn sigterm_restores_and_boosts_are_not_inherited() {
     let _serial = privileged!();
     let agent = AgentProc::start(&["--boost-us", "5000000", "--grace-us", "0"]);

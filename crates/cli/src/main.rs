@@ -3,6 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
+mod reproduce;
+
 /// Coscheduling for parallel jobs on shared Linux machines and clusters.
 #[derive(Parser)]
 #[command(name = "cosched", version, about, long_about = None)]
@@ -13,6 +15,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The main job: seed 000's experiments in the simulator and, where the machine allows it (root, BPF), the
+    /// real ping-pong with and without the agent, then both side by side.
+    Reproduce(reproduce::ReproduceArgs),
     /// Run a simulated experiment file (TOML) and write its table, CSV/JSON and plots.
     Sim(cosched_sim::cli::SimArgs),
     /// Measure the simulator's speed: events per second and the 1,000,000-round-trip Latency run.
@@ -32,6 +37,7 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::Reproduce(args) => reproduce::run(args),
         Command::Sim(args) => cosched_sim::cli::run(args),
         Command::SimBench(args) => cosched_sim::cli::bench(args),
         Command::Bench(args) => cosched_bench::cli::run(args),

@@ -64,7 +64,9 @@ impl Ratio {
         let e = mean_ci90(&logs)?;
         Some(Ratio {
             mean: e.mean.exp(),
-            interval: e.half_width.map(|h| ((e.mean - h).exp(), (e.mean + h).exp())),
+            interval: e
+                .half_width
+                .map(|h| ((e.mean - h).exp(), (e.mean + h).exp())),
             pairs: e.n,
         })
     }
@@ -155,8 +157,7 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                     runs: group.len(),
                     rate,
                     vs_baseline: base.and_then(|b| paired(&own, &b, 1.0)),
-                    vs_fair_bound: dedicated
-                        .and_then(|d| paired(&own, &d, 1.0 / (k as f64 + 1.0))),
+                    vs_fair_bound: dedicated.and_then(|d| paired(&own, &d, 1.0 / (k as f64 + 1.0))),
                     job_fairness: estimate(&job_f),
                     competitor_fairness: (!comp_f.is_empty()).then(|| estimate(&comp_f)),
                     agent_cpu_fraction: m(&|r| r.measurement.agent_cpu_fraction),
@@ -388,7 +389,10 @@ mod tests {
         assert!((r.mean - 4.0).abs() < 1e-12);
         assert_eq!(r.pairs, 2);
         let (lo, hi) = r.interval.unwrap();
-        assert!(lo < 4.0 && hi > 4.0 && (lo * hi - 16.0).abs() < 1e-9, "symmetric in logs");
+        assert!(
+            lo < 4.0 && hi > 4.0 && (lo * hi - 16.0).abs() < 1e-9,
+            "symmetric in logs"
+        );
         assert_eq!(Ratio::of_pairs(&[3.0]).unwrap().interval, None);
         assert_eq!(Ratio::of_pairs(&[]), None);
         assert_eq!(Ratio::of_pairs(&[1.0, 0.0]), None);

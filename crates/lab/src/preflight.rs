@@ -71,7 +71,7 @@ pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), Pref
     let plan_program = programs::program_binary(experiment.program.kind);
     needed.push(plan_program.to_string());
     for name in needed {
-        let path = binaries.bench(&name);
+        let (path, _) = binaries.bench_invocation(&name);
         if !path.is_file() {
             let hint = if experiment.program.kind == ProgramKind::MpiPingpong
                 && name == plan_program

@@ -65,8 +65,8 @@ pub fn plan(
     mpi: Option<&MpiLauncher>,
 ) -> Result<Vec<NodeProcess>> {
     let nodes = network.nodes();
-    let program = binaries.bench(program_binary(spec.kind));
     if spec.kind == ProgramKind::MpiPingpong {
+        let program = binaries.bench(program_binary(spec.kind));
         let mpi = mpi.context("an MPI program needs the cluster's MPI launcher")?;
         return Ok(vec![NodeProcess {
             node: 0,
@@ -75,15 +75,17 @@ pub fn plan(
             reports: true,
         }]);
     }
+    let (program, prefix) = binaries.bench_invocation(program_binary(spec.kind));
     let root = format!("{}:{PORT}", network.node_address(0));
     Ok((0..nodes)
         .map(|node| {
-            let mut args = vec![
+            let mut args = prefix.clone();
+            args.extend([
                 "--rank".to_string(),
                 node.to_string(),
                 "--ranks".to_string(),
                 nodes.to_string(),
-            ];
+            ]);
             if node == 0 {
                 args.extend(["--listen".to_string(), root.clone()]);
             } else {

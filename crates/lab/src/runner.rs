@@ -58,6 +58,20 @@ impl Binaries {
         }
         self.bench_dir.join(name)
     }
+
+    /// How to start benchmark program `name`: its own binary (`cosched-pingpong`) where it is built, else the
+    /// same code through `cosched bench pingpong` (so `cargo run -p cosched` alone is enough for the lab).
+    /// Returns the program and the arguments that go before the program's own.
+    pub fn bench_invocation(&self, name: &str) -> (PathBuf, Vec<String>) {
+        let own = self.bench(name);
+        match name.strip_prefix("cosched-") {
+            Some(program) if !own.is_file() && self.cosched.is_file() => (
+                self.cosched.clone(),
+                vec!["bench".to_string(), program.to_string()],
+            ),
+            _ => (own, Vec::new()),
+        }
+    }
 }
 
 /// One run to do.
@@ -71,10 +85,7 @@ pub struct RunSpec<'a> {
 
 /// The label of a (configuration, receive mode) series: `agent, spin-block:1600`.
 pub fn series_label(configuration: &str, mode: &ReceiveMode) -> String {
-    format!(
-        "{configuration}, {}",
-        mode.as_arg()
-    )
+    format!("{configuration}, {}", mode.as_arg())
 }
 
 /// Every run of the experiment, in execution order: repetition, mode, K, configuration. The configurations of
@@ -172,7 +183,9 @@ pub fn run_once(
     let mut competitors = Vec::new();
     for node in 0..cluster.nodes() {
         for k in 0..spec.competitors {
-            let command = Command::new(binaries.bench(COMPETITOR_BINARY));
+            let (program, prefix) = binaries.bench_invocation(COMPETITOR_BINARY);
+            let mut command = Command::new(program);
+            command.args(prefix);
             let process = ManagedProcess::spawn(
                 format!("n{node} competitor {k}"),
                 command,

@@ -47,9 +47,15 @@ pub struct DcsParams {
 
 impl DcsParams {
     /// The paper's setting for spin-only receive: `E = -1, C = 0`.
-    pub const SPIN_ONLY: DcsParams = DcsParams { exponent: -1, constant_ns: 0 };
+    pub const SPIN_ONLY: DcsParams = DcsParams {
+        exponent: -1,
+        constant_ns: 0,
+    };
     /// The paper's setting for spin-block receive: `E = 2, C = 100 ms`.
-    pub const SPIN_BLOCK: DcsParams = DcsParams { exponent: 2, constant_ns: 100 * crate::MILLIS };
+    pub const SPIN_BLOCK: DcsParams = DcsParams {
+        exponent: 2,
+        constant_ns: 100 * crate::MILLIS,
+    };
     /// The widest exponent accepted; `2^±40` is already far beyond any useful setting.
     pub const MAX_ABS_EXPONENT: i32 = 40;
 
@@ -99,7 +105,9 @@ pub fn fair_to_preempt(params: &DcsParams, inputs: &DcsInputs) -> bool {
     let gap = inputs.now.saturating_sub(previous) as i128;
     let constant = params.constant_ns as i128;
     let run_queue_time = inputs.min_quantum as i128 * inputs.run_queue_len as i128;
-    let e = params.exponent.clamp(-DcsParams::MAX_ABS_EXPONENT, DcsParams::MAX_ABS_EXPONENT);
+    let e = params
+        .exponent
+        .clamp(-DcsParams::MAX_ABS_EXPONENT, DcsParams::MAX_ABS_EXPONENT);
     if e >= 0 {
         (gap << e) + constant >= run_queue_time
     } else {
@@ -171,13 +179,19 @@ mod tests {
     #[test]
     fn empty_run_queue_is_always_fair() {
         // R = 0: Tq R = 0 and 2^E × gap + C >= 0 always.
-        assert!(fair_to_preempt(&DcsParams::SPIN_ONLY, &inputs(1, Some(1), 0)));
+        assert!(fair_to_preempt(
+            &DcsParams::SPIN_ONLY,
+            &inputs(1, Some(1), 0)
+        ));
     }
 
     #[test]
     fn negative_exponent_is_exact_on_odd_gaps() {
         // E = -3: gap / 8 >= Tq R. Tq = 20 ms, R = 1: need gap >= 160 ms; 159.999999 ms must be refused.
-        let p = DcsParams { exponent: -3, constant_ns: 0 };
+        let p = DcsParams {
+            exponent: -3,
+            constant_ns: 0,
+        };
         let mut i = inputs(0, Some(0), 1);
         i.now = 160 * MILLIS - 1;
         assert!(!fair_to_preempt(&p, &i));
@@ -188,20 +202,39 @@ mod tests {
     #[test]
     fn previous_boost_in_the_future_counts_as_zero_gap() {
         // Tp > Tc (cross-CPU clock skew): gap 0, E = -1, C = 0, R = 1 → 0 >= 20 ms is false.
-        assert!(!fair_to_preempt(&DcsParams::SPIN_ONLY, &inputs(10, Some(11), 1)));
+        assert!(!fair_to_preempt(
+            &DcsParams::SPIN_ONLY,
+            &inputs(10, Some(11), 1)
+        ));
     }
 
     #[test]
     fn decision_follows_figure_two() {
         let p = DcsParams::SPIN_ONLY;
-        assert_eq!(decide(&p, true, &inputs(0, None, 3)), DcsDecision::AlreadyRunning);
+        assert_eq!(
+            decide(&p, true, &inputs(0, None, 3)),
+            DcsDecision::AlreadyRunning
+        );
         assert_eq!(decide(&p, false, &inputs(0, None, 3)), DcsDecision::Boost);
-        assert_eq!(decide(&p, false, &inputs(1, Some(0), 3)), DcsDecision::Refuse);
+        assert_eq!(
+            decide(&p, false, &inputs(1, Some(0), 3)),
+            DcsDecision::Refuse
+        );
     }
 
     #[test]
     fn exponent_range_is_validated() {
-        assert!(DcsParams { exponent: 41, constant_ns: 0 }.validate().is_err());
-        assert!(DcsParams { exponent: -5, constant_ns: 0 }.validate().is_ok());
+        assert!(DcsParams {
+            exponent: 41,
+            constant_ns: 0
+        }
+        .validate()
+        .is_err());
+        assert!(DcsParams {
+            exponent: -5,
+            constant_ns: 0
+        }
+        .validate()
+        .is_ok());
     }
 }

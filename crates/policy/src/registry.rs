@@ -99,10 +99,13 @@ pub fn all() -> Vec<PolicyInfo> {
 
 /// Looks a policy up by name.
 pub fn find(name: &str) -> Result<PolicyInfo, UnknownPolicy> {
-    all().into_iter().find(|p| p.name == name).ok_or_else(|| UnknownPolicy {
-        name: name.to_string(),
-        valid: all().iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
-    })
+    all()
+        .into_iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| UnknownPolicy {
+            name: name.to_string(),
+            valid: all().iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
+        })
 }
 
 /// A policy name nobody registered.
@@ -120,7 +123,11 @@ pub fn render_table() -> String {
         out.push_str(&format!("{:<12} {}\n", p.name, p.summary));
         out.push_str(&format!("{:<12}   seed: {}\n", "", p.seed));
         for param in &p.params {
-            let unit = if param.unit.is_empty() { String::new() } else { format!(" {}", param.unit) };
+            let unit = if param.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", param.unit)
+            };
             out.push_str(&format!(
                 "{:<12}   --{:<14} default {}{}  {}\n",
                 "", param.name, param.default, unit, param.description

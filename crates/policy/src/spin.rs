@@ -40,7 +40,9 @@ pub enum ReceiveMode {
 impl ReceiveMode {
     /// Spin-block with the seed's 1600 µs.
     pub const fn spin_block_default() -> Self {
-        ReceiveMode::SpinBlock { spin_ns: DEFAULT_SPIN }
+        ReceiveMode::SpinBlock {
+            spin_ns: DEFAULT_SPIN,
+        }
     }
 
     /// How long a receiver in this mode polls before it blocks; `None` means it never blocks.
@@ -93,7 +95,10 @@ impl std::str::FromStr for ReceiveMode {
 
     /// Reads `spin-only`, `spin-block` (the seed's 1600 µs), `spin-block:<us>` or `block`.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let error = |hint| ReceiveModeError { given: text.to_string(), hint };
+        let error = |hint| ReceiveModeError {
+            given: text.to_string(),
+            hint,
+        };
         match text.trim() {
             "spin-only" => Ok(ReceiveMode::SpinOnly),
             "block" => Ok(ReceiveMode::Block),
@@ -101,8 +106,12 @@ impl std::str::FromStr for ReceiveMode {
             other => match other.strip_prefix("spin-block:") {
                 Some(us) => match us.trim_end_matches("us").parse::<u64>() {
                     Ok(0) => Err(error(" (a spin time of 0 is `block`)")),
-                    Ok(us) => Ok(ReceiveMode::SpinBlock { spin_ns: us * MICROS }),
-                    Err(_) => Err(error(" (the spin time is whole microseconds, e.g. spin-block:1600)")),
+                    Ok(us) => Ok(ReceiveMode::SpinBlock {
+                        spin_ns: us * MICROS,
+                    }),
+                    Err(_) => Err(error(
+                        " (the spin time is whole microseconds, e.g. spin-block:1600)",
+                    )),
                 },
                 None => Err(error("")),
             },
@@ -142,7 +151,10 @@ mod tests {
 
     #[test]
     fn spin_only_never_blocks_and_block_never_spins() {
-        assert_eq!(ReceiveMode::SpinOnly.after_spinning(u64::MAX), WaitAction::KeepSpinning);
+        assert_eq!(
+            ReceiveMode::SpinOnly.after_spinning(u64::MAX),
+            WaitAction::KeepSpinning
+        );
         assert_eq!(ReceiveMode::Block.after_spinning(0), WaitAction::Block);
     }
 
@@ -151,9 +163,15 @@ mod tests {
         assert_eq!("spin-only".parse(), Ok(ReceiveMode::SpinOnly));
         assert_eq!("block".parse(), Ok(ReceiveMode::Block));
         // The bare form is the seed's 1600 µs = 1 600 000 ns.
-        assert_eq!("spin-block".parse(), Ok(ReceiveMode::SpinBlock { spin_ns: 1_600_000 }));
+        assert_eq!(
+            "spin-block".parse(),
+            Ok(ReceiveMode::SpinBlock { spin_ns: 1_600_000 })
+        );
         // Seed 001's SB: 800 µs = 800 000 ns.
-        assert_eq!("spin-block:800".parse(), Ok(ReceiveMode::SpinBlock { spin_ns: 800_000 }));
+        assert_eq!(
+            "spin-block:800".parse(),
+            Ok(ReceiveMode::SpinBlock { spin_ns: 800_000 })
+        );
         for text in ["spin-only", "block", "spin-block:1600", "spin-block:800"] {
             assert_eq!(text.parse::<ReceiveMode>().unwrap().as_arg(), text);
         }
@@ -163,14 +181,23 @@ mod tests {
     fn bad_modes_name_the_valid_ones() {
         let err = "spinblock".parse::<ReceiveMode>().unwrap_err().to_string();
         assert!(err.contains("spin-only, spin-block"), "{err}");
-        let err = "spin-block:fast".parse::<ReceiveMode>().unwrap_err().to_string();
+        let err = "spin-block:fast"
+            .parse::<ReceiveMode>()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("whole microseconds"), "{err}");
-        let err = "spin-block:0".parse::<ReceiveMode>().unwrap_err().to_string();
+        let err = "spin-block:0"
+            .parse::<ReceiveMode>()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("is `block`"), "{err}");
     }
 
     #[test]
     fn labels_are_readable() {
-        assert_eq!(ReceiveMode::spin_block_default().label(), "spin-block(1600us)");
+        assert_eq!(
+            ReceiveMode::spin_block_default().label(),
+            "spin-block(1600us)"
+        );
     }
 }

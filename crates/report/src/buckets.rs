@@ -22,7 +22,10 @@ pub fn bucket_of(edges: &[u64; BUCKET_EDGES], ns: u64) -> usize {
 }
 
 /// A report [`Histogram`] from counts per bucket (`BUCKET_EDGES + 1` of them).
-pub fn histogram_from_counts(edges: &[u64; BUCKET_EDGES], counts: &[u64; BUCKET_EDGES + 1]) -> Histogram {
+pub fn histogram_from_counts(
+    edges: &[u64; BUCKET_EDGES],
+    counts: &[u64; BUCKET_EDGES + 1],
+) -> Histogram {
     Histogram {
         // Finite edges only (JSON has no infinity): the extra last count is the open-ended bucket.
         upper_edges_us: edges.iter().map(|&ns| ns as f64 / 1000.0).collect(),

@@ -19,8 +19,8 @@
 //! | [`write`] | `runs.json`, `runs.csv`, `summary.csv`, `summary_jobs.csv` |
 //! | [`plot`] | SVG plots: metric vs competitors (log or linear), job bars, round-trip histograms |
 
-pub mod plot;
 pub mod buckets;
+pub mod plot;
 pub mod schema;
 pub mod stats;
 pub mod summary;

@@ -32,6 +32,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile u64 grace_ns = 100000;    /* 100 us: a receiver that ran this recently needs no help */
 const volatile u64 renotify_ns = 1000000; /* 1 ms: a flagged arrival still pending is handed over again */
 const volatile u64 rq_refresh_ns = 1000000; /* 1 ms: how stale R may get before an arrival refreshes it */
+const volatile u64 poll_grain_ns = 50000;   /* 50 us: resolution of a task's last empty poll (last_poll_ns) */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
 u64 stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE] __attribute__((aligned(128)));
@@ -293,8 +294,14 @@ int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 	 * spinning waiter (whose CPU time is wasted while its peer is off its CPU) from a computing thread. */
 	if (ret == -11 /* EAGAIN */) {
 		t = bpf_map_lookup_elem(&tasks, &tid);
-		if (t)
-			t->last_poll_ns = bpf_ktime_get_ns();
+		if (t) {
+			u64 now = bpf_ktime_get_ns();
+
+			/* Written at most every poll_grain_ns: the arrival path writes the same entry from the sender's
+			 * CPU, and a store on every poll would bounce its cache line between the two CPUs. */
+			if (now - t->last_poll_ns > poll_grain_ns)
+				t->last_poll_ns = now;
+		}
 		return 0;
 	}
 	if (ret <= 0)
