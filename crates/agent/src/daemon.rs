@@ -29,8 +29,8 @@
 //! processes, and lowers processes overdrawn by their CFS time alone.
 //!
 //! ## Terminology
-//! - thread state: `Normal`, `Boosted { until }`, `Demoted`; `orig` = attributes read just before leaving
-//!   `Normal`, written back on return.
+//! - thread state: `Normal`, `Boosted { until }`, `Demoted` (nice 19: overdrawn or parked); `orig` =
+//!   attributes read just before leaving `Normal`, written back on return.
 //! - `Tp`: per process, the time of the last boost attempt (DCS), in CLOCK_MONOTONIC ns (= `bpf_ktime_get_ns`).
 //!
 //! ## Algorithm
@@ -165,9 +165,8 @@ enum Mode {
         since: Nanos,
         ext: Nanos,
     },
-    Demoted {
-        since: Nanos,
-    },
+    /// Nice 19: overdrawn (paying back) or parked (spin-waiting for a peer that stopped answering).
+    Demoted,
 }
 
 struct Thread {
@@ -598,7 +597,7 @@ impl Agent {
         }
         let set = SchedAttr::fifo(self.cfg.rt_prio);
         // A demoted thread already has its guardian slot (holding nice 19): the slot now records the boost.
-        let demoted = matches!(t.mode, Mode::Demoted { .. });
+        let demoted = matches!(t.mode, Mode::Demoted);
         let slot = match t.slot {
             Some(slot) => {
                 self.guardian.update(slot, &set);
@@ -689,7 +688,7 @@ impl Agent {
             return;
         };
         let prior = match t.mode {
-            Mode::Demoted { .. } => return,
+            Mode::Demoted => return,
             Mode::Normal if !t.orig.is_realtime() && t.orig.sched_policy <= sched::SCHED_BATCH => {
                 t.orig
             }
@@ -719,7 +718,7 @@ impl Agent {
             Ok(()) => {
                 t.orig = prior;
                 t.slot = Some(slot);
-                t.mode = Mode::Demoted { since: now_ns() };
+                t.mode = Mode::Demoted;
             }
             Err(err) => {
                 self.guardian.release(slot);
@@ -801,12 +800,12 @@ impl Agent {
             .collect();
         let mut any = false;
         for tid in tids {
-            if !matches!(self.threads[&tid].mode, Mode::Demoted { .. }) {
+            if !matches!(self.threads[&tid].mode, Mode::Demoted) {
                 self.demote_thread(tid);
                 any |= self
                     .threads
                     .get(&tid)
-                    .is_some_and(|t| matches!(t.mode, Mode::Demoted { .. }));
+                    .is_some_and(|t| matches!(t.mode, Mode::Demoted));
             }
         }
         if any {
@@ -854,17 +853,15 @@ impl Agent {
             if !self.cfg.demote {
                 continue;
             }
-            let demoted: Vec<(u32, Nanos)> = self
+            let demoted: Vec<u32> = self
                 .threads
                 .iter()
-                .filter_map(|(&k, t)| match t.mode {
-                    Mode::Demoted { since } if t.target.tgid == tgid => Some((k, since)),
-                    _ => None,
-                })
+                .filter(|(_, t)| t.mode == Mode::Demoted && t.target.tgid == tgid)
+                .map(|(&k, _)| k)
                 .collect();
             let contested = p.last_r > 1;
             if repaid || !contested {
-                for (tid, _since) in demoted {
+                for tid in demoted {
                     let task = self.obs.task(tid).unwrap_or_default();
                     if !contested {
                         // Nobody left to yield to.
@@ -979,7 +976,7 @@ impl Agent {
         // parent's own nice, thanks to reset-on-fork): give it the parent's original attributes.
         let parent = e.cpu;
         let Some(porig) = self.threads.get(&parent).and_then(|p| match p.mode {
-            Mode::Demoted { .. } => Some(p.orig),
+            Mode::Demoted => Some(p.orig),
             _ => None,
         }) else {
             return;

@@ -15,10 +15,10 @@
  *                                why the owner comes from the socket map and not from `current`.
  *
  * Decision made here (so most arrivals never wake user space): an arrival is flagged only when its receiver is
- * off its CPU, shares that CPU with others (R > 1), was preempted (still runnable) or blocked more than `grace_ns` ago, and has no earlier flagged
- * arrival pending (or that one was handed
- * over more than `renotify_ns` ago: the agent may have refused it then and allow it now). The layouts are in
- * intf.h, shared with src/intf.rs.
+ * off its CPU, shares that CPU with others (R > 1), was preempted (still runnable) or blocked more than
+ * `grace_ns` ago, and has no earlier flagged arrival pending (or that one was handed over more than
+ * `renotify_ns` ago: the agent may have refused it then and allow it now). The layouts are in intf.h, shared
+ * with src/intf.rs.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
