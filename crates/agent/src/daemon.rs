@@ -187,6 +187,17 @@ struct Process {
     r_count: u64,
     registered_ns: Nanos,
     cpu_at_start_ticks: u64,
+    /// The CPU time the budget was last charged with (BPF's kernel-booked runtime, ns), kept for the job's
+    /// statistics after the process is gone.
+    booked_ns: Nanos,
+}
+
+impl Process {
+    /// Brings the budget up to `now` with the process's CPU time `cpu` (ns since it became managed).
+    fn charge(&mut self, now: Nanos, cpu: Nanos) {
+        self.booked_ns = cpu;
+        self.budget.update(now, cpu, self.last_r);
+    }
 }
 
 struct Job {
@@ -197,6 +208,8 @@ struct Job {
     ended_ns: Option<Nanos>,
     /// CPU seconds and per-process shares of processes that already ended.
     done_cpu_s: f64,
+    /// The same, as the budget charged it.
+    done_booked_s: f64,
     done_shares: Vec<(f64, f64)>,
     counters: Counters,
 }
@@ -752,7 +765,7 @@ impl Agent {
                         p.last_r = task.rq_len;
                     }
                     let cpu = cpu_of(&self.obs, &self.threads, tgid, now).unwrap_or(0);
-                    p.budget.update(now, cpu, p.last_r);
+                    p.charge(now, cpu);
                     (p.budget.may_boost(), p.budget.overdrawn(), p.job)
                 }
                 None => (false, false, 0),
@@ -848,7 +861,7 @@ impl Agent {
             if let Some(r) = r {
                 p.last_r = r;
             }
-            p.budget.update(now, cpu, p.last_r);
+            p.charge(now, cpu);
             let (over, repaid) = (p.budget.overdrawn(), p.budget.repaid());
             if !self.cfg.demote {
                 continue;
@@ -1012,6 +1025,7 @@ impl Agent {
                 r_count: 0,
                 registered_ns: now,
                 cpu_at_start_ticks: proc_cpu_ticks(tgid).unwrap_or(0),
+                booked_ns: cpu,
             },
         );
         self.arm_tick();
@@ -1059,6 +1073,7 @@ impl Agent {
         };
         if let Some(j) = self.jobs.get_mut(&p.job) {
             j.done_cpu_s += cpu_s;
+            j.done_booked_s += p.booked_ns as f64 / 1e9;
             if wall > 0.0 {
                 j.done_shares.push((cpu_s / wall, n * cpu_s / wall));
             }
@@ -1225,6 +1240,7 @@ impl Agent {
                 registered_ns: now,
                 ended_ns: None,
                 done_cpu_s: 0.0,
+                done_booked_s: 0.0,
                 done_shares: Vec::new(),
                 counters: Counters::default(),
             },
@@ -1255,6 +1271,7 @@ impl Agent {
             .values()
             .map(|j| {
                 let mut cpu_s = j.done_cpu_s;
+                let mut booked_s = j.done_booked_s;
                 let mut shares = j.done_shares.clone();
                 let mut live_threads = 0;
                 let mut live_processes = 0;
@@ -1276,6 +1293,9 @@ impl Agent {
                         1.0
                     };
                     cpu_s += c;
+                    booked_s += cpu_of(&self.obs, &self.threads, p.tgid, now)
+                        .unwrap_or(p.booked_ns) as f64
+                        / 1e9;
                     if wall > 0.0 {
                         shares.push((c / wall, n * c / wall));
                     }
@@ -1289,6 +1309,7 @@ impl Agent {
                     live_threads,
                     wall_s: (j.ended_ns.unwrap_or(now) - j.registered_ns) as f64 / 1e9,
                     cpu_s,
+                    booked_cpu_s: booked_s,
                     cpu_share: shares.iter().map(|s| s.0).sum::<f64>() / k,
                     fairness: shares.iter().map(|s| s.1).sum::<f64>() / k,
                     boosts_granted: j.counters.granted,

@@ -66,6 +66,7 @@ pub struct Task {
     pub runtime_ns: u64,
     pub last_poll_ns: u64,
     pub last_got_ns: u64,
+    pub exec_in_ns: u64,
 }
 
 /// `struct cosched_proc`: per-process state, key = tgid.
@@ -122,7 +123,7 @@ unsafe impl Pod for Task {}
 unsafe impl Pod for Proc {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 96);
+const _: () = assert!(std::mem::size_of::<Task>() == 104);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);
 

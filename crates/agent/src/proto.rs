@@ -63,6 +63,9 @@ pub struct JobStats {
     pub wall_s: f64,
     /// CPU time of all its processes while managed, from `/proc/<pid>/stat` (utime + stime).
     pub cpu_s: f64,
+    /// The CPU time the budget charged its processes: the kernel's own `se.sum_exec_runtime`, read by BPF at
+    /// every context switch (it should agree with `cpu_s`; the budget is only as fair as this is right).
+    pub booked_cpu_s: f64,
     /// Mean over its processes of `Tcpu / Twall` (share of one CPU).
     pub cpu_share: f64,
     /// Mean over its processes of `F = N × Tcpu / Twall`, `N` the mean run-queue length seen at its arrivals

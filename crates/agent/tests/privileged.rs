@@ -247,6 +247,16 @@ fn helper_entry() {
                 }
             }
         }
+        // Blocking echo pinned to CPU `cpu`: reads one byte, writes it back, blocks again (a blocking receiver
+        // of a ping-pong).
+        "echo" => {
+            let (port, cpu) = arg.split_once(',').unwrap();
+            pin(cpu.parse().unwrap());
+            let mut s = TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+            s.set_nodelay(true).unwrap();
+            let mut b = [0u8; 1];
+            while s.read_exact(&mut b).is_ok() && s.write_all(&b).is_ok() {}
+        }
         // CPU-bound competitor pinned to CPU `arg`.
         "spin" => {
             pin(arg.parse().unwrap());
@@ -262,6 +272,20 @@ fn pin(cpu: usize) {
     let mut set = nix::sched::CpuSet::new();
     set.set(cpu).unwrap();
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).unwrap();
+}
+
+/// A process's CPU time as the scheduler booked it: the sum of `/proc/<pid>/task/*/schedstat`, ns (a helper's
+/// work runs on the test harness's thread, not its main thread).
+fn cpu_ns(pid: u32) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let s = std::fs::read_to_string(e.path().join("schedstat")).ok()?;
+            s.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .sum()
 }
 
 fn cpu_ticks(pid: u32) -> u64 {
@@ -550,6 +574,76 @@ fn a_flooding_process_gets_no_more_than_its_fair_share() {
         },
     );
     drop((rx, comp));
+}
+
+#[test]
+fn a_blocking_receiver_gets_no_more_than_its_fair_share() {
+    let _serial = privileged!();
+    // A managed echo that blocks for every message, beside a CPU-bound competitor on its CPU, answering a peer
+    // (this test) that sends the next message as soon as the reply is in: it wakes, runs some 20 us and blocks
+    // again, tens of thousands of times a second. Its boosts are extended while the messages keep coming, so
+    // only the budget holds it to its share; that needs its CPU time counted the way the kernel books it (the
+    // time between the switch tracepoints missed about 1.5 us a switch: the echo took 0.64 of the CPU while the
+    // agent saw 0.52).
+    let ncpu = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if ncpu < 2 {
+        eprintln!("SKIPPED: needs 2 CPUs (the echo and its competitor on one, the peer on the other)");
+        return;
+    }
+    let agent = AgentProc::start(&[]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let echo = helper(&format!("echo:{port},1"));
+    let (mut s, _) = l.accept().unwrap();
+    s.set_nodelay(true).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    agent.client().register(echo.pid(), "echo").unwrap();
+    let comp = helper("spin:1");
+    pin(0);
+    std::thread::sleep(Duration::from_millis(300));
+    let booked = |st: &AgentStats| -> f64 {
+        st.jobs
+            .iter()
+            .find(|j| j.root_pid == echo.pid())
+            .map_or(0.0, |j| j.booked_cpu_s)
+    };
+    // Longer than the budget's starting burst (160 ms) by far, so the burst adds at most a few percent.
+    let b0 = booked(&agent.stats());
+    let (e0, c0, t0) = (cpu_ns(echo.pid()), cpu_ns(comp.pid()), Instant::now());
+    let mut b = [0u8; 1];
+    let mut round_trips = 0u64;
+    while t0.elapsed() < Duration::from_secs(4) {
+        s.write_all(b"p").unwrap();
+        s.read_exact(&mut b).unwrap();
+        round_trips += 1;
+    }
+    let (e1, c1) = (cpu_ns(echo.pid()), cpu_ns(comp.pid()));
+    let st = agent.stats();
+    let (e, c) = ((e1 - e0) as f64, (c1 - c0) as f64);
+    let share = e / (e + c).max(1.0);
+    let seen = (booked(&st) - b0) * 1e9 / e.max(1.0);
+    eprintln!(
+        "blocking echo: {round_trips} round trips, echo share {share:.3}, CPU charged / booked by the kernel \
+         {seen:.3}, boosts {} extended {} (refused budget {}, demotions {})",
+        st.boosts_granted, st.boosts_extended, st.refused_budget, st.demotions
+    );
+    assert!(
+        st.boosts_granted > 0,
+        "the echo was never boosted, so the budget was not exercised: {st:?}"
+    );
+    // The stats are sampled a moment apart from schedstat: a few percent either way.
+    assert!(
+        (0.95..=1.05).contains(&seen),
+        "the budget charged the echo {seen:.3} × the CPU time the kernel booked for it"
+    );
+    // Fair share 0.5, plus the 160 ms burst over 4 s (0.04) and the 10 ms tick's lag.
+    assert!(
+        share <= 0.58,
+        "the blocking echo took {share:.3} of its CPU (fair share 0.5): the budget missed some of its CPU time"
+    );
+    drop((echo, comp));
 }
 
 #[test]

@@ -67,15 +67,16 @@ struct cosched_task {
 	u64 flagged_ns;        /* arrival time of the pending flagged arrival (the reaction is measured from it) */
 	u64 notified_ns;       /* when user space was last told about it (re-told after `renotify_ns`) */
 	u64 rq_len_ns;         /* when rq_len was last refreshed at an arrival (at most every `rq_refresh_ns`) */
-	u64 runtime_ns;        /* total on-CPU time seen since it became managed */
+	u64 runtime_ns;        /* total CPU time booked by the kernel (se.sum_exec_runtime) since it became managed */
 	u64 last_poll_ns;      /* last receive that found no data (EAGAIN): a spinning receiver polling */
 	u64 last_got_ns;       /* last receive that returned data */
+	u64 exec_in_ns;        /* its se.sum_exec_runtime at the last switch-in */
 };
 
 /* Per-process state (procs map, key = tgid). */
 struct cosched_proc {
 	u64 job;               /* job id the agent gave at registration, inherited by children */
-	u64 runtime_ns;        /* total on-CPU time of all its threads since managed */
+	u64 runtime_ns;        /* total CPU time of all its threads since managed (kernel accounting) */
 };
 
 /* Ring-buffer event, BPF -> user space. */
