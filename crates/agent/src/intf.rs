@@ -67,6 +67,8 @@ pub struct Task {
     pub last_poll_ns: u64,
     pub last_got_ns: u64,
     pub exec_in_ns: u64,
+    pub last_sk: u64,
+    pub last_sk_ns: u64,
 }
 
 /// `struct cosched_proc`: per-process state, key = tgid.
@@ -123,7 +125,7 @@ unsafe impl Pod for Task {}
 unsafe impl Pod for Proc {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 104);
+const _: () = assert!(std::mem::size_of::<Task>() == 120);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);
 

@@ -11,7 +11,8 @@
  *                                run-queue length, reaction histogram
  *   sched_process_fork           children and threads of a managed task become managed
  *   sched_process_exit           a managed thread's entry goes away (so a reused tid is never "managed")
- *   sock_send_length, sock_recv_length   socket -> owning thread (they run in the owner's context)
+ *   sock_recv_length             socket -> receiving thread (runs in its context); empty polls of spinning
+ *                                receivers; last successful receive
  *   sk_data_ready                arrival; for TCP this runs in NET_RX softirq on the SENDER's CPU, which is
  *                                why the owner comes from the socket map and not from `current`.
  *
@@ -34,6 +35,7 @@ const volatile u64 grace_ns = 100000;    /* 100 us: a receiver that ran this rec
 const volatile u64 renotify_ns = 1000000; /* 1 ms: a flagged arrival still pending is handed over again */
 const volatile u64 rq_refresh_ns = 1000000; /* 1 ms: how stale R may get before an arrival refreshes it */
 const volatile u64 poll_grain_ns = 50000;   /* 50 us: resolution of a task's last empty poll (last_poll_ns) */
+const volatile u64 relearn_ns = 1000000;    /* 1 ms: how often a thread's socket is written to the socket map again */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
 u64 stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE] __attribute__((aligned(128)));
@@ -263,68 +265,80 @@ int BPF_PROG(cosched_exit, struct task_struct *p, bool group_dead)
 	return 0;
 }
 
-/* Remember which managed thread uses a socket. `prefer` = the receiving side overwrites, the sending side only
- * fills in an unknown socket (the receiver is the thread a message should wake). */
-static __always_inline void learn_socket(void *sk, bool prefer)
+/* The tasks entry of the current thread if it belongs to a managed process; a thread of a managed process that
+ * the agent has not met yet (one that existed at registration and was missed) gets an entry here. */
+static __always_inline struct cosched_task *current_task(u32 tid, u32 tgid)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid = id >> 32, tid = (u32)id;
+	struct cosched_task *t = bpf_map_lookup_elem(&tasks, &tid);
+	struct cosched_task fresh = {};
+
+	if (t)
+		return t;
+	if (!bpf_map_lookup_elem(&procs, &tgid))
+		return NULL;
+	fresh.tgid = tgid;
+	fresh.last_cpu = bpf_get_smp_processor_id();
+	if (bpf_map_update_elem(&tasks, &tid, &fresh, BPF_NOEXIST) && !bpf_map_lookup_elem(&tasks, &tid)) {
+		stat_inc(COSCHED_STAT_MAP_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&tasks, &tid);
+}
+
+/* Remember that thread `tid` (its entry `t`) receives on `sk`: the thread a message on it should wake. The
+ * entry remembers the socket it last learned, so a thread that keeps receiving on one socket pays the socket map
+ * only every `relearn_ns` (which also keeps the LRU entry young), not on every message. */
+static __always_inline void learn_socket(struct cosched_task *t, u32 tid, const void *sk, u64 now)
+{
 	u64 key = (u64)sk;
 	u32 *owner;
 
-	owner = bpf_map_lookup_elem(&socks, &key);
-	if (owner && (*owner == tid || !prefer))
-		return; /* the common case: one lookup per message */
-	if (!bpf_map_lookup_elem(&procs, &tgid))
+	if (t->last_sk == key && now - t->last_sk_ns < relearn_ns)
 		return;
-	if (!bpf_map_lookup_elem(&tasks, &tid)) {
-		/* A thread of a managed process the agent has not seen yet (registered before it existed is
-		 * covered by fork; this covers threads that existed at registration and were missed). */
-		struct cosched_task t = { .tgid = tgid, .last_cpu = bpf_get_smp_processor_id() };
-
-		if (bpf_map_update_elem(&tasks, &tid, &t, BPF_NOEXIST) && !bpf_map_lookup_elem(&tasks, &tid)) {
-			stat_inc(COSCHED_STAT_MAP_FULL);
-			return;
-		}
-	}
+	t->last_sk = key;
+	t->last_sk_ns = now;
+	owner = bpf_map_lookup_elem(&socks, &key);
+	if (owner && *owner == tid)
+		return;
 	if (bpf_map_update_elem(&socks, &key, &tid, BPF_ANY))
 		stat_inc(COSCHED_STAT_MAP_FULL);
 }
 
+/* Runs in the receiving thread's context at the end of every recvmsg/read on a socket. The only per-message hook
+ * on the receiving side: sockets are learned here (a send says nothing the first receive does not), so a
+ * message that arrives before its receiver ever called recv on the socket goes unflagged, once. */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 {
-	u32 tid = (u32)bpf_get_current_pid_tgid();
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tid = (u32)id, tgid = id >> 32;
 	struct cosched_task *t;
+	u64 now;
 
 	/* A spin-only receiver polls with non-blocking recv millions of times a second: an empty poll (-EAGAIN)
-	 * costs one lookup and says only "this thread is waiting for a message", which lets the agent tell a
-	 * spinning waiter (whose CPU time is wasted while its peer is off its CPU) from a computing thread. */
+	 * says "this thread is waiting for a message", which lets the agent tell a spinning waiter (whose CPU time
+	 * is wasted while its peer is off its CPU) from a computing thread. It costs one lookup; the entry is
+	 * written at most every poll_grain_ns, because the arrival path reads it from the sender's CPU. */
 	if (ret == -11 /* EAGAIN */) {
 		t = bpf_map_lookup_elem(&tasks, &tid);
-		if (t) {
-			u64 now = bpf_ktime_get_ns();
-
-			/* Written at most every poll_grain_ns: the arrival path writes the same entry from the sender's
-			 * CPU, and a store on every poll would bounce its cache line between the two CPUs. */
-			if (now - t->last_poll_ns > poll_grain_ns)
-				t->last_poll_ns = now;
+		if (!t)
+			return 0;
+		now = bpf_ktime_get_ns();
+		if (now - t->last_poll_ns > poll_grain_ns) {
+			t->last_poll_ns = now;
+			/* A waiter polling a socket is its receiver, even before anything arrived on it. */
+			learn_socket(t, tid, sk, now);
 		}
 		return 0;
 	}
 	if (ret <= 0)
 		return 0;
-	learn_socket(sk, true);
-	t = bpf_map_lookup_elem(&tasks, &tid);
-	if (t)
-		t->last_got_ns = bpf_ktime_get_ns();
-	return 0;
-}
-
-SEC("tp_btf/sock_send_length")
-int BPF_PROG(cosched_send, struct sock *sk, int ret, int flags)
-{
-	learn_socket(sk, false);
+	t = current_task(tid, tgid);
+	if (!t)
+		return 0;
+	now = bpf_ktime_get_ns();
+	learn_socket(t, tid, sk, now);
+	t->last_got_ns = now;
 	return 0;
 }
 

@@ -71,6 +71,8 @@ struct cosched_task {
 	u64 last_poll_ns;      /* last receive that found no data (EAGAIN): a spinning receiver polling */
 	u64 last_got_ns;       /* last receive that returned data */
 	u64 exec_in_ns;        /* its se.sum_exec_runtime at the last switch-in */
+	u64 last_sk;           /* the socket it last received on (kernel address, a key of the socks map) */
+	u64 last_sk_ns;        /* when that socket was last written to the socks map */
 };
 
 /* Per-process state (procs map, key = tgid). */
