@@ -138,32 +138,20 @@ pub struct AgentStats {
 }
 
 impl AgentStats {
-    /// All reactions (boosted and not) merged.
-    pub fn reaction_all(&self) -> Latency {
-        let n = self
-            .reaction_boosted
-            .log2_us_counts
-            .len()
-            .max(self.reaction_unboosted.log2_us_counts.len());
-        let mut counts = vec![0; n];
-        for row in [
-            &self.reaction_boosted.log2_us_counts,
-            &self.reaction_unboosted.log2_us_counts,
-        ] {
-            for (c, v) in counts.iter_mut().zip(row) {
-                *c += v;
-            }
-        }
-        Latency::from_log2(counts)
-    }
-
     /// Copies the agent's part of a result into the shared schema (`cosched_report::schema::Measurement`).
     pub fn fill_measurement(&self, m: &mut cosched_report::schema::Measurement) {
         m.boosts_granted = self.boosts_granted;
         m.boosts_refused = self.refused_dcs + self.refused_budget;
-        let r = self.reaction_all();
-        m.reaction_p50_us = r.p50_us;
-        m.reaction_p99_us = r.p99_us;
+        // The reaction is the agent's: arrival → receiver on its CPU for the arrivals it boosted. An arrival it
+        // refused (the receiver has had its share) waits its turn by design, up to a budget burst: kept apart.
+        m.reaction_p50_us = self.reaction_boosted.p50_us;
+        m.reaction_p99_us = self.reaction_boosted.p99_us;
+        let waited = &self.reaction_unboosted;
+        m.extra
+            .insert("refused_waits".into(), waited.count as f64);
+        if let Some(p99) = waited.p99_us {
+            m.extra.insert("refused_wait_p99_us".into(), p99);
+        }
         m.agent_cpu_fraction = Some(self.agent_cpu_fraction);
         m.extra
             .insert("agent_ringbuf_drops".into(), self.ringbuf_drops as f64);

@@ -64,7 +64,9 @@ pub struct Measurement {
     /// Coscheduling decisions.
     pub boosts_granted: u64,
     pub boosts_refused: u64,
-    /// Arrival → receiver on a CPU, microseconds (agent / simulator).
+    /// Arrival → receiver on a CPU, microseconds. Simulator: every arrival (0 when the receiver was running).
+    /// Agent: the arrivals it boosted; those it refused for fairness wait their turn by design and are kept apart
+    /// (`extra.refused_waits`, `extra.refused_wait_p99_us`).
     pub reaction_p50_us: Option<f64>,
     pub reaction_p99_us: Option<f64>,
     /// The agent's own CPU use, as a fraction of one CPU (real runs).
