@@ -29,18 +29,22 @@
 //!   [`proto::Client::stats`]; [`proto::AgentStats::fill_measurement`] copies them into the shared result
 //!   schema. Stop the agent with SIGTERM/SIGINT: it restores every task it changed and removes its socket.
 //!
-//! ## Measured (2026-11-22, this 2-vCPU VM; the full table is `docs/lab-dcs.md`)
+//! ## Measured (2026-11-23, this 2-vCPU VM; the full tables are `docs/lab-dcs.md`)
 //! Lab ping-pong, 2 nodes, 128 B over TCP, K CPU-bound competitors per node, 4 s runs, 4 repetitions, default
-//! flags: spin-only reaches 1.18 / 0.95 / 1.00 of the fair-coscheduling bound (K=0 rate / (K+1)) at K = 1, 2, 4
-//! (1.83× / 2.49× / 5.56× the no-agent rate) with job F 1.00–1.07 and competitor F ≥ 0.97; spin-block and block
-//! are never more than 2 % slower than no agent and 4.37× / 5.46× faster at K = 4. Reaction p50 12–23 µs; agent
-//! CPU 0.6–2.0 % of a core. Open: in block mode the job gets more than its share (F 1.33–1.71).
+//! flags: spin-only reaches 0.87 / 0.95 / 0.97 of the fair-coscheduling bound (K=0 rate / (K+1)) at K = 1, 2, 4
+//! (1.93× / 2.76× / 6.43× the no-agent rate) with job F 1.00–1.11 and competitor F ≥ 0.97; spin-block and block
+//! are 6.80× / 2.68× faster at K = 4, at most 5 % slower elsewhere, with job F ≤ 1.12 (block 0.97–0.99). Boosted
+//! reaction p50 14–27 µs, p99 109–151 µs; agent CPU 0.5–1.7 % of a core. With `--slack-ppm 1100000` (10 % over the
+//! fair share, seed 000 §4.2.2) spin-only gives 1.88× / 4.00× / 7.58× at job F 1.10–1.20. An unmodified Open MPI
+//! ping-pong under `cosched run`: 1.75× / 1.19× / 3.68×. Open: the per-message BPF hooks cost 10–20 % of the
+//! rate at K = 0 (spin-only), where nothing needs coscheduling.
 //!
 //! ## Safety properties (each has a privileged test in `tests/privileged.rs`)
 //! - No managed task stays boosted after the agent ends, however it ends (guardian).
 //! - Boosts are not inherited (`SCHED_FLAG_RESET_ON_FORK`).
 //! - A reused pid never makes the agent touch a stranger (pidfds, BPF exit tracking).
-//! - A flooding process cannot get more than its fair CPU share (budget).
+//! - A flooding process cannot get more than its fair CPU share (budget), and a blocking receiver is charged the
+//!   CPU time the kernel booked for it (`se.sum_exec_runtime`), not the time between switch tracepoints.
 //! - The agent only ever touches tasks it was asked to manage, and their descendants.
 
 #[cfg(cosched_bpf)]
