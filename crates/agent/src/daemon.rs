@@ -1293,8 +1293,8 @@ impl Agent {
                         1.0
                     };
                     cpu_s += c;
-                    booked_s += cpu_of(&self.obs, &self.threads, p.tgid, now)
-                        .unwrap_or(p.booked_ns) as f64
+                    booked_s += cpu_of(&self.obs, &self.threads, p.tgid, now).unwrap_or(p.booked_ns)
+                        as f64
                         / 1e9;
                     if wall > 0.0 {
                         shares.push((c / wall, n * c / wall));

@@ -147,8 +147,7 @@ impl AgentStats {
         m.reaction_p50_us = self.reaction_boosted.p50_us;
         m.reaction_p99_us = self.reaction_boosted.p99_us;
         let waited = &self.reaction_unboosted;
-        m.extra
-            .insert("refused_waits".into(), waited.count as f64);
+        m.extra.insert("refused_waits".into(), waited.count as f64);
         if let Some(p99) = waited.p99_us {
             m.extra.insert("refused_wait_p99_us".into(), p99);
         }

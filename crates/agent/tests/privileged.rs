@@ -589,7 +589,9 @@ fn a_blocking_receiver_gets_no_more_than_its_fair_share() {
         .map(|n| n.get())
         .unwrap_or(1);
     if ncpu < 2 {
-        eprintln!("SKIPPED: needs 2 CPUs (the echo and its competitor on one, the peer on the other)");
+        eprintln!(
+            "SKIPPED: needs 2 CPUs (the echo and its competitor on one, the peer on the other)"
+        );
         return;
     }
     let agent = AgentProc::start(&["--grace-us", "0"]);
