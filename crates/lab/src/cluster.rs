@@ -111,7 +111,7 @@ pub fn remove_stale() -> Result<Vec<String>> {
         };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !owner_pid(&name).is_some_and(|pid| !alive(pid)) {
+            if owner_pid(&name).is_none_or(alive) {
                 continue;
             }
             let path = entry.path();
