@@ -182,6 +182,33 @@ impl Observer {
         out
     }
 
+    /// The watch gate as BPF last wrote it.
+    pub fn gate(&self) -> intf::Gate {
+        self.skel
+            .maps
+            .bss_data
+            .as_deref()
+            .map(|bss| {
+                // SAFETY: as in `stats`: the mmapped .bss, read once, volatile.
+                unsafe {
+                    intf::Gate {
+                        watching: std::ptr::read_volatile(&bss.gate.watching),
+                        _pad: 0,
+                        contended_ns: std::ptr::read_volatile(&bss.gate.contended_ns),
+                    }
+                }
+            })
+            .unwrap_or_default()
+    }
+
+    /// Opens or closes the watch gate. BPF may open it again at once if it sees sharing: that is the point.
+    pub fn set_watching(&mut self, on: bool) {
+        if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
+            // SAFETY: the mmapped .bss; a single aligned u32 store, which BPF's loads see whole.
+            unsafe { std::ptr::write_volatile(&mut bss.gate.watching, u32::from(on)) };
+        }
+    }
+
     /// The reaction histogram, `[row][bucket]`.
     pub fn histogram(&self) -> Vec<Vec<u64>> {
         let b = intf::COSCHED_HIST_BUCKETS as usize;

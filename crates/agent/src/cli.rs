@@ -70,6 +70,10 @@ pub struct AgentArgs {
     /// Fairness-monitor period: budgets are updated (and demotions decided) this often.
     #[arg(long, default_value_t = 10.0)]
     pub tick_ms: f64,
+    /// Watch messages only while some managed thread has shared its CPU within this time (the BPF message
+    /// hooks return at once otherwise, so a job with its CPUs to itself pays nothing for them); 0 = always.
+    #[arg(long, default_value_t = 200.0)]
+    pub watch_hold_ms: f64,
     /// The agent's own SCHED_FIFO priority, so it reacts promptly on a busy CPU (0 = stay SCHED_OTHER).
     /// Must be above --rt-prio.
     #[arg(long, default_value_t = 2)]
@@ -173,6 +177,10 @@ impl AgentArgs {
             budget,
             demote: !self.no_demote,
             tick_ns,
+            watch_hold_ns: match ms(self.watch_hold_ms, "watch-hold-ms")? {
+                0 => None,
+                hold => Some(hold),
+            },
             agent_prio: self.agent_prio,
             log_actions: self.log_actions,
             run_for,
@@ -256,6 +264,10 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.arrivals_alone,
         s.arrivals_recent,
         s.arrivals_pending
+    );
+    out += &format!(
+        "watching {:<5}  (closed {} times; arrivals not looked at {}: no managed thread shared its CPU)\n",
+        s.watching, s.watch_closes, s.arrivals_unwatched
     );
     out += &format!(
         "boosts   {:>10} ({:>8.0}/s)  extended {:>7}  refused dcs {:>7}  budget {:>7}  gone {:>5}  demotions {:>6}  boosted now {}\n",

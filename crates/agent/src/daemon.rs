@@ -99,6 +99,8 @@ pub struct Config {
     pub budget: BudgetParams,
     pub demote: bool,
     pub tick_ns: Nanos,
+    /// Close the BPF watch gate once no managed thread has shared its CPU for this long (`None`: never).
+    pub watch_hold_ns: Option<Nanos>,
     /// The agent's own SCHED_FIFO priority (0 = stay SCHED_OTHER).
     pub agent_prio: u32,
     /// Print one line per action (boost, extend, restore, demote, refusals) on stderr.
@@ -129,6 +131,10 @@ impl Config {
             format!("resume_ms={}", self.budget.resume_ns as f64 / 1e6),
             format!("demote={}", self.demote),
             format!("tick_ms={}", self.tick_ns as f64 / 1e6),
+            format!(
+                "watch_hold_ms={}",
+                self.watch_hold_ns.map_or(0.0, |h| h as f64 / 1e6)
+            ),
             format!("agent_prio={}", self.agent_prio),
             format!("log_actions={}", self.log_actions),
         ]
@@ -265,6 +271,8 @@ pub struct Agent {
     not_needed: u64,
     boost_errors: u64,
     restores: u64,
+    /// Times the watch gate was closed (see `update_gate`).
+    watch_closes: u64,
     decision_hist: Vec<u64>,
     wakeup_hist: Vec<u64>,
     last_error: Option<String>,
@@ -365,6 +373,10 @@ impl Agent {
             EpollEvent::new(EpollFlags::EPOLLIN, TOK_GUARD),
         )?;
 
+        let mut obs = obs;
+        if cfg.watch_hold_ns.is_none() {
+            obs.set_watching(true);
+        }
         if cfg.agent_prio > 0 {
             let me = nix::unistd::gettid().as_raw() as u32;
             sched::set_attr(me, &SchedAttr::fifo(cfg.agent_prio))?;
@@ -393,6 +405,7 @@ impl Agent {
             not_needed: 0,
             boost_errors: 0,
             restores: 0,
+            watch_closes: 0,
             decision_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
             wakeup_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
             last_error: None,
@@ -852,6 +865,7 @@ impl Agent {
 
     fn on_tick(&mut self) {
         let now = now_ns();
+        self.update_gate(now);
         let tgids: Vec<u32> = self.procs.keys().copied().collect();
         for tgid in tgids {
             let Some((cpu, r)) = sample(&self.obs, &self.threads, tgid, now) else {
@@ -900,6 +914,26 @@ impl Agent {
                     self.demote_process(tgid);
                 }
             }
+        }
+    }
+
+    /// Closes the BPF watch gate once no managed thread has shared its CPU for `--watch-hold-ms` (BPF opens it
+    /// again the moment one does), or when no job is left. Never while a thread is boosted or demoted: those wait
+    /// for arrivals or for the tick, which reads what the message hooks write.
+    fn update_gate(&mut self, now: Nanos) {
+        let Some(hold) = self.cfg.watch_hold_ns else {
+            return;
+        };
+        let gate = self.obs.gate();
+        if gate.watching == 0 {
+            return;
+        }
+        let idle = self.procs.is_empty() || now.saturating_sub(gate.contended_ns) > hold;
+        let steering = self.threads.values().any(|t| t.mode != Mode::Normal);
+        if idle && !steering {
+            self.obs.set_watching(false);
+            self.watch_closes += 1;
+            self.log(0, 0, "unwatch");
         }
     }
 
@@ -1082,6 +1116,7 @@ impl Agent {
             }
         }
         self.arm_tick();
+        self.update_gate(now);
     }
 
     fn on_listen(&mut self) {
@@ -1349,6 +1384,9 @@ impl Agent {
             not_needed: self.not_needed,
             boost_errors: self.boost_errors,
             restores: self.restores,
+            arrivals_unwatched: s[intf::COSCHED_STAT_UNWATCHED as usize],
+            watching: self.obs.gate().watching != 0,
+            watch_closes: self.watch_closes,
             demotions: self.counters.demotions,
             malformed_events: self.obs.malformed,
             boosted_now: self.boosted,

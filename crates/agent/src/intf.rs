@@ -40,8 +40,9 @@ pub const COSCHED_STAT_FORKS: u64 = 9;
 pub const COSCHED_STAT_SWITCHES: u64 = 10;
 pub const COSCHED_STAT_REACTIONS: u64 = 11;
 pub const COSCHED_STAT_ALONE: u64 = 12;
+pub const COSCHED_STAT_UNWATCHED: u64 = 13;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 13;
+pub const COSCHED_NR_STATS: u64 = 14;
 /// Rows of the statistics array (one per CPU).
 pub const COSCHED_STAT_CPUS: u64 = 256;
 /// Counters per row.
@@ -69,6 +70,15 @@ pub struct Task {
     pub exec_in_ns: u64,
     pub last_sk: u64,
     pub last_sk_ns: u64,
+}
+
+/// `struct cosched_gate`: the watch gate (a `.bss` global; BPF opens it, user space closes it).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gate {
+    pub watching: u32,
+    pub _pad: u32,
+    pub contended_ns: u64,
 }
 
 /// `struct cosched_proc`: per-process state, key = tgid.
@@ -196,6 +206,7 @@ mod tests {
             ("COSCHED_STAT_SWITCHES", COSCHED_STAT_SWITCHES),
             ("COSCHED_STAT_REACTIONS", COSCHED_STAT_REACTIONS),
             ("COSCHED_STAT_ALONE", COSCHED_STAT_ALONE),
+            ("COSCHED_STAT_UNWATCHED", COSCHED_STAT_UNWATCHED),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_STAT_STRIDE", COSCHED_STAT_STRIDE),
@@ -222,6 +233,7 @@ mod tests {
         assert_eq!(struct_size("cosched_task"), std::mem::size_of::<Task>());
         assert_eq!(struct_size("cosched_proc"), std::mem::size_of::<Proc>());
         assert_eq!(struct_size("cosched_event"), std::mem::size_of::<Event>());
+        assert_eq!(struct_size("cosched_gate"), std::mem::size_of::<Gate>());
     }
 
     #[test]

@@ -120,6 +120,12 @@ pub struct AgentStats {
     pub not_needed: u64,
     pub boost_errors: u64,
     pub restores: u64,
+    /// Socket arrivals the BPF hooks did not look at because the watch gate was closed (no managed thread had
+    /// shared its CPU within --watch-hold-ms: nothing for DCS to do), whether the gate is open now, and how
+    /// often the agent closed it.
+    pub arrivals_unwatched: u64,
+    pub watching: bool,
+    pub watch_closes: u64,
     pub demotions: u64,
     pub malformed_events: u64,
     pub boosted_now: usize,
@@ -162,6 +168,8 @@ impl AgentStats {
             .insert("agent_refused_budget".into(), self.refused_budget as f64);
         m.extra
             .insert("agent_demotions".into(), self.demotions as f64);
+        m.extra
+            .insert("agent_watch_closes".into(), self.watch_closes as f64);
     }
 }
 

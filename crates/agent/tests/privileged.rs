@@ -731,3 +731,92 @@ fn a_slow_client_does_not_stall_the_agent() {
     std::io::BufRead::read_line(&mut std::io::BufReader::new(slow), &mut reply).unwrap();
     assert!(reply.contains("pong"), "{reply:?}");
 }
+
+#[test]
+fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
+    let _serial = privileged!();
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if cpus < 2 {
+        eprintln!("SKIPPED: needs two CPUs (a receiver alone on one, the sender on another)");
+        return;
+    }
+    // A managed spinning receiver alone on CPU 1, fed from this thread on CPU 0: nothing to coschedule, so after
+    // the hold the BPF message hooks must stop looking at its arrivals. A competitor on CPU 1 must open the gate
+    // again and get the receiver boosted.
+    let agent = AgentProc::start(&["--watch-hold-ms", "50", "--grace-us", "0"]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let rx = helper(&format!("spinrecv:{port},1"));
+    let (mut s, _) = l.accept().unwrap();
+    s.set_nodelay(true).unwrap();
+    agent.client().register(rx.pid(), "alone").unwrap();
+    let all_cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    pin(0);
+    let mut send_for = |d: Duration| {
+        let t0 = Instant::now();
+        while t0.elapsed() < d {
+            s.write_all(&[0u8; 64]).unwrap();
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    };
+    // Registration and the helper's start may share CPU 1 for a moment; then nothing does.
+    let mut closed = false;
+    let t0 = Instant::now();
+    while !closed && t0.elapsed() < Duration::from_secs(5) {
+        send_for(Duration::from_millis(50));
+        closed = !agent.stats().watching;
+    }
+    assert!(
+        closed,
+        "the gate stayed open with the receiver alone on its CPU: {:#?}",
+        agent.stats()
+    );
+    let before = agent.stats();
+    send_for(Duration::from_millis(300));
+    let alone = agent.stats();
+    let (watched, unwatched) = (
+        alone.arrivals - before.arrivals,
+        alone.arrivals_unwatched - before.arrivals_unwatched,
+    );
+    eprintln!("alone: {watched} arrivals watched, {unwatched} not looked at");
+    assert!(
+        unwatched >= 100 && watched * 4 <= unwatched,
+        "alone on its CPU, the receiver's arrivals were still watched: {watched} watched, {unwatched} not"
+    );
+
+    let comp = helper("spin:1");
+    let t0 = Instant::now();
+    while agent.stats().boosts_granted == alone.boosts_granted {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "a competitor on the receiver's CPU did not get it boosted: {:#?}",
+            agent.stats()
+        );
+        send_for(Duration::from_millis(20));
+    }
+    let shared = agent.stats();
+    assert!(
+        shared.watching,
+        "boosted, yet the gate is closed: {shared:#?}"
+    );
+    assert!(shared.arrivals > alone.arrivals);
+    drop(comp);
+    // Sharing over: the receiver is put back and the gate closes again.
+    let t0 = Instant::now();
+    loop {
+        send_for(Duration::from_millis(50));
+        let st = agent.stats();
+        if !st.watching && st.boosted_now == 0 {
+            assert!(st.watch_closes > shared.watch_closes, "{st:#?}");
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the gate did not close after the competitor left: {st:#?}"
+        );
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
+    drop(rx);
+}

@@ -16,6 +16,12 @@
  *   sk_data_ready                arrival; for TCP this runs in NET_RX softirq on the SENDER's CPU, which is
  *                                why the owner comes from the socket map and not from `current`.
  *
+ * The watch gate (struct cosched_gate in intf.h): the two message hooks run on every message of every socket on
+ * the machine, a cost the job pays on its critical path even when nothing needs coscheduling. DCS can only act
+ * where a managed thread shares its CPU (the rule's R > 1), so they return at once unless such sharing was seen
+ * lately: this program opens the gate when it sees a managed thread share its CPU (at its switch-in, or an
+ * arrival's refresh of R), and user space closes it once that is older than --watch-hold-ms.
+ *
  * Decision made here (so most arrivals never wake user space): an arrival is flagged only when its receiver is
  * off its CPU, shares that CPU with others (R > 1), was preempted (still runnable) or blocked more than
  * `grace_ns` ago, and has no earlier flagged arrival pending (or that one was handed over more than
@@ -40,6 +46,12 @@ const volatile u64 relearn_ns = 1000000;    /* 1 ms: how often a thread's socket
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
 u64 stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE] __attribute__((aligned(128)));
 u64 hist[COSCHED_HIST_KINDS * COSCHED_HIST_BUCKETS];
+/* Closed at load: with no job yet, nothing to watch. Its own cache line: every message hook reads it. */
+struct cosched_gate gate __attribute__((aligned(128)));
+
+/* How often the gate's contended_ns is rewritten while sharing goes on (each write costs the message hooks'
+ * CPUs a cache miss on the gate). */
+#define CONTENDED_GRAIN_NS 1000000
 
 /* Kernels before 6.14 call the hierarchical count h_nr_running. */
 struct cfs_rq___old {
@@ -102,6 +114,15 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, COSCHED_RINGBUF_BYTES);
 } events SEC(".maps");
+
+/* A managed thread shares its CPU (R > 1): open the gate, and keep it open for another --watch-hold-ms. */
+static __always_inline void saw_sharing(u64 now)
+{
+	if (now - gate.contended_ns > CONTENDED_GRAIN_NS)
+		gate.contended_ns = now;
+	if (!gate.watching)
+		gate.watching = 1;
+}
 
 static __always_inline void stat_inc(u32 idx)
 {
@@ -189,6 +210,8 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		t->exec_in_ns = next->se.sum_exec_runtime;
 		t->last_ran_ns = now;
 		t->rq_len = cfs_len(next);
+		if (t->rq_len > 1)
+			saw_sharing(now);
 		if (t->pending) {
 			/* The agent boosts with SCHED_FIFO (1) or RR (2); managed tasks are otherwise CFS. A boosted
 			 * switch-in answers the arrival last handed over (notified_ns); an unboosted one has waited since
@@ -315,6 +338,8 @@ int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 	struct cosched_task *t;
 	u64 now;
 
+	if (!gate.watching)
+		return 0;
 	/* A spin-only receiver polls with non-blocking recv millions of times a second: an empty poll (-EAGAIN)
 	 * says "this thread is waiting for a message", which lets the agent tell a spinning waiter (whose CPU time
 	 * is wasted while its peer is off its CPU) from a computing thread. It costs one lookup; the entry is
@@ -346,10 +371,15 @@ SEC("tp_btf/sk_data_ready")
 int BPF_PROG(cosched_data_ready, const struct sock *sk)
 {
 	u64 key = (u64)sk;
-	u64 now = bpf_ktime_get_ns();
+	u64 now;
 	struct cosched_task *t;
 	u32 *owner, tid;
 
+	if (!gate.watching) {
+		stat_inc(COSCHED_STAT_UNWATCHED);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
 	owner = bpf_map_lookup_elem(&socks, &key);
 	if (!owner) {
 		stat_inc(COSCHED_STAT_SOCK_MISSES);
@@ -373,6 +403,8 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 			t->rq_len = cfs_len(p);
 			t->rq_len_ns = now;
 			bpf_task_release(p);
+			if (t->rq_len > 1)
+				saw_sharing(now);
 		}
 	}
 	if (t->on_cpu) {

@@ -47,7 +47,8 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_SWITCHES 10       /* sched_switch involving a managed task */
 #define COSCHED_STAT_REACTIONS 11      /* reactions recorded in the histogram */
 #define COSCHED_STAT_ALONE 12          /* arrivals for a receiver with its CPU to itself (R <= 1): nothing to preempt */
-#define COSCHED_NR_STATS 13
+#define COSCHED_STAT_UNWATCHED 13      /* socket arrivals not looked at: no managed thread shared its CPU lately */
+#define COSCHED_NR_STATS 14
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 16     /* u64 per row (>= COSCHED_NR_STATS; 128 bytes, two cache lines) */
 
@@ -73,6 +74,16 @@ struct cosched_task {
 	u64 exec_in_ns;        /* its se.sum_exec_runtime at the last switch-in */
 	u64 last_sk;           /* the socket it last received on (kernel address, a key of the socks map) */
 	u64 last_sk_ns;        /* when that socket was last written to the socks map */
+};
+
+/* The watch gate (one global in .bss, on a cache line of its own). The message hooks run on every message of
+ * every socket on the machine; DCS can act only where a managed thread shares its CPU (R > 1), so while none
+ * has for a while they return at once. BPF opens the gate when it sees a managed thread share its CPU; user
+ * space closes it once `contended_ns` is older than the agent's --watch-hold-ms. */
+struct cosched_gate {
+	u32 watching;          /* 1: the arrival and receive hooks do their work; 0: they return at once */
+	u32 _pad;
+	u64 contended_ns;      /* last time a managed thread was seen sharing its CPU (written at most every ms) */
 };
 
 /* Per-process state (procs map, key = tgid). */
