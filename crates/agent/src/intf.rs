@@ -43,6 +43,8 @@ pub const COSCHED_STAT_ALONE: u64 = 12;
 pub const COSCHED_STAT_UNWATCHED: u64 = 13;
 /// Number of statistic counters.
 pub const COSCHED_NR_STATS: u64 = 14;
+/// u64 words in a cache line: the gap between the field groups of [`Task`].
+pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
 pub const COSCHED_STAT_CPUS: u64 = 256;
 /// Counters per row.
@@ -55,19 +57,23 @@ pub struct Task {
     pub tgid: u32,
     pub on_cpu: u32,
     pub last_cpu: u32,
-    pub pending: u32,
     pub rq_len: u32,
     pub preempted: u32,
+    pub _pad0: u32,
     pub switched_in_ns: u64,
     pub last_ran_ns: u64,
+    pub runtime_ns: u64,
+    pub exec_in_ns: u64,
+    pub _gap0: [u64; COSCHED_LINE_WORDS as usize],
+    pub pending: u32,
+    pub _pad1: u32,
     pub last_arrival_ns: u64,
     pub flagged_ns: u64,
     pub notified_ns: u64,
     pub rq_len_ns: u64,
-    pub runtime_ns: u64,
+    pub _gap1: [u64; COSCHED_LINE_WORDS as usize],
     pub last_poll_ns: u64,
     pub last_got_ns: u64,
-    pub exec_in_ns: u64,
     pub last_sk: u64,
     pub last_sk_ns: u64,
 }
@@ -135,7 +141,7 @@ unsafe impl Pod for Task {}
 unsafe impl Pod for Proc {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 120);
+const _: () = assert!(std::mem::size_of::<Task>() == 256);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);
 
@@ -165,16 +171,30 @@ mod tests {
             .find(&format!("struct {name} {{"))
             .unwrap_or_else(|| panic!("struct {name} in intf.h"));
         let body = &HEADER[start..start + HEADER[start..].find("};").unwrap()];
+        let defines = defines();
         body.lines()
             .map(|l| l.trim_start())
             .map(|l| {
-                if l.starts_with("u64 ") {
+                let width = if l.starts_with("u64 ") {
                     8
                 } else if l.starts_with("u32 ") {
                     4
                 } else {
-                    0
-                }
+                    return 0;
+                };
+                // An array field, `u64 name[N];`, N a number or a #define of the header.
+                let count = l
+                    .split_once('[')
+                    .and_then(|(_, rest)| rest.split_once(']'))
+                    .map(|(n, _)| {
+                        n.trim()
+                            .parse::<u64>()
+                            .ok()
+                            .or_else(|| defines.get(n.trim()).copied())
+                    })
+                    .map(|n| n.unwrap_or_else(|| panic!("array length in {l:?}")))
+                    .unwrap_or(1);
+                width * count as usize
             })
             .sum()
     }
@@ -209,6 +229,7 @@ mod tests {
             ("COSCHED_STAT_UNWATCHED", COSCHED_STAT_UNWATCHED),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
+            ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),
             ("COSCHED_STAT_STRIDE", COSCHED_STAT_STRIDE),
         ]
         .into_iter()

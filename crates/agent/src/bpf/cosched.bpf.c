@@ -66,16 +66,18 @@ extern void bpf_task_release(struct task_struct *p) __ksym;
  * other cgroups do not count: they get their group's share, not a slice of this task's. */
 static __always_inline u32 cfs_len(struct task_struct *p)
 {
-	struct cfs_rq *cfs = BPF_CORE_READ(p, se.cfs_rq);
+	/* Direct loads through the BTF-typed pointers (the verifier guards them), not bpf_probe_read_kernel: this
+	 * runs at every switch-in of a managed thread. */
+	struct cfs_rq *cfs = p->se.cfs_rq;
 	u32 n;
 
 	if (!cfs)
 		return 0;
 	if (bpf_core_field_exists(cfs->h_nr_queued))
-		n = BPF_CORE_READ(cfs, h_nr_queued);
+		n = cfs->h_nr_queued;
 	else
-		n = BPF_CORE_READ((struct cfs_rq___old *)cfs, h_nr_running);
-	if (!BPF_CORE_READ(p, se.on_rq))
+		n = ((struct cfs_rq___old *)cfs)->h_nr_running;
+	if (!p->se.on_rq)
 		n++;
 	return n;
 }

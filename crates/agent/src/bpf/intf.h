@@ -54,24 +54,38 @@ typedef unsigned long long u64;
 
 /* Per-thread state (tasks map, key = tid). Created by user space at registration (or by BPF on fork), then
  * written only by BPF, so user space never races a read-modify-write with it.
- * Times are bpf_ktime_get_ns() = CLOCK_MONOTONIC nanoseconds. */
+ * Times are bpf_ktime_get_ns() = CLOCK_MONOTONIC nanoseconds.
+ *
+ * Three groups of fields, each written from one place, kept a cache line apart (the map does not align its
+ * values, so the gaps are a full line): on every message the arrival hook (on the sender's CPU) reads the
+ * scheduling group and writes the arrival group, and the receive hook (on the receiver's CPU) writes the receive
+ * group, so a message moves no line of this entry between CPUs. With one mixed group, two moved per message. */
+#define COSCHED_LINE_WORDS 8       /* u64 words in a cache line: the gap between the groups of cosched_task */
 struct cosched_task {
+	/* scheduling group: written at the thread's context switches, on its own CPU (rq_len also by an arrival,
+	 * at most every rq_refresh_ns) */
 	u32 tgid;              /* owning process */
 	u32 on_cpu;            /* CPU + 1 while the thread is on a CPU, 0 when off */
 	u32 last_cpu;          /* CPU it last ran on */
-	u32 pending;           /* 1 between a flagged arrival and the next switch-in */
 	u32 rq_len;            /* the DCS R: tasks sharing its CPU in its cfs_rq, itself included; at last switch-in/arrival */
 	u32 preempted;         /* 1 if it left its CPU still runnable (preempted), 0 if it blocked */
+	u32 _pad0;
 	u64 switched_in_ns;    /* last switch-in */
 	u64 last_ran_ns;       /* last switch-out (or switch-in while on CPU) */
+	u64 runtime_ns;        /* total CPU time booked by the kernel (se.sum_exec_runtime) since it became managed */
+	u64 exec_in_ns;        /* its se.sum_exec_runtime at the last switch-in */
+	u64 _gap0[COSCHED_LINE_WORDS];
+	/* arrival group: written by arrivals, on the sender's CPU (pending also cleared at the switch-in) */
+	u32 pending;           /* 1 between a flagged arrival and the next switch-in */
+	u32 _pad1;
 	u64 last_arrival_ns;   /* last arrival on one of its sockets, flagged or not (window extension) */
 	u64 flagged_ns;        /* arrival time of the pending flagged arrival (the reaction is measured from it) */
 	u64 notified_ns;       /* when user space was last told about it (re-told after `renotify_ns`) */
 	u64 rq_len_ns;         /* when rq_len was last refreshed at an arrival (at most every `rq_refresh_ns`) */
-	u64 runtime_ns;        /* total CPU time booked by the kernel (se.sum_exec_runtime) since it became managed */
+	u64 _gap1[COSCHED_LINE_WORDS];
+	/* receive group: written by the thread's own receives */
 	u64 last_poll_ns;      /* last receive that found no data (EAGAIN): a spinning receiver polling */
 	u64 last_got_ns;       /* last receive that returned data */
-	u64 exec_in_ns;        /* its se.sum_exec_runtime at the last switch-in */
 	u64 last_sk;           /* the socket it last received on (kernel address, a key of the socks map) */
 	u64 last_sk_ns;        /* when that socket was last written to the socks map */
 };
