@@ -8,7 +8,6 @@ pub const COSCHED_MAX_TASKS: u64 = 8192;
 /// Capacity of the procs map (managed processes).
 pub const COSCHED_MAX_PROCS: u64 = 4096;
 /// Capacity of the socket-owner LRU map.
-pub const COSCHED_MAX_SOCKS: u64 = 16384;
 /// Ring buffer size in bytes.
 pub const COSCHED_RINGBUF_BYTES: u64 = 262144;
 /// log2 buckets per reaction histogram row (microseconds).
@@ -204,7 +203,6 @@ mod tests {
         let rust: BTreeMap<&str, u64> = [
             ("COSCHED_MAX_TASKS", COSCHED_MAX_TASKS),
             ("COSCHED_MAX_PROCS", COSCHED_MAX_PROCS),
-            ("COSCHED_MAX_SOCKS", COSCHED_MAX_SOCKS),
             ("COSCHED_RINGBUF_BYTES", COSCHED_RINGBUF_BYTES),
             ("COSCHED_HIST_BUCKETS", COSCHED_HIST_BUCKETS),
             ("COSCHED_HIST_KINDS", COSCHED_HIST_KINDS),

@@ -105,10 +105,13 @@ struct {
 	__type(value, u64);
 } kicked SEC(".maps");
 
+/* Socket -> the managed thread that receives on it, kept in the socket's own storage: found from the socket
+ * without hashing on every arrival, and gone with the socket, so a later socket at the same address never
+ * inherits an owner. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, COSCHED_MAX_SOCKS);
-	__type(key, u64);
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, u32);
 } socks SEC(".maps");
 
@@ -311,9 +314,10 @@ static __always_inline struct cosched_task *current_task(u32 tid, u32 tgid)
 }
 
 /* Remember that thread `tid` (its entry `t`) receives on `sk`: the thread a message on it should wake. The
- * entry remembers the socket it last learned, so a thread that keeps receiving on one socket pays the socket map
- * only every `relearn_ns` (which also keeps the LRU entry young), not on every message. */
-static __always_inline void learn_socket(struct cosched_task *t, u32 tid, const void *sk, u64 now)
+ * entry remembers the socket it last learned, so a thread that keeps receiving on one socket looks at the
+ * socket's storage only every `relearn_ns` (another thread may have taken the socket over), not on every
+ * message. */
+static __always_inline void learn_socket(struct cosched_task *t, u32 tid, struct sock *sk, u64 now)
 {
 	u64 key = (u64)sk;
 	u32 *owner;
@@ -322,11 +326,13 @@ static __always_inline void learn_socket(struct cosched_task *t, u32 tid, const 
 		return;
 	t->last_sk = key;
 	t->last_sk_ns = now;
-	owner = bpf_map_lookup_elem(&socks, &key);
-	if (owner && *owner == tid)
-		return;
-	if (bpf_map_update_elem(&socks, &key, &tid, BPF_ANY))
+	owner = bpf_sk_storage_get(&socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!owner) {
 		stat_inc(COSCHED_STAT_MAP_FULL);
+		return;
+	}
+	if (*owner != tid)
+		*owner = tid;
 }
 
 /* Runs in the receiving thread's context at the end of every recvmsg/read on a socket. The only per-message hook
@@ -372,7 +378,6 @@ int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(cosched_data_ready, const struct sock *sk)
 {
-	u64 key = (u64)sk;
 	u64 now;
 	struct cosched_task *t;
 	u32 *owner, tid;
@@ -382,7 +387,7 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	owner = bpf_map_lookup_elem(&socks, &key);
+	owner = bpf_sk_storage_get(&socks, (struct sock *)sk, 0, 0);
 	if (!owner) {
 		stat_inc(COSCHED_STAT_SOCK_MISSES);
 		return 0;
@@ -391,7 +396,7 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	t = bpf_map_lookup_elem(&tasks, &tid);
 	if (!t) {
 		stat_inc(COSCHED_STAT_TASK_MISSES);
-		bpf_map_delete_elem(&socks, &key);
+		bpf_sk_storage_delete(&socks, (struct sock *)sk);
 		return 0;
 	}
 	stat_inc(COSCHED_STAT_ARRIVALS);

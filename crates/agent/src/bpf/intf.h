@@ -18,7 +18,6 @@ typedef unsigned long long u64;
 /* Capacities. */
 #define COSCHED_MAX_TASKS 8192     /* managed threads (tasks map) */
 #define COSCHED_MAX_PROCS 4096     /* managed processes (procs map) */
-#define COSCHED_MAX_SOCKS 16384    /* socket -> owning thread (LRU) */
 #define COSCHED_RINGBUF_BYTES 262144
 #define COSCHED_HIST_BUCKETS 32    /* log2 buckets of microseconds: bucket b holds [2^(b-1), 2^b) us, b=0 holds 0 us */
 #define COSCHED_HIST_KINDS 2       /* histogram rows, see COSCHED_HIST_* */
@@ -42,7 +41,7 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_RINGBUF_DROPS 5   /* bpf_ringbuf_reserve failures: events lost */
 #define COSCHED_STAT_SOCK_MISSES 6     /* arrivals on sockets with no known owner (not managed, or not seen yet) */
 #define COSCHED_STAT_TASK_MISSES 7     /* socket owner no longer in the tasks map */
-#define COSCHED_STAT_MAP_FULL 8        /* bpf_map_update_elem failures (a map at capacity) */
+#define COSCHED_STAT_MAP_FULL 8        /* map updates or socket-storage creations that failed (at capacity, no memory) */
 #define COSCHED_STAT_FORKS 9           /* tasks that became managed by inheritance */
 #define COSCHED_STAT_SWITCHES 10       /* sched_switch involving a managed task */
 #define COSCHED_STAT_REACTIONS 11      /* reactions recorded in the histogram */
@@ -86,8 +85,8 @@ struct cosched_task {
 	/* receive group: written by the thread's own receives */
 	u64 last_poll_ns;      /* last receive that found no data (EAGAIN): a spinning receiver polling */
 	u64 last_got_ns;       /* last receive that returned data */
-	u64 last_sk;           /* the socket it last received on (kernel address, a key of the socks map) */
-	u64 last_sk_ns;        /* when that socket was last written to the socks map */
+	u64 last_sk;           /* the socket it last received on (kernel address; its owner is in its socks storage) */
+	u64 last_sk_ns;        /* when that socket's owner was last checked */
 };
 
 /* The watch gate (one global in .bss, on a cache line of its own). The message hooks run on every message of
