@@ -209,6 +209,35 @@ impl Observer {
         }
     }
 
+    /// Whether the message hooks (`sk_data_ready`, `sock_recv_length`) are attached.
+    pub fn message_hooks_attached(&self) -> bool {
+        self.skel.links.cosched_data_ready.is_some() && self.skel.links.cosched_recv.is_some()
+    }
+
+    /// Attaches or detaches the message hooks. Detached, a message costs the kernel nothing for the agent (an
+    /// attached tracepoint runs its program even when the program returns at once).
+    pub fn set_message_hooks(&mut self, on: bool) -> anyhow::Result<()> {
+        let links = &mut self.skel.links;
+        if !on {
+            links.cosched_data_ready = None;
+            links.cosched_recv = None;
+            return Ok(());
+        }
+        if links.cosched_recv.is_none() {
+            links.cosched_recv =
+                Some(self.skel.progs.cosched_recv.attach().map_err(|e| {
+                    anyhow::anyhow!("attaching the sock_recv_length hook failed: {e}")
+                })?);
+        }
+        if links.cosched_data_ready.is_none() {
+            links.cosched_data_ready =
+                Some(self.skel.progs.cosched_data_ready.attach().map_err(|e| {
+                    anyhow::anyhow!("attaching the sk_data_ready hook failed: {e}")
+                })?);
+        }
+        Ok(())
+    }
+
     /// The reaction histogram, `[row][bucket]`.
     pub fn histogram(&self) -> Vec<Vec<u64>> {
         let b = intf::COSCHED_HIST_BUCKETS as usize;

@@ -266,8 +266,10 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.arrivals_pending
     );
     out += &format!(
-        "watching {:<5}  (closed {} times; arrivals not looked at {}: no managed thread shared its CPU)\n",
-        s.watching, s.watch_closes, s.arrivals_unwatched
+        "watching {:<5}  message hooks {}  (gate closed {} times: no managed thread shared its CPU)\n",
+        s.watching,
+        if s.message_hooks_attached { "attached" } else { "detached" },
+        s.watch_closes
     );
     out += &format!(
         "boosts   {:>10} ({:>8.0}/s)  extended {:>7}  refused dcs {:>7}  budget {:>7}  gone {:>5}  demotions {:>6}  boosted now {}\n",

@@ -376,6 +376,9 @@ impl Agent {
         let mut obs = obs;
         if cfg.watch_hold_ns.is_none() {
             obs.set_watching(true);
+        } else {
+            // The gate starts closed (no job yet): the message hooks wait for its first opening.
+            obs.set_message_hooks(false)?;
         }
         if cfg.agent_prio > 0 {
             let me = nix::unistd::gettid().as_raw() as u32;
@@ -501,6 +504,7 @@ impl Agent {
                 intf::COSCHED_EV_ARRIVAL => self.on_arrival(&e),
                 intf::COSCHED_EV_FORK => self.on_fork(&e),
                 intf::COSCHED_EV_EXIT => self.on_thread_exit(e.tid),
+                intf::COSCHED_EV_WATCH => self.attach_message_hooks(),
                 _ => {}
             }
         }
@@ -932,8 +936,24 @@ impl Agent {
         let steering = self.threads.values().any(|t| t.mode != Mode::Normal);
         if idle && !steering {
             self.obs.set_watching(false);
+            let _ = self.obs.set_message_hooks(false);
             self.watch_closes += 1;
             self.log(0, 0, "unwatch");
+        } else {
+            // Open, and the event that said so was lost (ring buffer full): attach now.
+            self.attach_message_hooks();
+        }
+    }
+
+    /// The gate is open: the message hooks must run. A failure is kept as the last error and retried at the
+    /// next tick; the gate stays open, so nothing is decided on stale state.
+    fn attach_message_hooks(&mut self) {
+        if self.obs.message_hooks_attached() {
+            return;
+        }
+        match self.obs.set_message_hooks(true) {
+            Ok(()) => self.log(0, 0, "watch"),
+            Err(e) => self.last_error = Some(e.to_string()),
         }
     }
 
@@ -1384,8 +1404,8 @@ impl Agent {
             not_needed: self.not_needed,
             boost_errors: self.boost_errors,
             restores: self.restores,
-            arrivals_unwatched: s[intf::COSCHED_STAT_UNWATCHED as usize],
             watching: self.obs.gate().watching != 0,
+            message_hooks_attached: self.obs.message_hooks_attached(),
             watch_closes: self.watch_closes,
             demotions: self.counters.demotions,
             malformed_events: self.obs.malformed,

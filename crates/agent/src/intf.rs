@@ -25,6 +25,7 @@ pub const COSCHED_EV_ARRIVAL: u64 = 1;
 pub const COSCHED_EV_FORK: u64 = 2;
 /// Event kind: a managed thread exited.
 pub const COSCHED_EV_EXIT: u64 = 3;
+pub const COSCHED_EV_WATCH: u64 = 4;
 
 pub const COSCHED_STAT_ARRIVALS: u64 = 0;
 pub const COSCHED_STAT_FLAGGED: u64 = 1;
@@ -39,9 +40,8 @@ pub const COSCHED_STAT_FORKS: u64 = 9;
 pub const COSCHED_STAT_SWITCHES: u64 = 10;
 pub const COSCHED_STAT_REACTIONS: u64 = 11;
 pub const COSCHED_STAT_ALONE: u64 = 12;
-pub const COSCHED_STAT_UNWATCHED: u64 = 13;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 14;
+pub const COSCHED_NR_STATS: u64 = 13;
 /// u64 words in a cache line: the gap between the field groups of [`Task`].
 pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
@@ -211,6 +211,7 @@ mod tests {
             ("COSCHED_EV_ARRIVAL", COSCHED_EV_ARRIVAL),
             ("COSCHED_EV_FORK", COSCHED_EV_FORK),
             ("COSCHED_EV_EXIT", COSCHED_EV_EXIT),
+            ("COSCHED_EV_WATCH", COSCHED_EV_WATCH),
             ("COSCHED_STAT_ARRIVALS", COSCHED_STAT_ARRIVALS),
             ("COSCHED_STAT_FLAGGED", COSCHED_STAT_FLAGGED),
             ("COSCHED_STAT_ON_CPU", COSCHED_STAT_ON_CPU),
@@ -224,7 +225,6 @@ mod tests {
             ("COSCHED_STAT_SWITCHES", COSCHED_STAT_SWITCHES),
             ("COSCHED_STAT_REACTIONS", COSCHED_STAT_REACTIONS),
             ("COSCHED_STAT_ALONE", COSCHED_STAT_ALONE),
-            ("COSCHED_STAT_UNWATCHED", COSCHED_STAT_UNWATCHED),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),

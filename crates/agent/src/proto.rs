@@ -120,11 +120,10 @@ pub struct AgentStats {
     pub not_needed: u64,
     pub boost_errors: u64,
     pub restores: u64,
-    /// Socket arrivals the BPF hooks did not look at because the watch gate was closed (no managed thread had
-    /// shared its CPU within --watch-hold-ms: nothing for DCS to do), whether the gate is open now, and how
-    /// often the agent closed it.
-    pub arrivals_unwatched: u64,
+    /// The watch gate: whether it is open now (some managed thread shared its CPU within --watch-hold-ms),
+    /// whether the BPF message hooks are attached (they are while it is open), and how often it was closed.
     pub watching: bool,
+    pub message_hooks_attached: bool,
     pub watch_closes: u64,
     pub demotions: u64,
     pub malformed_events: u64,

@@ -18,9 +18,10 @@
  *
  * The watch gate (struct cosched_gate in intf.h): the two message hooks run on every message of every socket on
  * the machine, a cost the job pays on its critical path even when nothing needs coscheduling. DCS can only act
- * where a managed thread shares its CPU (the rule's R > 1), so they return at once unless such sharing was seen
- * lately: this program opens the gate when it sees a managed thread share its CPU (at its switch-in, or an
- * arrival's refresh of R), and user space closes it once that is older than --watch-hold-ms.
+ * where a managed thread shares its CPU (the rule's R > 1), so they are attached only while such sharing was
+ * seen lately: this program opens the gate when it sees a managed thread share its CPU (at its switch-in, or
+ * an arrival's refresh of R) and tells user space, which attaches them; user space closes the gate and
+ * detaches them once that is older than --watch-hold-ms.
  *
  * Decision made here (so most arrivals never wake user space): an arrival is flagged only when its receiver is
  * off its CPU, shares that CPU with others (R > 1), was preempted (still runnable) or blocked more than
@@ -120,15 +121,6 @@ struct {
 	__uint(max_entries, COSCHED_RINGBUF_BYTES);
 } events SEC(".maps");
 
-/* A managed thread shares its CPU (R > 1): open the gate, and keep it open for another --watch-hold-ms. */
-static __always_inline void saw_sharing(u64 now)
-{
-	if (now - gate.contended_ns > CONTENDED_GRAIN_NS)
-		gate.contended_ns = now;
-	if (!gate.watching)
-		gate.watching = 1;
-}
-
 static __always_inline void stat_inc(u32 idx)
 {
 	u32 cpu = bpf_get_smp_processor_id() % COSCHED_STAT_CPUS;
@@ -158,6 +150,18 @@ static __always_inline bool emit_event(u32 kind, u32 tid, u32 tgid, u32 cpu, u32
 	e->job = job;
 	bpf_ringbuf_submit(e, 0);
 	return true;
+}
+
+/* A managed thread shares its CPU (R > 1): open the gate (user space attaches the message hooks when told), and
+ * keep it open for another --watch-hold-ms. */
+static __always_inline void saw_sharing(u64 now)
+{
+	if (now - gate.contended_ns > CONTENDED_GRAIN_NS)
+		gate.contended_ns = now;
+	if (!gate.watching) {
+		gate.watching = 1;
+		emit_event(COSCHED_EV_WATCH, 0, 0, bpf_get_smp_processor_id(), 0, now, 0);
+	}
 }
 
 /* log2 bucket of a latency in microseconds: 0 us -> 0, [2^(b-1), 2^b) us -> b, capped at the last bucket. */
@@ -382,10 +386,8 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	struct cosched_task *t;
 	u32 *owner, tid;
 
-	if (!gate.watching) {
-		stat_inc(COSCHED_STAT_UNWATCHED);
+	if (!gate.watching)
 		return 0;
-	}
 	now = bpf_ktime_get_ns();
 	owner = bpf_sk_storage_get(&socks, (struct sock *)sk, 0, 0);
 	if (!owner) {

@@ -30,6 +30,7 @@ typedef unsigned long long u64;
 #define COSCHED_EV_ARRIVAL 1       /* an arrival for a managed thread that is off its CPU beyond the grace time */
 #define COSCHED_EV_FORK 2          /* a managed task created a thread or a process (now managed too) */
 #define COSCHED_EV_EXIT 3          /* a managed thread exited (its entry is gone from the tasks map) */
+#define COSCHED_EV_WATCH 4         /* the watch gate opened: user space attaches the message hooks */
 
 /* Statistic indices into each row of `stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE]` (user space sums the rows).
  * Never lose data silently: every drop and miss is counted. */
@@ -46,8 +47,7 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_SWITCHES 10       /* sched_switch involving a managed task */
 #define COSCHED_STAT_REACTIONS 11      /* reactions recorded in the histogram */
 #define COSCHED_STAT_ALONE 12          /* arrivals for a receiver with its CPU to itself (R <= 1): nothing to preempt */
-#define COSCHED_STAT_UNWATCHED 13      /* socket arrivals not looked at: no managed thread shared its CPU lately */
-#define COSCHED_NR_STATS 14
+#define COSCHED_NR_STATS 13
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 16     /* u64 per row (>= COSCHED_NR_STATS; 128 bytes, two cache lines) */
 
@@ -91,8 +91,10 @@ struct cosched_task {
 
 /* The watch gate (one global in .bss, on a cache line of its own). The message hooks run on every message of
  * every socket on the machine; DCS can act only where a managed thread shares its CPU (R > 1), so while none
- * has for a while they return at once. BPF opens the gate when it sees a managed thread share its CPU; user
- * space closes it once `contended_ns` is older than the agent's --watch-hold-ms. */
+ * has for a while they are not even attached. BPF opens the gate when it sees a managed thread share its CPU
+ * and tells user space (COSCHED_EV_WATCH), which attaches them; user space closes it and detaches them once
+ * `contended_ns` is older than the agent's --watch-hold-ms. The hooks also check `watching` themselves, for
+ * the moments between the two. */
 struct cosched_gate {
 	u32 watching;          /* 1: the arrival and receive hooks do their work; 0: they return at once */
 	u32 _pad;
