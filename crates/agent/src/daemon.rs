@@ -52,14 +52,18 @@
 //!                           elif repaid and unread message: boost (the next coscheduled burst)
 //!                           elif repaid and not spin_waiting: restore
 //!     demote if overdrawn and not boosted
+//!     close the watch gate (detach the message hooks) if no managed thread shared its CPU within the hold and
+//!     none is boosted or demoted
+//! on BPF's "gate opened" (it saw a managed thread share its CPU): attach the message hooks
 //! spin_waiting(tid) = its last receive found nothing (within 2 ms of its last time on a CPU) and nothing
 //!                     arrived since its last successful receive
 //! ```
 //!
 //! ## Parameters
-//! `--boost-us` 500, `--max-extend-us` 4000, `--grace-us` 100, `--renotify-us` 1000, `--rt-prio` 1,
+//! `--boost-us` 500, `--max-extend-us` 8000, `--grace-us` 100, `--renotify-us` 1000, `--rt-prio` 1,
 //! `--exponent` 2 and `--constant-ms` 0 (the budget holds fairness, so DCS only spaces boost starts; the seed's
-//! spin-only setting is `--exponent -1`), `--quantum-us` = the kernel tick (4000 at HZ=250), `--tick-ms` 10, and
+//! spin-only setting is `--exponent -1`), `--quantum-us` = the kernel tick (4000 at HZ=250), `--tick-ms` 10,
+//! `--watch-hold-ms` 200 (0: the message hooks stay attached), and
 //! the budget's defaults ([`cosched_policy::budget::BudgetParams::DEFAULT`]): `--slack-ppm` 1000000,
 //! `--burst-ms` 160, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60.
 
