@@ -26,9 +26,8 @@ pub struct AgentArgs {
     #[arg(long, default_value_t = 500)]
     pub boost_us: u64,
     /// Longest single extension of a boost while arrivals keep coming (the step doubles from --boost-us up to
-    /// this; the budget is checked at every step). 8 ms: each step wakes the agent, which preempts a rank; 4 ms
-    /// cost 2.2-2.9 % of a CPU at K = 1, 8 ms 1.6-2.2 % (lab, 4 repetitions).
-    #[arg(long, default_value_t = 8000)]
+    /// this; the budget is checked at every step).
+    #[arg(long, default_value_t = 4000)]
     pub max_extend_us: u64,
     /// An arrival for a receiver that blocked less than this long ago is left alone (the arrival wakes it and it
     /// usually preempts by itself); a receiver that was preempted while runnable is always considered.
@@ -256,13 +255,14 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.config.join(" ")
     );
     out += &format!(
-        "arrivals {:>10} ({:>8.0}/s)  flagged {:>8} ({:>7.0}/s)  on-cpu {:>10}  alone {:>8}  recent {:>8}  pending {:>8}\n",
+        "arrivals {:>10} ({:>8.0}/s)  flagged {:>8} ({:>7.0}/s)  on-cpu {:>10}  alone {:>8}  boosted {:>8}  recent {:>8}  pending {:>8}\n",
         s.arrivals,
         rate(s.arrivals, |p| p.arrivals),
         s.flagged,
         rate(s.flagged, |p| p.flagged),
         s.arrivals_on_cpu,
         s.arrivals_alone,
+        s.arrivals_boosted,
         s.arrivals_recent,
         s.arrivals_pending
     );

@@ -60,7 +60,7 @@
 //! ```
 //!
 //! ## Parameters
-//! `--boost-us` 500, `--max-extend-us` 8000, `--grace-us` 100, `--renotify-us` 1000, `--rt-prio` 1,
+//! `--boost-us` 500, `--max-extend-us` 4000, `--grace-us` 100, `--renotify-us` 1000, `--rt-prio` 1,
 //! `--exponent` 2 and `--constant-ms` 0 (the budget holds fairness, so DCS only spaces boost starts; the seed's
 //! spin-only setting is `--exponent -1`), `--quantum-us` = the kernel tick (4000 at HZ=250), `--tick-ms` 10,
 //! `--watch-hold-ms` 200 (0: the message hooks stay attached), and
@@ -766,11 +766,14 @@ impl Agent {
     fn on_timer(&mut self) {
         let now = now_ns();
         let window = self.cfg.boost_ns;
+        // Windows ending within TIMER_COALESCE_NS are decided now, together: the ranks of a coscheduled job
+        // then share one deadline (each is extended from this same `now`), and the agent, which preempts a rank
+        // whenever it wakes, wakes once for all of them instead of once each.
         let due: Vec<u32> = self
             .threads
             .iter()
             .filter_map(|(&tid, t)| match t.mode {
-                Mode::Boosted { until, .. } if until <= now => Some(tid),
+                Mode::Boosted { until, .. } if until <= now + TIMER_COALESCE_NS => Some(tid),
                 _ => None,
             })
             .collect();
@@ -1392,6 +1395,7 @@ impl Agent {
             arrivals_on_cpu: s[intf::COSCHED_STAT_ON_CPU as usize],
             arrivals_recent: s[intf::COSCHED_STAT_RECENT as usize],
             arrivals_alone: s[intf::COSCHED_STAT_ALONE as usize],
+            arrivals_boosted: s[intf::COSCHED_STAT_BOOSTED as usize],
             arrivals_pending: s[intf::COSCHED_STAT_PENDING as usize],
             ringbuf_drops: s[intf::COSCHED_STAT_RINGBUF_DROPS as usize],
             sock_misses: s[intf::COSCHED_STAT_SOCK_MISSES as usize],
@@ -1470,6 +1474,9 @@ fn demoted_attr(prior: &SchedAttr) -> SchedAttr {
         ..Default::default()
     }
 }
+
+/// Boost windows ending this close together are decided at one timer wake-up (see `on_timer`).
+const TIMER_COALESCE_NS: Nanos = 1_000_000;
 
 /// How recently a thread must have polled an empty socket to count as spin-waiting for a message.
 const POLL_RECENT_NS: Nanos = 2_000_000;

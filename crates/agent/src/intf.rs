@@ -40,8 +40,9 @@ pub const COSCHED_STAT_FORKS: u64 = 9;
 pub const COSCHED_STAT_SWITCHES: u64 = 10;
 pub const COSCHED_STAT_REACTIONS: u64 = 11;
 pub const COSCHED_STAT_ALONE: u64 = 12;
+pub const COSCHED_STAT_BOOSTED: u64 = 13;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 13;
+pub const COSCHED_NR_STATS: u64 = 14;
 /// u64 words in a cache line: the gap between the field groups of [`Task`].
 pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
@@ -58,7 +59,7 @@ pub struct Task {
     pub last_cpu: u32,
     pub rq_len: u32,
     pub preempted: u32,
-    pub _pad0: u32,
+    pub rt: u32,
     pub switched_in_ns: u64,
     pub last_ran_ns: u64,
     pub runtime_ns: u64,
@@ -225,6 +226,7 @@ mod tests {
             ("COSCHED_STAT_SWITCHES", COSCHED_STAT_SWITCHES),
             ("COSCHED_STAT_REACTIONS", COSCHED_STAT_REACTIONS),
             ("COSCHED_STAT_ALONE", COSCHED_STAT_ALONE),
+            ("COSCHED_STAT_BOOSTED", COSCHED_STAT_BOOSTED),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),

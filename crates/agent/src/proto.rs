@@ -101,6 +101,9 @@ pub struct AgentStats {
     pub arrivals_recent: u64,
     /// Arrivals for a receiver alone on its CPU (R <= 1), left to the kernel.
     pub arrivals_alone: u64,
+    /// Arrivals for a boosted receiver that a higher real-time task (the agent, a kernel thread) had preempted:
+    /// it runs again as soon as that one is done, so they are not handed over.
+    pub arrivals_boosted: u64,
     pub arrivals_pending: u64,
     pub ringbuf_drops: u64,
     pub sock_misses: u64,

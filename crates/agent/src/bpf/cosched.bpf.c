@@ -208,6 +208,7 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		t->on_cpu = 0;
 		t->last_ran_ns = now;
 		t->preempted = prev_state == 0; /* TASK_RUNNING: still runnable, it waits for the scheduler */
+		t->rt = prev->policy == 1 || prev->policy == 2;
 	}
 
 	t = bpf_map_lookup_elem(&tasks, &next_tid);
@@ -418,6 +419,12 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	}
 	if (t->on_cpu) {
 		stat_inc(COSCHED_STAT_ON_CPU);
+		return 0;
+	}
+	/* Boosted, and preempted only by a higher real-time task (the agent itself, a kernel thread): it runs again
+	 * the moment that one is done, so handing the arrival over would only wake the agent to preempt it again. */
+	if (t->rt && t->preempted) {
+		stat_inc(COSCHED_STAT_BOOSTED);
 		return 0;
 	}
 	/* Nothing else wants the receiver's CPU at its level (R known and <= 1): it runs as soon as it is woken,

@@ -47,7 +47,8 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_SWITCHES 10       /* sched_switch involving a managed task */
 #define COSCHED_STAT_REACTIONS 11      /* reactions recorded in the histogram */
 #define COSCHED_STAT_ALONE 12          /* arrivals for a receiver with its CPU to itself (R <= 1): nothing to preempt */
-#define COSCHED_NR_STATS 13
+#define COSCHED_STAT_BOOSTED 13        /* arrivals for a boosted receiver preempted by a higher real-time task */
+#define COSCHED_NR_STATS 14
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 16     /* u64 per row (>= COSCHED_NR_STATS; 128 bytes, two cache lines) */
 
@@ -68,7 +69,7 @@ struct cosched_task {
 	u32 last_cpu;          /* CPU it last ran on */
 	u32 rq_len;            /* the DCS R: tasks sharing its CPU in its cfs_rq, itself included; at last switch-in/arrival */
 	u32 preempted;         /* 1 if it left its CPU still runnable (preempted), 0 if it blocked */
-	u32 _pad0;
+	u32 rt;                /* 1 if it left its CPU with a real-time policy (boosted) */
 	u64 switched_in_ns;    /* last switch-in */
 	u64 last_ran_ns;       /* last switch-out (or switch-in while on CPU) */
 	u64 runtime_ns;        /* total CPU time booked by the kernel (se.sum_exec_runtime) since it became managed */
