@@ -282,6 +282,10 @@ pub struct Agent {
     last_error: Option<String>,
     scratch: Vec<Event>,
     tick_armed: bool,
+    /// The deadline the boost timer is armed for (`None`: disarmed or fired).
+    timer_armed: Option<Nanos>,
+    /// A boost window changed since the timer was last armed: re-arm once the current batch of events is done.
+    timer_stale: bool,
 }
 
 /// Checks what the agent needs before it changes anything.
@@ -418,6 +422,8 @@ impl Agent {
             last_error: None,
             scratch: Vec::with_capacity(256),
             tick_armed: false,
+            timer_armed: None,
+            timer_stale: false,
         })
     }
 
@@ -461,6 +467,7 @@ impl Agent {
                     TOK_RING => self.on_ring()?,
                     TOK_TIMER => {
                         let _ = self.timer.wait();
+                        self.timer_armed = None;
                         self.on_timer();
                     }
                     TOK_TICK => {
@@ -487,6 +494,9 @@ impl Agent {
                     t if t >= TOK_PROC => self.on_proc_exit((t - TOK_PROC) as u32),
                     _ => {}
                 }
+            }
+            if self.timer_stale {
+                self.arm_timer();
             }
         }
     }
@@ -547,7 +557,9 @@ impl Agent {
             .is_some_and(|t| t.pending == 0 || t.on_cpu != 0)
         {
             // The receiver got its CPU by itself while the event travelled (a woken receiver usually preempts
-            // at once): a boost now would only start a burst the kernel's own scheduling did not need.
+            // at once; a preempted one gets it back at once when what preempted it was short, a kernel thread
+            // or the agent itself): a boost now would only start a burst the kernel's own scheduling did not
+            // need.
             self.not_needed += 1;
             return;
         }
@@ -660,7 +672,9 @@ impl Agent {
                     ext: self.cfg.boost_ns,
                 };
                 self.boosted += 1;
-                self.arm_timer();
+                // Armed after the batch of events (a timer syscall here would delay the boosted receiver
+                // whenever the agent shares its CPU).
+                self.timer_stale = true;
                 if self
                     .cfg
                     .panic_after_boosts
@@ -854,6 +868,7 @@ impl Agent {
     }
 
     fn arm_timer(&mut self) {
+        self.timer_stale = false;
         let next = self
             .threads
             .values()
@@ -862,6 +877,10 @@ impl Agent {
                 _ => None,
             })
             .min();
+        if next == self.timer_armed {
+            return;
+        }
+        self.timer_armed = next;
         let res = match next {
             Some(at) => self.timer.set(
                 Expiration::OneShot(TimeSpec::from_duration(Duration::from_nanos(at.max(1)))),
