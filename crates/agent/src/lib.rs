@@ -29,15 +29,16 @@
 //!   [`proto::Client::stats`]; [`proto::AgentStats::fill_measurement`] copies them into the shared result
 //!   schema. Stop the agent with SIGTERM/SIGINT: it restores every task it changed and removes its socket.
 //!
-//! ## Measured (2026-11-23, this 2-vCPU VM; the full tables are `docs/lab-dcs.md`)
+//! ## Measured (2026-11-24, this 2-vCPU VM; the full tables are `docs/lab-dcs.md`)
 //! Lab ping-pong, 2 nodes, 128 B over TCP, K CPU-bound competitors per node, 4 s runs, 4 repetitions, default
-//! flags: spin-only reaches 0.87 / 0.95 / 0.97 of the fair-coscheduling bound (K=0 rate / (K+1)) at K = 1, 2, 4
-//! (1.93× / 2.76× / 6.43× the no-agent rate) with job F 1.00–1.11 and competitor F ≥ 0.97; spin-block and block
-//! are 6.80× / 2.68× faster at K = 4, at most 5 % slower elsewhere, with job F ≤ 1.12 (block 0.97–0.99). Boosted
-//! reaction p50 14–27 µs, p99 109–151 µs; agent CPU 0.5–1.7 % of a core. With `--slack-ppm 1100000` (10 % over the
-//! fair share, seed 000 §4.2.2) spin-only gives 1.88× / 4.00× / 7.58× at job F 1.10–1.20. An unmodified Open MPI
-//! ping-pong under `cosched run`: 1.75× / 1.19× / 3.68×. Open: the per-message BPF hooks cost 10–20 % of the
-//! rate at K = 0 (spin-only), where nothing needs coscheduling.
+//! flags: spin-only reaches 0.87 / 0.88 / 1.17 of the fair-coscheduling bound (K=0 rate / (K+1)) at K = 1, 2, 4
+//! (1.85× / 2.53× / 6.90× the no-agent rate) with job F 1.01–1.07 and competitor F ≥ 0.96; spin-block and block
+//! are 6.20× / 3.19× faster at K = 4, at most 5 % slower elsewhere; with nothing to coschedule (K = 0) 1.03–1.14×,
+//! since the message hooks are detached while no managed thread shares its CPU (the watch gate). Agent CPU
+//! 0.7–1.8 % of a core. Boosted reaction (flagged arrival → receiver on its CPU) p50 53–89 µs, p99 182–378 µs:
+//! most of it is the ring buffer's wake-up of the agent across CPUs on this VM (see the doc's "The reaction").
+//! With `--slack-ppm 1100000` (10 % over the fair share, seed 000 §4.2.2) spin-only gave 1.88× / 4.00× / 7.58× at
+//! job F 1.10–1.20; an unmodified Open MPI ping-pong under `cosched run` 1.75× / 1.19× / 3.68× (both 2026-11-23).
 //!
 //! ## Safety properties (each has a privileged test in `tests/privileged.rs`)
 //! - No managed task stays boosted after the agent ends, however it ends (guardian).
