@@ -57,6 +57,13 @@ pub struct ResultLine {
     pub rtt_max_us: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_histogram: Option<Histogram>,
+    /// Time spent in round trips shorter than 100 µs (`stats::PROMPT_NS`: no rank lost a time slice on the way),
+    /// seconds, and their mean: for a spinning job, how long its ranks were coscheduled, and how fast they were
+    /// then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_under_100us_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_under_100us_mean_us: Option<f64>,
     /// Messages received, and the waits that ended in a blocking call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receives: Option<u64>,
@@ -101,6 +108,8 @@ impl ResultLine {
             rtt_mean_us: None,
             rtt_max_us: None,
             rtt_histogram: None,
+            rtt_under_100us_s: None,
+            rtt_under_100us_mean_us: None,
             receives: None,
             blocked_waits: None,
             extra: Map::new(),
@@ -117,6 +126,9 @@ impl ResultLine {
             self.rtt_mean_us = Some(s.mean_us);
             self.rtt_max_us = Some(s.max_us);
             self.rtt_histogram = Some(s.histogram);
+            self.rtt_under_100us_s = Some(s.prompt_total_us / 1e6);
+            self.rtt_under_100us_mean_us =
+                (s.prompt_count > 0).then(|| s.prompt_total_us / s.prompt_count as f64);
         }
         self
     }

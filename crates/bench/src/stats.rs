@@ -37,8 +37,17 @@ pub struct LatencySummary {
     pub p99_us: f64,
     pub mean_us: f64,
     pub max_us: f64,
+    /// The durations shorter than [`PROMPT_NS`]: their count and their sum, microseconds.
+    pub prompt_count: u64,
+    pub prompt_total_us: f64,
     pub histogram: Histogram,
 }
+
+/// A round trip shorter than this lost no time slice on the way: every rank it passed through was on a CPU (or
+/// got one at once). For two spinning ranks that share their CPUs with competitors, the sum of such round trips
+/// is the time they were coscheduled. 100 µs is well above this machine's round trip (8–15 µs) and below the
+/// shortest time slice a competitor takes (the scheduler's 750 µs base slice).
+pub const PROMPT_NS: u64 = 100_000;
 
 impl LatencyRecorder {
     /// Record one duration.
@@ -58,6 +67,15 @@ impl LatencyRecorder {
             return None;
         }
         let us = |ns: u64| ns as f64 / 1000.0;
+        let (mut prompt_count, mut prompt_ns) = (0u64, 0f64);
+        for v in self.hdr.iter_recorded() {
+            let value = self.hdr.median_equivalent(v.value_iterated_to());
+            if value >= PROMPT_NS {
+                break;
+            }
+            prompt_count += v.count_at_value();
+            prompt_ns += value as f64 * v.count_at_value() as f64;
+        }
         Some(LatencySummary {
             count: self.hdr.len(),
             p50_us: us(self.hdr.value_at_quantile(0.50)),
@@ -65,6 +83,8 @@ impl LatencyRecorder {
             p99_us: us(self.hdr.value_at_quantile(0.99)),
             mean_us: self.hdr.mean() / 1000.0,
             max_us: us(self.hdr.max()),
+            prompt_count,
+            prompt_total_us: prompt_ns / 1000.0,
             histogram: histogram_from_counts(&self.coarse_edges_ns, &self.coarse),
         })
     }
@@ -117,6 +137,9 @@ mod tests {
         assert!((s.p90_us - 90.0).abs() < 0.1, "{}", s.p90_us);
         assert!((s.p99_us - 99.0).abs() < 0.1, "{}", s.p99_us);
         assert!((s.mean_us - 50.5).abs() < 0.1, "{}", s.mean_us);
+        // 1..=99 µs are under PROMPT_NS: 99 of them, summing to 4950 µs.
+        assert_eq!(s.prompt_count, 99);
+        assert!((s.prompt_total_us - 4950.0).abs() < 5.0, "{}", s.prompt_total_us);
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub struct ComparisonRow {
     pub reaction_p99_us: Option<f64>,
     pub rtt_p50_us: Option<f64>,
     pub rtt_p99_us: Option<f64>,
+    /// Share of the run in round trips under 100 µs (the ranks coscheduled) and their mean round trip.
+    pub coscheduled_fraction: Option<f64>,
+    pub coscheduled_rtt_us: Option<f64>,
     pub foreign_cpus: Estimate,
 }
 
@@ -165,6 +168,10 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                     reaction_p99_us: m(&|r| r.measurement.reaction_p99_us),
                     rtt_p50_us: m(&|r| r.measurement.rtt_p50_us),
                     rtt_p99_us: m(&|r| r.measurement.rtt_p99_us),
+                    coscheduled_fraction: m(&|r| {
+                        r.measurement.extra.get("coscheduled_fraction").copied()
+                    }),
+                    coscheduled_rtt_us: m(&|r| r.measurement.extra.get("coscheduled_rtt_us").copied()),
                     foreign_cpus: estimate(&foreign),
                 });
             }
@@ -195,6 +202,7 @@ pub fn render_comparison(rows: &[ComparisonRow], baseline: Option<&str>) -> Stri
         "agent CPU %",
         "reaction p50/p99 µs",
         "RTT p50/p99 µs",
+        "coscheduled: share / RTT µs",
         "foreign CPUs",
     ]);
     for r in rows {
@@ -218,10 +226,18 @@ pub fn render_comparison(rows: &[ComparisonRow], baseline: Option<&str>) -> Stri
                 (None, None) => "-".into(),
                 (a, b) => format!("{} / {}", opt(a, significant), opt(b, significant)),
             },
+            match (r.coscheduled_fraction, r.coscheduled_rtt_us) {
+                (None, None) => "-".into(),
+                (a, b) => format!(
+                    "{} / {}",
+                    opt(a, |v| format!("{v:.2}")),
+                    opt(b, |v| format!("{v:.1}"))
+                ),
+            },
             format!("{:.2}", r.foreign_cpus.mean),
         ]);
     }
-    for i in 2..13 {
+    for i in 2..14 {
         if let Some(c) = table.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }

@@ -112,6 +112,9 @@ pub struct ProgramResult {
     pub rtt_p50_us: Option<f64>,
     pub rtt_p99_us: Option<f64>,
     pub histogram: Option<cosched_report::Histogram>,
+    /// Seconds spent in round trips under 100 µs, and their mean (µs): how long a spinning job was coscheduled.
+    pub under_100us_s: Option<f64>,
+    pub under_100us_mean_us: Option<f64>,
     /// The whole line, kept for the raw record.
     pub raw: Value,
 }
@@ -160,6 +163,8 @@ pub fn parse_result(stdout: &str) -> Result<ProgramResult> {
         rtt_p50_us: number(&raw, &["rtt_p50_us", "p50_us"]),
         rtt_p99_us: number(&raw, &["rtt_p99_us", "p99_us"]),
         histogram,
+        under_100us_s: number(&raw, &["rtt_under_100us_s"]),
+        under_100us_mean_us: number(&raw, &["rtt_under_100us_mean_us"]),
         raw,
     })
 }
@@ -176,6 +181,11 @@ mod tests {
         assert_eq!(r.elapsed_s, Some(0.5));
         assert_eq!(r.rtt_p50_us, Some(40.0));
         assert_eq!(r.rtt_p99_us, None);
+        assert_eq!(r.under_100us_s, None);
+        let out = "{\"round_trips\": 10, \"rtt_under_100us_s\": 1.5, \"rtt_under_100us_mean_us\": 12.5}";
+        let r = parse_result(out).unwrap();
+        assert_eq!(r.under_100us_s, Some(1.5));
+        assert_eq!(r.under_100us_mean_us, Some(12.5));
     }
 
     #[test]

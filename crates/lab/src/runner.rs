@@ -374,6 +374,13 @@ pub fn run_once(
     extra.insert("experiment_cpus".into(), cgroup_delta / window_s);
     extra.insert("lab_cpu_s".into(), lab_delta);
     extra.insert("window_s".into(), window_s);
+    if let Some(s) = result.under_100us_s.filter(|_| rate_time > 0.0) {
+        // The share of the run the job's ranks were coscheduled (round trips that lost no time slice).
+        extra.insert("coscheduled_fraction".into(), s / rate_time);
+    }
+    if let Some(us) = result.under_100us_mean_us {
+        extra.insert("coscheduled_rtt_us".into(), us);
+    }
     let mut measurement = Measurement {
         jobs,
         work_done: result.work_done,
