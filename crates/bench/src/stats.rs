@@ -139,7 +139,11 @@ mod tests {
         assert!((s.mean_us - 50.5).abs() < 0.1, "{}", s.mean_us);
         // 1..=99 µs are under PROMPT_NS: 99 of them, summing to 4950 µs.
         assert_eq!(s.prompt_count, 99);
-        assert!((s.prompt_total_us - 4950.0).abs() < 5.0, "{}", s.prompt_total_us);
+        assert!(
+            (s.prompt_total_us - 4950.0).abs() < 5.0,
+            "{}",
+            s.prompt_total_us
+        );
     }
 
     #[test]

@@ -171,7 +171,9 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                     coscheduled_fraction: m(&|r| {
                         r.measurement.extra.get("coscheduled_fraction").copied()
                     }),
-                    coscheduled_rtt_us: m(&|r| r.measurement.extra.get("coscheduled_rtt_us").copied()),
+                    coscheduled_rtt_us: m(&|r| {
+                        r.measurement.extra.get("coscheduled_rtt_us").copied()
+                    }),
                     foreign_cpus: estimate(&foreign),
                 });
             }

@@ -182,7 +182,8 @@ mod tests {
         assert_eq!(r.rtt_p50_us, Some(40.0));
         assert_eq!(r.rtt_p99_us, None);
         assert_eq!(r.under_100us_s, None);
-        let out = "{\"round_trips\": 10, \"rtt_under_100us_s\": 1.5, \"rtt_under_100us_mean_us\": 12.5}";
+        let out =
+            "{\"round_trips\": 10, \"rtt_under_100us_s\": 1.5, \"rtt_under_100us_mean_us\": 12.5}";
         let r = parse_result(out).unwrap();
         assert_eq!(r.under_100us_s, Some(1.5));
         assert_eq!(r.under_100us_mean_us, Some(12.5));
