@@ -1,6 +1,7 @@
 //! The one JSON result line every program prints on stdout. Field names follow `cosched_report::Measurement`
 //! (`work_done`, `work_expected`, `rate_per_s`, `rtt_p50_us`, `rtt_p99_us`, `rtt_histogram`), which the lab
-//! reads; the rest are the program's own.
+//! reads, with `rtt_under_100us_s` and `rtt_under_100us_mean_us` (its "coscheduled" column); the rest are the
+//! program's own.
 
 use crate::channel::WaitStats;
 use crate::stats::{CpuTimes, LatencySummary};
