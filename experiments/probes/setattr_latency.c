@@ -9,6 +9,7 @@
  * Root. The target is put back to SCHED_OTHER right after each boost, before the caller sleeps.
  */
 #define _GNU_SOURCE
+#include "probe.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -31,21 +32,6 @@ enum { ROUNDS = 2000 };
 static volatile int stop;
 static volatile pid_t target_tid;
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000ull + t.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t s;
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	sched_setaffinity(0, sizeof s, &s);
-}
-
 static void *spinner(void *cpu)
 {
 	pin((int)(long)cpu);
@@ -55,15 +41,9 @@ static void *spinner(void *cpu)
 	return NULL;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void report(const char *what, uint64_t *v)
 {
-	qsort(v, ROUNDS, sizeof v[0], cmp);
+	sort_samples(v, ROUNDS);
 	printf("%-34s p10 %6.2f p50 %6.2f p90 %6.2f us\n", what, v[ROUNDS / 10] / 1e3, v[ROUNDS / 2] / 1e3,
 	       v[9 * ROUNDS / 10] / 1e3);
 }

@@ -9,6 +9,7 @@
  * Root (SCHED_FIFO). Prints p10/p50/p90/p99 of write -> sleeper running over 3000 wake-ups 300 us apart.
  */
 #define _GNU_SOURCE
+#include "probe.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -23,21 +24,6 @@ static volatile int stop;
 static volatile uint64_t sent_ns;
 static uint64_t latency_ns[WAKEUPS];
 static int efd, sleeper_cpu;
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000ull + t.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t s;
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	sched_setaffinity(0, sizeof s, &s);
-}
 
 static void fifo(int prio)
 {
@@ -70,12 +56,6 @@ static void *sleeper(void *unused)
 	return NULL;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -101,7 +81,7 @@ int main(int argc, char **argv)
 	}
 	pthread_join(t, NULL);
 	stop = 1;
-	qsort(latency_ns, WAKEUPS, sizeof latency_ns[0], cmp);
+	sort_samples(latency_ns, WAKEUPS);
 	printf("sleeper cpu %d, writer cpu %d, %d spinners per CPU: wake-up p10 %.1f p50 %.1f p90 %.1f p99 %.1f us\n",
 	       sleeper_cpu, writer_cpu, spinners, latency_ns[WAKEUPS / 10] / 1e3, latency_ns[WAKEUPS / 2] / 1e3,
 	       latency_ns[9 * WAKEUPS / 10] / 1e3, latency_ns[99 * WAKEUPS / 100] / 1e3);

@@ -1,0 +1,41 @@
+/*
+ * probe.h — what the probes in this folder share: the clock, CPU pinning and sorting samples for percentiles.
+ * Header-only (each probe is one `gcc` command; see its top comment).
+ */
+#ifndef COSCHED_PROBE_H
+#define COSCHED_PROBE_H
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+/* Pins the calling thread to one CPU. */
+static void pin(int cpu)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(0, sizeof s, &s);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts n samples in place, so that v[q * n] is the q-quantile. */
+static void sort_samples(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof v[0], cmp_u64);
+}
+
+#endif
