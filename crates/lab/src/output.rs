@@ -186,6 +186,19 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or("-".into(), f)
 }
 
+/// Two optional figures as one cell, `a / b` (`-` for a missing one, `-` alone when both are).
+fn pair(
+    a: Option<f64>,
+    b: Option<f64>,
+    fa: impl Fn(f64) -> String,
+    fb: impl Fn(f64) -> String,
+) -> String {
+    match (a, b) {
+        (None, None) => "-".into(),
+        (a, b) => format!("{} / {}", opt(a, fa), opt(b, fb)),
+    }
+}
+
 /// The comparison as a Markdown table.
 pub fn render_comparison(rows: &[ComparisonRow], baseline: Option<&str>) -> String {
     let mut table = Table::new();
@@ -220,22 +233,19 @@ pub fn render_comparison(rows: &[ComparisonRow], baseline: Option<&str>) -> Stri
             r.competitor_fairness
                 .map_or("-".into(), |f| format!("{:.2}", f.mean)),
             opt(r.agent_cpu_fraction, |v| format!("{:.2}", 100.0 * v)),
-            match (r.reaction_p50_us, r.reaction_p99_us) {
-                (None, None) => "-".into(),
-                (a, b) => format!("{} / {}", opt(a, significant), opt(b, significant)),
-            },
-            match (r.rtt_p50_us, r.rtt_p99_us) {
-                (None, None) => "-".into(),
-                (a, b) => format!("{} / {}", opt(a, significant), opt(b, significant)),
-            },
-            match (r.coscheduled_fraction, r.coscheduled_rtt_us) {
-                (None, None) => "-".into(),
-                (a, b) => format!(
-                    "{} / {}",
-                    opt(a, |v| format!("{v:.2}")),
-                    opt(b, |v| format!("{v:.1}"))
-                ),
-            },
+            pair(
+                r.reaction_p50_us,
+                r.reaction_p99_us,
+                significant,
+                significant,
+            ),
+            pair(r.rtt_p50_us, r.rtt_p99_us, significant, significant),
+            pair(
+                r.coscheduled_fraction,
+                r.coscheduled_rtt_us,
+                |v| format!("{v:.2}"),
+                |v| format!("{v:.1}"),
+            ),
             format!("{:.2}", r.foreign_cpus.mean),
         ]);
     }
