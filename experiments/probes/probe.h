@@ -1,12 +1,15 @@
 /*
- * probe.h — what the probes in this folder share: the clock, CPU pinning and sorting samples for percentiles.
+ * probe.h — what the probes in this folder share: the clock, CPU pinning, SCHED_FIFO, CFS spinners and sorting
+ * samples for percentiles.
  * Header-only (each probe is one `gcc` command; see its top comment).
  */
 #ifndef COSCHED_PROBE_H
 #define COSCHED_PROBE_H
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -24,6 +27,26 @@ static void pin(int cpu)
 	CPU_ZERO(&s);
 	CPU_SET(cpu, &s);
 	sched_setaffinity(0, sizeof s, &s);
+}
+
+/* Makes the calling thread SCHED_FIFO at `prio`, or exits saying why. */
+__attribute__((unused)) static void fifo(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		fprintf(stderr, "SCHED_FIFO refused: run as root\n");
+		exit(1);
+	}
+}
+
+/* A CFS spin loop pinned to CPU `(long)cpu` (a competitor), until `stop_spinners` is set: a pthread start routine. */
+static volatile int stop_spinners;
+__attribute__((unused)) static void *spinner(void *cpu)
+{
+	pin((int)(long)cpu);
+	while (!stop_spinners)
+		;
+	return NULL;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -29,14 +29,14 @@ struct sched_attr_v1 {
 };
 
 enum { ROUNDS = 2000 };
-static volatile int stop;
 static volatile pid_t target_tid;
 
-static void *spinner(void *cpu)
+/* A spinner that records its tid: the last one started is the target. */
+static void *target_spinner(void *cpu)
 {
 	pin((int)(long)cpu);
 	target_tid = syscall(SYS_gettid);
-	while (!stop)
+	while (!stop_spinners)
 		;
 	return NULL;
 }
@@ -58,8 +58,8 @@ int main(int argc, char **argv)
 	int target_cpu = atoi(argv[2]);
 	pin(atoi(argv[1]));
 	pthread_t t;
-	pthread_create(&t, NULL, spinner, (void *)(long)target_cpu);
-	pthread_create(&t, NULL, spinner, (void *)(long)target_cpu); /* the target is the last one started */
+	pthread_create(&t, NULL, target_spinner, (void *)(long)target_cpu);
+	pthread_create(&t, NULL, target_spinner, (void *)(long)target_cpu); /* the target is the last one started */
 	usleep(100000);
 	pid_t tid = target_tid;
 	int pidfd = syscall(SYS_pidfd_open, getpid(), 0);
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		boost[i] = t3 - t2;
 		usleep(200);
 	}
-	stop = 1;
+	stop_spinners = 1;
 	report("getppid", trivial);
 	report("pidfd_send_signal(0)", alive);
 	report("sched_setattr FIFO, other CPU", boost);

@@ -24,25 +24,7 @@
 
 enum { MESSAGES = 2000 };
 static int recv_fd, send_fd, waiter_cpu;
-static volatile int stop;
 static uint64_t wake_ns[MESSAGES], send_ns[MESSAGES];
-
-static void fifo(int prio)
-{
-	struct sched_param sp = { .sched_priority = prio };
-	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
-		perror("SCHED_FIFO (run as root)");
-		exit(1);
-	}
-}
-
-static void *spinner(void *cpu)
-{
-	pin((int)(long)cpu);
-	while (!stop)
-		;
-	return NULL;
-}
 
 static void *waiter(void *unused)
 {
@@ -98,7 +80,7 @@ int main(int argc, char **argv)
 		send_ns[i] = now_ns() - now;
 	}
 	pthread_join(w, NULL);
-	stop = 1;
+	stop_spinners = 1;
 	sort_samples(wake_ns, MESSAGES);
 	sort_samples(send_ns, MESSAGES);
 	printf("waiter cpu %d, %d spinner(s) on CPU 0: send -> waiter running p10 %.1f p50 %.1f p90 %.1f us; "

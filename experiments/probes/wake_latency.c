@@ -20,27 +20,9 @@
 #include <unistd.h>
 
 enum { WAKEUPS = 3000 };
-static volatile int stop;
 static volatile uint64_t sent_ns;
 static uint64_t latency_ns[WAKEUPS];
 static int efd, sleeper_cpu;
-
-static void fifo(int prio)
-{
-	struct sched_param sp = { .sched_priority = prio };
-	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
-		fprintf(stderr, "SCHED_FIFO refused: run as root\n");
-		exit(1);
-	}
-}
-
-static void *spinner(void *cpu)
-{
-	pin((int)(long)cpu);
-	while (!stop)
-		;
-	return NULL;
-}
 
 static void *sleeper(void *unused)
 {
@@ -80,7 +62,7 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	pthread_join(t, NULL);
-	stop = 1;
+	stop_spinners = 1;
 	sort_samples(latency_ns, WAKEUPS);
 	printf("sleeper cpu %d, writer cpu %d, %d spinners per CPU: wake-up p10 %.1f p50 %.1f p90 %.1f p99 %.1f us\n",
 	       sleeper_cpu, writer_cpu, spinners, latency_ns[WAKEUPS / 10] / 1e3, latency_ns[WAKEUPS / 2] / 1e3,

@@ -36,7 +36,9 @@
 //! are 6.20× / 3.19× faster at K = 4, at most 5 % slower elsewhere; with nothing to coschedule (K = 0) 1.03–1.14×,
 //! since the message hooks are detached while no managed thread shares its CPU (the watch gate). Agent CPU
 //! 0.7–1.8 % of a core. Boosted reaction (flagged arrival → receiver on its CPU) p50 53–89 µs, p99 182–378 µs:
-//! most of it is the ring buffer's wake-up of the agent across CPUs on this VM (see the doc's "The reaction").
+//! the agent's wake-up across CPUs and its guarded `sched_setattr` on this VM, whose floor for any user-space
+//! boost probes put at 35–40 µs; waking the agent straight from the receiver's socket on its own CPU was built and
+//! measured no faster (the doc's "The reaction").
 //! With `--slack-ppm 1100000` (10 % over the fair share, seed 000 §4.2.2) spin-only gave 1.88× / 4.00× / 7.58× at
 //! job F 1.10–1.20; an unmodified Open MPI ping-pong under `cosched run` 1.75× / 1.19× / 3.68× (both 2026-11-23).
 //!
