@@ -34,11 +34,8 @@ static volatile pid_t target_tid;
 /* A spinner that records its tid: the last one started is the target. */
 static void *target_spinner(void *cpu)
 {
-	pin((int)(long)cpu);
 	target_tid = syscall(SYS_gettid);
-	while (!stop_spinners)
-		;
-	return NULL;
+	return spinner(cpu);
 }
 
 static void report(const char *what, uint64_t *v)
