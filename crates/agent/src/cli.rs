@@ -1,4 +1,4 @@
-//! `cosched agent` and `cosched run`: flags (units in their names) validated into a resolved [`Config`]
+//! `cosched agent` and `cosched run`: flags (units in their names) validated into a resolved `daemon::Config`
 //! before anything runs.
 
 use crate::proto::{AgentStats, Client, DEFAULT_SOCKET};

@@ -30,17 +30,19 @@
 //!   schema. Stop the agent with SIGTERM/SIGINT: it restores every task it changed and removes its socket.
 //!
 //! ## Measured (2026-11-24, this 2-vCPU VM; the full tables are `docs/lab-dcs.md`)
-//! Lab ping-pong, 2 nodes, 128 B over TCP, K CPU-bound competitors per node, 4 s runs, 4 repetitions, default
-//! flags: spin-only reaches 0.87 / 0.88 / 1.17 of the fair-coscheduling bound (K=0 rate / (K+1)) at K = 1, 2, 4
-//! (1.85× / 2.53× / 6.90× the no-agent rate) with job F 1.01–1.07 and competitor F ≥ 0.96; spin-block and block
-//! are 6.20× / 3.19× faster at K = 4, at most 5 % slower elsewhere; with nothing to coschedule (K = 0) 1.03–1.14×,
-//! since the message hooks are detached while no managed thread shares its CPU (the watch gate). Agent CPU
-//! 0.7–1.8 % of a core. Boosted reaction (flagged arrival → receiver on its CPU) p50 53–89 µs, p99 182–378 µs:
-//! the agent's wake-up across CPUs and its guarded `sched_setattr` on this VM, whose floor for any user-space
-//! boost probes put at 35–40 µs; waking the agent straight from the receiver's socket on its own CPU was built and
-//! measured no faster (the doc's "The reaction").
-//! With `--slack-ppm 1100000` (10 % over the fair share, seed 000 §4.2.2) spin-only gave 1.88× / 4.00× / 7.58× at
-//! job F 1.10–1.20; an unmodified Open MPI ping-pong under `cosched run` 1.75× / 1.19× / 3.68× (both 2026-11-23).
+//! Lab ping-pong, 2 nodes, 128 B over TCP, K CPU-bound competitors per node, 4 s runs, 5 repetitions, one run
+//! of 180: with the default flags spin-only reaches 0.91 / 0.86 / 0.98 of the fair-coscheduling bound
+//! (K=0 rate / (K+1)) at K = 1, 2, 4 — 1.88× / 3.12× / 4.51× the no-agent rate — with job F 1.04–1.12 and
+//! competitor F ≥ 0.94; spin-block and block are 7.24× / 5.42× faster at K = 4 and never slower elsewhere; with
+//! nothing to coschedule (K = 0) 1.05–1.15×, since the message hooks are detached while no managed thread shares
+//! its CPU (the watch gate). At K = 1 the fair agent is at its ceiling (the ranks together for all of their fair
+//! half against a quarter of the time without it, the coscheduled round trip 10 % slower for the attached
+//! message hooks): 1.9–2.0× in every run that day; `--slack-ppm 1100000` (10 % over the share, seed 000 §4.2.2)
+//! gave 1.97–2.22× at job F ≤ 1.17. Agent CPU 0.4–1.4 % of a core. Boosted reaction (flagged arrival →
+//! receiver on its CPU) p50 36–89 µs, p99 99–378 µs over the day's runs: the agent's wake-up across CPUs and its
+//! guarded `sched_setattr` on this VM, whose floor for any user-space boost probes put at 35–40 µs; waking the
+//! agent straight from the receiver's socket on its own CPU was built and measured no faster (the doc's "The
+//! reaction"). An unmodified Open MPI ping-pong under `cosched run`: 1.75× / 1.19× / 3.68× (2026-11-23).
 //!
 //! ## Safety properties (each has a privileged test in `tests/privileged.rs`)
 //! - No managed task stays boosted after the agent ends, however it ends (guardian).
