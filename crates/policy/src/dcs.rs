@@ -30,11 +30,22 @@
 //! ```
 //! The comparison is done exactly in 128-bit integers: for `E < 0` both sides are multiplied by `2^-E`.
 //!
+//! ## The state: `Tp` per process ([`DcsState`])
+//! Both halves keep `Tp` in one [`DcsState`]: the simulator keyed by its process index, the agent by tgid.
+//! `Tp` is the time of the previous boost *carried out* (the seed: "time of previous priority boost and
+//! preemption attempt", and "`Tc - Tp` is the time since the last preemption"). A refusal — by the fairness
+//! rule itself, or by a veto outside DCS such as the agent's CPU budget — preempts nobody, so it leaves `Tp`
+//! where it was: [`DcsState::consider`] decides without recording, [`DcsState::record_boost`] records the boost
+//! once it has happened. (Before this type the agent set `Tp` before its budget check, so a budget refusal
+//! restarted the DCS clock; the simulator never did. The simulator's reading is the seed's.)
+//!
 //! ## Parameters
 //! The paper's runs: `E = -1, C = 0` for spin-only receive; `E = 2, C = 100 ms` for spin-block.
 
 use crate::Nanos;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::hash::Hash;
 
 /// Tuning constants of the DCS fairness rule (`E`, `C`). `Tq` and `R` are read from the node at decision time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,10 +150,110 @@ pub fn decide(params: &DcsParams, receiver_running: bool, inputs: &DcsInputs) ->
     }
 }
 
+/// What the node reads at an arrival besides the receiver's identity: `Tc`, `Tq`, `R`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeNow {
+    /// `Tc`: now.
+    pub now: Nanos,
+    /// `Tq`: the minimum quantum of the node's scheduler.
+    pub min_quantum: Nanos,
+    /// `R`: the run-queue length of the receiver's CPU.
+    pub run_queue_len: u32,
+}
+
+/// DCS on one node: the constants `E`, `C` and `Tp` for every process that was ever boosted, keyed by `K` (the
+/// simulator's process index, the agent's tgid). See the module doc for when `Tp` moves.
+#[derive(Clone, Debug)]
+pub struct DcsState<K> {
+    params: DcsParams,
+    previous_boost: HashMap<K, Nanos>,
+}
+
+impl<K: Copy + Eq + Hash> DcsState<K> {
+    /// No process boosted yet.
+    pub fn new(params: DcsParams) -> Self {
+        DcsState {
+            params,
+            previous_boost: HashMap::new(),
+        }
+    }
+
+    /// The constants `E`, `C`.
+    pub fn params(&self) -> &DcsParams {
+        &self.params
+    }
+
+    /// `Tp` of `process`: when its last boost was carried out, if ever.
+    pub fn previous_boost(&self, process: K) -> Option<Nanos> {
+        self.previous_boost.get(&process).copied()
+    }
+
+    /// Figure 2 for an arrival at `process`: what DCS says, without recording anything.
+    pub fn consider(&self, process: K, receiver_running: bool, node: NodeNow) -> DcsDecision {
+        let inputs = DcsInputs {
+            now: node.now,
+            previous_boost: self.previous_boost(process),
+            min_quantum: node.min_quantum,
+            run_queue_len: node.run_queue_len,
+        };
+        decide(&self.params, receiver_running, &inputs)
+    }
+
+    /// `Tp = Tc`: a boost of `process` was carried out at `now`.
+    pub fn record_boost(&mut self, process: K, now: Nanos) {
+        self.previous_boost.insert(process, now);
+    }
+
+    /// [`consider`](Self::consider), and [`record_boost`](Self::record_boost) when the answer is
+    /// [`DcsDecision::Boost`]: for a caller with no veto of its own (the simulator).
+    pub fn on_arrival(&mut self, process: K, receiver_running: bool, node: NodeNow) -> DcsDecision {
+        let decision = self.consider(process, receiver_running, node);
+        if decision == DcsDecision::Boost {
+            self.record_boost(process, node.now);
+        }
+        decision
+    }
+
+    /// Drops `process`'s `Tp` (it exited; a new process at the same key starts fresh).
+    pub fn forget(&mut self, process: K) {
+        self.previous_boost.remove(&process);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::MILLIS;
+
+    fn node(now_ms: u64, r: u32) -> NodeNow {
+        NodeNow {
+            now: now_ms * MILLIS,
+            min_quantum: 20 * MILLIS,
+            run_queue_len: r,
+        }
+    }
+
+    #[test]
+    fn state_records_only_boosts_carried_out() {
+        // E = -1, C = 0, Tq = 20 ms, R = 2: a boost needs 80 ms since the previous one.
+        let mut dcs = DcsState::new(DcsParams::SPIN_ONLY);
+        assert_eq!(dcs.on_arrival(7u32, false, node(10, 2)), DcsDecision::Boost); // first: fair, Tp = 10
+        assert_eq!(dcs.previous_boost(7), Some(10 * MILLIS));
+        assert_eq!(dcs.on_arrival(7, false, node(50, 2)), DcsDecision::Refuse); // 40 ms: refused
+        assert_eq!(dcs.previous_boost(7), Some(10 * MILLIS)); // a refusal leaves Tp
+        // At 90 ms DCS says yes, but the caller vetoes (the agent's budget): considered, not recorded.
+        assert_eq!(dcs.consider(7, false, node(90, 2)), DcsDecision::Boost);
+        // So at 95 ms the gap is still 85 ms from the boost at 10: still fair.
+        assert_eq!(dcs.on_arrival(7, false, node(95, 2)), DcsDecision::Boost);
+        assert_eq!(dcs.previous_boost(7), Some(95 * MILLIS));
+        // A running receiver needs nothing, and its Tp does not move.
+        assert_eq!(dcs.on_arrival(7, true, node(500, 2)), DcsDecision::AlreadyRunning);
+        assert_eq!(dcs.previous_boost(7), Some(95 * MILLIS));
+        // Processes are independent; a forgotten one starts fresh.
+        assert_eq!(dcs.on_arrival(8, false, node(96, 2)), DcsDecision::Boost);
+        dcs.forget(7);
+        assert_eq!(dcs.on_arrival(7, false, node(97, 2)), DcsDecision::Boost);
+    }
 
     fn inputs(now_ms: u64, previous_ms: Option<u64>, r: u32) -> DcsInputs {
         DcsInputs {
