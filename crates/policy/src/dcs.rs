@@ -241,13 +241,16 @@ mod tests {
         assert_eq!(dcs.previous_boost(7), Some(10 * MILLIS));
         assert_eq!(dcs.on_arrival(7, false, node(50, 2)), DcsDecision::Refuse); // 40 ms: refused
         assert_eq!(dcs.previous_boost(7), Some(10 * MILLIS)); // a refusal leaves Tp
-        // At 90 ms DCS says yes, but the caller vetoes (the agent's budget): considered, not recorded.
+                                                              // At 90 ms DCS says yes, but the caller vetoes (the agent's budget): considered, not recorded.
         assert_eq!(dcs.consider(7, false, node(90, 2)), DcsDecision::Boost);
         // So at 95 ms the gap is still 85 ms from the boost at 10: still fair.
         assert_eq!(dcs.on_arrival(7, false, node(95, 2)), DcsDecision::Boost);
         assert_eq!(dcs.previous_boost(7), Some(95 * MILLIS));
         // A running receiver needs nothing, and its Tp does not move.
-        assert_eq!(dcs.on_arrival(7, true, node(500, 2)), DcsDecision::AlreadyRunning);
+        assert_eq!(
+            dcs.on_arrival(7, true, node(500, 2)),
+            DcsDecision::AlreadyRunning
+        );
         assert_eq!(dcs.previous_boost(7), Some(95 * MILLIS));
         // Processes are independent; a forgotten one starts fresh.
         assert_eq!(dcs.on_arrival(8, false, node(96, 2)), DcsDecision::Boost);
