@@ -228,11 +228,11 @@ impl DcsConfig {
             exponent: self.exponent,
             constant_ns: millis_to_nanos(kind, "constant_ms", self.constant_ms)?,
         };
-        params.validate().map_err(|e| PolicyConfigError {
+        params.validate().map_err(|_| PolicyConfigError {
             kind,
             field: "exponent",
             message: format!(
-                "{} is out of range -{1}..={1} (the seed used -1 for spin-only and 2 for spin-block; {e})",
+                "{} is out of range -{1}..={1} (the seed used -1 for spin-only and 2 for spin-block)",
                 self.exponent,
                 DcsParams::MAX_ABS_EXPONENT
             ),

@@ -638,3 +638,36 @@ fn sim_bench_runs_the_built_in_figure_3_file_and_refuses_other_workloads() {
         "{err}"
     );
 }
+
+#[test]
+fn the_policy_table_example_in_the_docs_parses() {
+    // docs/sim-experiments.md shows the same DCS line as an inline table and as a sub-table, then a No DCS
+    // line; put them in place of smoke.toml's configurations and check they mean what the docs say.
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/sim-experiments.md"),
+    )
+    .unwrap();
+    let example = docs
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```toml block in docs/sim-experiments.md");
+    let smoke = smoke_text();
+    let head = &smoke[..smoke.find("[[configurations]]").unwrap()];
+    let e = parse(
+        Path::new("docs.toml"),
+        &format!("{head}{example}"),
+        &Overrides::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(e.configs.len(), 3);
+    assert_eq!(e.configs[0].scenario, e.configs[1].scenario);
+    assert_eq!(
+        e.configs[0].scenario.coscheduling,
+        PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into())
+    );
+    assert_eq!(
+        e.configs[2].scenario.coscheduling,
+        PolicyConfig::None(NoneConfig {})
+    );
+}
