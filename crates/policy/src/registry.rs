@@ -89,21 +89,22 @@ pub struct UnknownPolicy {
 /// experiment's policy table and as the agent's flag.
 pub fn render_table() -> String {
     let mut out = String::from(
-        "Parameters are written `name = value` in an experiment's policy table \
-         (policy = { kind = \"dcs\", exponent = 2 }) and `--name` (with '-' for '_') on the agent's command line.\n\n",
+        "A policy is a table in an experiment file, policy = { kind = \"dcs\", exponent = 2 }; its parameters are\n\
+         also the agent's flags, with '-' for '_' (--constant-ms). spin-block is a receive rule, written beside\n\
+         the policy: receive = \"spin-block\", spin_us = 1600.\n\n",
     );
     for p in all() {
         out.push_str(&format!("{:<12} {}\n", p.name, p.summary));
         out.push_str(&format!("{:<12}   seed: {}\n", "", p.seed));
         for param in &p.params {
-            let unit = if param.unit.is_empty() {
-                String::new()
+            let value = if param.unit.is_empty() {
+                param.default.clone()
             } else {
-                format!(" {}", param.unit)
+                format!("{} {}", param.default, param.unit)
             };
             out.push_str(&format!(
-                "{:<12}   {:<12} default {}{}  {}\n",
-                "", param.name, param.default, unit, param.description
+                "{:<12}   {:<12} default {:<12} {}\n",
+                "", param.name, value, param.description
             ));
         }
     }
@@ -135,11 +136,11 @@ mod tests {
     fn table_lists_every_parameter_with_its_default() {
         let t = render_table();
         // DCS: the seed's spin-only setting E = -1, C = 0.
-        assert!(t.contains("exponent     default -1  E;"), "{t}");
-        assert!(t.contains("constant_ms  default 0 ms"), "{t}");
+        assert!(t.contains("exponent     default -1           E;"), "{t}");
+        assert!(t.contains("constant_ms  default 0 ms         C;"), "{t}");
         // The budget's floor, which the hand-written registry had lost: 160 ms.
-        assert!(t.contains("floor_ms     default 160 ms"), "{t}");
-        assert!(t.contains("spin_us      default 1600 us"), "{t}");
+        assert!(t.contains("floor_ms     default 160 ms       most debt"), "{t}");
+        assert!(t.contains("spin_us      default 1600 us      spin time"), "{t}");
     }
 
     #[test]
