@@ -139,8 +139,14 @@ mod tests {
         assert!(t.contains("exponent     default -1           E;"), "{t}");
         assert!(t.contains("constant_ms  default 0 ms         C;"), "{t}");
         // The budget's floor, which the hand-written registry had lost: 160 ms.
-        assert!(t.contains("floor_ms     default 160 ms       most debt"), "{t}");
-        assert!(t.contains("spin_us      default 1600 us      spin time"), "{t}");
+        assert!(
+            t.contains("floor_ms     default 160 ms       most debt"),
+            "{t}"
+        );
+        assert!(
+            t.contains("spin_us      default 1600 us      spin time"),
+            "{t}"
+        );
     }
 
     #[test]
