@@ -1,8 +1,7 @@
 //! Experiment file → validated [`Experiment`] with its full list of planned runs, before anything runs.
 //!
 //! Every problem is reported with the file, the field path as written in the file
-//! (`configurations[2].policy.exponent`) and
-//! what to do about it; all problems of a file are listed at once.
+//! (`configurations[2].policy.exponent`) and what to do about it; all problems of a file are listed at once.
 //!
 //! ## Run seeds
 //! Run `(configuration, competitors c, repetition r)` gets the seed `splitmix64(splitmix64(base) ^ (c << 32 | r))`.

@@ -671,3 +671,28 @@ fn the_policy_table_example_in_the_docs_parses() {
         PolicyConfig::None(NoneConfig {})
     );
 }
+
+#[test]
+fn the_engine_refuses_a_policy_it_does_not_model_and_bad_parameters() {
+    // The safety net behind the file checks: simulate() validates the scenario before the world is built.
+    use crate::scenario::{Scenario, SeedConfig};
+    use cosched_policy::config::{BudgetConfig, DcsConfig};
+    let mut s = Scenario::seed_latency(10, 0, SeedConfig::NoDcsSpinOnly);
+    s.coscheduling = PolicyConfig::Budget(BudgetConfig::default());
+    let err = crate::simulate(&s, 1).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "the simulator does not model the 'budget' policy (yet); it models: none, dcs"
+        ),
+        "{err}"
+    );
+    s.coscheduling = PolicyConfig::Dcs(DcsConfig {
+        exponent: 41,
+        constant_ms: 0.0,
+    });
+    let err = crate::simulate(&s, 1).unwrap_err().to_string();
+    assert!(
+        err.contains("coscheduling: dcs policy: exponent: 41 is out of range -40..=40"),
+        "{err}"
+    );
+}
