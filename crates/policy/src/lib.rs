@@ -9,12 +9,14 @@
 //! | [`dcs`] | dynamic coscheduling fairness: `2^E (Tc - Tp) + C >= Tq R` | `000_e8004e1596fde6a5.txt` §3.3.3 |
 //! | [`budget`] | boost budget: CPU-time token bucket, `tokens += s Δwall - Δcpu`, `s = slack / R` | `000` §3.3.3 fn. 6, `002` §2.2.1 |
 //! | [`spin`] | spin-block receive: spin time ≈ 2 context switches + a round trip (1600 µs) | `000` §3.2.2 |
-//! | [`registry`] | names, parameters, defaults and seeds of all policies (`cosched policies`) | — |
+//! | [`config`] | one policy configuration: `kind` + that policy's parameters, defaults, validation, conversion | — |
+//! | [`registry`] | names, parameters, defaults and seeds of all policies (`cosched policies`), generated from [`config`] | — |
 //!
 //! Time is an integer number of nanoseconds ([`Nanos`]) everywhere, so the simulator stays deterministic and
 //! the agent can feed kernel timestamps straight in.
 
 pub mod budget;
+pub mod config;
 pub mod dcs;
 pub mod registry;
 pub mod spin;

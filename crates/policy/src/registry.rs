@@ -1,16 +1,24 @@
-//! The registry of policies: what `cosched policies` prints, and the one place that turns a policy name into
-//! a resolved policy. An unknown name is an error that lists the valid ones.
+//! The registry of policies: what `cosched policies` prints. An unknown name is an error that lists the valid
+//! ones.
+//!
+//! Generated, not written: every coscheduling policy is one kind of [`PolicyConfig`], and its entry here is
+//! what that kind's parameter struct says about itself ([`PolicyParameters`]: name, summary, seed, and each
+//! field's name, unit, default and meaning), so the registry, the experiment files' policy tables and the
+//! rule's defaults cannot drift apart. The one row that is not a policy is the `spin-block` receive rule, whose
+//! spin time an experiment gives beside the policy (`receive = "spin-block"`, `spin_us`).
 
-use crate::budget::BudgetParams;
-use crate::dcs::DcsParams;
+use crate::config::{PolicyConfig, PolicyParameters};
 use crate::spin::DEFAULT_SPIN;
-use crate::MILLIS;
+use crate::MICROS;
 
 /// One tunable parameter of a policy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamInfo {
+    /// As written in a policy table; the agent's flag is `--` and this with `-` for `_`.
     pub name: &'static str,
+    /// `ms`, `us`, `ppm`, or empty for a plain number.
     pub unit: &'static str,
+    /// The default, as it would be written in a file.
     pub default: String,
     pub description: &'static str,
 }
@@ -24,77 +32,38 @@ pub struct PolicyInfo {
     pub params: Vec<ParamInfo>,
 }
 
-/// All policies cosched knows, in the order `cosched policies` prints them.
+/// The registry entry of a policy's parameter struct, its fields at their defaults.
+pub fn info(policy: &dyn PolicyParameters) -> PolicyInfo {
+    PolicyInfo {
+        name: policy.kind(),
+        summary: policy.summary(),
+        seed: policy.seed(),
+        params: policy.params(),
+    }
+}
+
+/// The registry name of the spin-block receive rule, listed after the policies.
+pub const SPIN_BLOCK: &str = "spin-block";
+
+/// All policies cosched knows, in the order `cosched policies` prints them: every kind of [`PolicyConfig`],
+/// then the spin-block receive rule.
 pub fn all() -> Vec<PolicyInfo> {
-    vec![
-        PolicyInfo {
-            name: "none",
-            summary: "uncoordinated: the node's own scheduler alone (the seeds' 'No DCS' baseline)",
-            seed: "000_e8004e1596fde6a5.txt",
-            params: vec![],
-        },
-        PolicyInfo {
-            name: "dcs",
-            summary: "dynamic coscheduling: boost a receiver that is not running when 2^E (Tc - Tp) + C >= Tq R",
-            seed: "000_e8004e1596fde6a5.txt",
-            params: vec![
-                ParamInfo {
-                    name: "exponent",
-                    unit: "",
-                    default: DcsParams::SPIN_ONLY.exponent.to_string(),
-                    description: "E; the paper used -1 for spin-only and 2 for spin-block",
-                },
-                ParamInfo {
-                    name: "constant_ms",
-                    unit: "ms",
-                    default: (DcsParams::SPIN_ONLY.constant_ns / MILLIS).to_string(),
-                    description: "C; the paper used 0 for spin-only and 100 for spin-block",
-                },
-            ],
-        },
-        PolicyInfo {
-            name: "budget",
-            summary: "boost budget: a process's CPU time may not exceed its fair share slack/R of wall time plus a burst",
-            seed: "000_e8004e1596fde6a5.txt",
-            params: vec![
-                ParamInfo {
-                    name: "slack_ppm",
-                    unit: "ppm",
-                    default: BudgetParams::DEFAULT.slack_ppm.to_string(),
-                    description: "multiplier of the fair share 1/R; 1000000 is exactly fair",
-                },
-                ParamInfo {
-                    name: "burst_ms",
-                    unit: "ms",
-                    default: (BudgetParams::DEFAULT.burst_ns / MILLIS).to_string(),
-                    description: "largest CPU credit a process may bank (also its starting credit)",
-                },
-                ParamInfo {
-                    name: "demote_ms",
-                    unit: "ms",
-                    default: (BudgetParams::DEFAULT.demote_ns / MILLIS).to_string(),
-                    description: "debt beyond which the process is overdrawn and yields (nice 19) until repaid",
-                },
-                ParamInfo {
-                    name: "resume_ms",
-                    unit: "ms",
-                    default: (BudgetParams::DEFAULT.resume_ns / MILLIS).to_string(),
-                    description: "credit at which a process that yielded runs normally again",
-                },
-            ],
-        },
-        PolicyInfo {
-            name: "spin-block",
-            summary: "receive rule: spin up to a limit, then block (implicit scheduling when paired with 'none')",
-            seed: "000_e8004e1596fde6a5.txt",
-            params: vec![ParamInfo {
-                name: "spin_us",
-                unit: "us",
-                default: (DEFAULT_SPIN / crate::MICROS).to_string(),
-                description: "spin time before blocking, about 2 context switches + a round trip",
-            }],
-        },
-    ]
+    let mut all: Vec<PolicyInfo> = PolicyConfig::every_kind()
+        .iter()
+        .map(|policy| info(policy.parameters()))
+        .collect();
+    all.push(PolicyInfo {
+        name: SPIN_BLOCK,
+        summary: "receive rule: spin up to a limit, then block (implicit scheduling when paired with 'none')",
+        seed: "000_e8004e1596fde6a5.txt",
+        params: vec![ParamInfo {
+            name: "spin_us",
+            unit: "us",
+            default: (DEFAULT_SPIN / MICROS).to_string(),
+            description: "spin time before blocking, about 2 context switches + a round trip",
+        }],
+    });
+    all
 }
 
 /// Looks a policy up by name.
@@ -116,21 +85,26 @@ pub struct UnknownPolicy {
     pub valid: String,
 }
 
-/// The registry as an aligned text table.
+/// The registry as an aligned text table: each policy, its seed, and each parameter as it is written in an
+/// experiment's policy table and as the agent's flag.
 pub fn render_table() -> String {
-    let mut out = String::new();
+    let mut out = String::from(
+        "A policy is a table in an experiment file, policy = { kind = \"dcs\", exponent = 2 }; its parameters are\n\
+         also the agent's flags, with '-' for '_' (--constant-ms). spin-block is a receive rule, written beside\n\
+         the policy: receive = \"spin-block\", spin_us = 1600.\n\n",
+    );
     for p in all() {
         out.push_str(&format!("{:<12} {}\n", p.name, p.summary));
         out.push_str(&format!("{:<12}   seed: {}\n", "", p.seed));
         for param in &p.params {
-            let unit = if param.unit.is_empty() {
-                String::new()
+            let value = if param.unit.is_empty() {
+                param.default.clone()
             } else {
-                format!(" {}", param.unit)
+                format!("{} {}", param.default, param.unit)
             };
             out.push_str(&format!(
-                "{:<12}   --{:<14} default {}{}  {}\n",
-                "", param.name, param.default, unit, param.description
+                "{:<12}   {:<12} default {:<12} {}\n",
+                "", param.name, value, param.description
             ));
         }
     }
@@ -144,8 +118,10 @@ mod tests {
     #[test]
     fn unknown_name_lists_valid_ones() {
         let err = find("gang").unwrap_err();
-        assert!(err.to_string().contains("unknown policy 'gang'"));
-        assert!(err.to_string().contains("dcs"));
+        assert_eq!(
+            err.to_string(),
+            "unknown policy 'gang'; valid policies are: none, dcs, budget, spin-block (see `cosched policies`)"
+        );
     }
 
     #[test]
@@ -157,10 +133,39 @@ mod tests {
     }
 
     #[test]
-    fn table_lists_dcs_defaults() {
+    fn table_lists_every_parameter_with_its_default() {
         let t = render_table();
-        assert!(t.contains("dcs"));
-        assert!(t.contains("--exponent"));
-        assert!(t.contains("default 1600 us"));
+        // DCS: the seed's spin-only setting E = -1, C = 0.
+        assert!(t.contains("exponent     default -1           E;"), "{t}");
+        assert!(t.contains("constant_ms  default 0 ms         C;"), "{t}");
+        // The budget's floor, which the hand-written registry had lost: 160 ms.
+        assert!(
+            t.contains("floor_ms     default 160 ms       most debt"),
+            "{t}"
+        );
+        assert!(
+            t.contains("spin_us      default 1600 us      spin time"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn budget_lists_every_field_of_its_parameters() {
+        // BudgetParams has five fields (slack, burst, floor, demote, resume); the registry lists all five.
+        let budget = find("budget").unwrap();
+        let names: Vec<_> = budget.params.iter().map(|p| p.name).collect();
+        assert_eq!(
+            names,
+            [
+                "slack_ppm",
+                "burst_ms",
+                "floor_ms",
+                "demote_ms",
+                "resume_ms"
+            ]
+        );
+        let defaults: Vec<_> = budget.params.iter().map(|p| p.default.as_str()).collect();
+        // BudgetParams::DEFAULT: exactly fair, 160 ms burst and floor, 10 ms demote, 60 ms resume.
+        assert_eq!(defaults, ["1000000", "160", "160", "10", "60"]);
     }
 }

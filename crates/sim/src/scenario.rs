@@ -2,6 +2,8 @@
 //! value checked. Experiment files (TOML) are parsed and validated into these structs before anything runs;
 //! the engine never sees a raw file.
 
+use cosched_policy::config::NoneConfig;
+pub use cosched_policy::config::PolicyConfig;
 use cosched_policy::dcs::DcsParams;
 use cosched_policy::spin::ReceiveMode;
 use cosched_policy::{Nanos, MICROS};
@@ -19,8 +21,8 @@ pub struct Scenario {
     /// Cost of one context switch.
     pub context_switch_ns: Nanos,
     pub network: NetworkParams,
-    /// The coscheduling policy on message arrival.
-    pub coscheduling: Coscheduling,
+    /// The coscheduling policy on message arrival; one the simulator models ([`simulates`]).
+    pub coscheduling: PolicyConfig,
     /// How the parallel job's processes wait for a message.
     pub receive: ReceiveMode,
     pub workload: Workload,
@@ -37,6 +39,20 @@ pub struct Scenario {
 pub enum OsModel {
     /// Solaris 2.4 TS dispatcher, seed `000` Table 1. `slpret_ablation` sets `ts_slpret[n] = n` (Figure 9).
     SolarisTs { slpret_ablation: bool },
+}
+
+impl OsModel {
+    /// One line for run headers: the model and any change to its tables, e.g. `solaris-ts, ts_slpret[n]=n`.
+    pub fn label(&self) -> String {
+        match self {
+            OsModel::SolarisTs {
+                slpret_ablation: false,
+            } => "solaris-ts".to_string(),
+            OsModel::SolarisTs {
+                slpret_ablation: true,
+            } => "solaris-ts, ts_slpret[n]=n".to_string(),
+        }
+    }
 }
 
 /// Network between nodes: a message of `b` bytes arrives `latency + b / bandwidth` after it is sent
@@ -58,14 +74,10 @@ impl Default for NetworkParams {
     }
 }
 
-/// The coscheduling policy applied on message arrival.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "policy", rename_all = "kebab-case")]
-pub enum Coscheduling {
-    /// No DCS: the node scheduler alone.
-    None,
-    /// Dynamic coscheduling with the given fairness constants.
-    Dcs(DcsParams),
+/// Whether the simulator models `policy`: `none` and `dcs` (the world builds a hook for each). Others, such as
+/// the agent's `budget`, are refused by [`Scenario::validate`] until a hook models them.
+pub fn simulates(policy: &PolicyConfig) -> bool {
+    matches!(policy, PolicyConfig::None(_) | PolicyConfig::Dcs(_))
 }
 
 /// The parallel job and what runs beside it.
@@ -134,6 +146,15 @@ fn invalid(field: &'static str, problem: impl Into<String>) -> Result<(), Scenar
 /// The most processes one simulated CPU may hold (the run-queue bookkeeping uses 32-bit indices).
 pub const MAX_PROCESSES: u64 = 1 << 30;
 
+/// The kinds of policy the simulator models, in registry order.
+pub fn simulated_kinds() -> Vec<&'static str> {
+    PolicyConfig::every_kind()
+        .iter()
+        .filter(|p| simulates(p))
+        .map(PolicyConfig::kind)
+        .collect()
+}
+
 impl Scenario {
     /// Checks every field, so a bad value is reported once, by name, before anything runs.
     pub fn validate(&self) -> Result<(), ScenarioError> {
@@ -161,10 +182,18 @@ impl Scenario {
                 "must be positive (the seed's FM reached 13 MB/s)",
             );
         }
-        if let Coscheduling::Dcs(params) = &self.coscheduling {
-            if let Err(e) = params.validate() {
-                return invalid("coscheduling.exponent", e.to_string());
-            }
+        if let Err(e) = self.coscheduling.validate() {
+            return invalid("coscheduling", format!("{} policy: {e}", e.kind));
+        }
+        if !simulates(&self.coscheduling) {
+            return invalid(
+                "coscheduling",
+                format!(
+                    "the simulator does not model the '{}' policy (yet); it models: {}",
+                    self.coscheduling.kind(),
+                    simulated_kinds().join(", ")
+                ),
+            );
         }
         if self.time_limit_ns == 0 {
             return invalid(
@@ -301,14 +330,17 @@ impl SeedConfig {
     /// Sets the scenario's coscheduling policy and receive mode.
     pub fn apply(self, scenario: &mut Scenario) {
         let (coscheduling, receive) = match self {
-            SeedConfig::NoDcsSpinOnly => (Coscheduling::None, ReceiveMode::SpinOnly),
-            SeedConfig::NoDcsSpinBlock => (Coscheduling::None, ReceiveMode::spin_block_default()),
+            SeedConfig::NoDcsSpinOnly => (PolicyConfig::None(NoneConfig {}), ReceiveMode::SpinOnly),
+            SeedConfig::NoDcsSpinBlock => (
+                PolicyConfig::None(NoneConfig {}),
+                ReceiveMode::spin_block_default(),
+            ),
             SeedConfig::DcsSpinOnly => (
-                Coscheduling::Dcs(DcsParams::SPIN_ONLY),
+                PolicyConfig::Dcs(DcsParams::SPIN_ONLY.into()),
                 ReceiveMode::SpinOnly,
             ),
             SeedConfig::DcsSpinBlock => (
-                Coscheduling::Dcs(DcsParams::SPIN_BLOCK),
+                PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into()),
                 ReceiveMode::spin_block_default(),
             ),
         };
@@ -333,7 +365,7 @@ impl Scenario {
             },
             context_switch_ns: 750 * MICROS,
             network: NetworkParams::default(),
-            coscheduling: Coscheduling::None,
+            coscheduling: PolicyConfig::None(NoneConfig {}),
             receive: ReceiveMode::SpinOnly,
             workload: Workload::Latency {
                 round_trips,

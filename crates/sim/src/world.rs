@@ -48,7 +48,7 @@ use crate::network::Network;
 use crate::os::solaris_ts::SolarisTs;
 use crate::os::OsScheduler;
 use crate::process::{Op, Phase, Process, Program, Status};
-use crate::scenario::{Coscheduling, OsModel, Scenario, Workload};
+use crate::scenario::{OsModel, PolicyConfig, Scenario, Workload};
 use crate::workloads::{self, Job};
 use crate::SimOutput;
 use cosched_policy::spin::{ReceiveMode, WaitAction};
@@ -178,11 +178,13 @@ pub(crate) fn run(scenario: &Scenario, seed: u64, traced: bool) -> (SimOutput, O
     let os = match scenario.os {
         OsModel::SolarisTs { slpret_ablation } => SolarisTs::new(cpus, slpret_ablation),
     };
-    match scenario.coscheduling {
-        Coscheduling::None => World::new(scenario, seed, os, NoCoscheduling, traced).run(),
-        Coscheduling::Dcs(params) => {
+    match &scenario.coscheduling {
+        PolicyConfig::None(_) => World::new(scenario, seed, os, NoCoscheduling, traced).run(),
+        PolicyConfig::Dcs(dcs) => {
+            let params = dcs.to_params().expect("Scenario::validate checked them");
             World::new(scenario, seed, os, Dcs::new(params, processes), traced).run()
         }
+        other => unreachable!("Scenario::validate refuses the '{}' policy", other.kind()),
     }
 }
 

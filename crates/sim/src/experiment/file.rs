@@ -30,15 +30,17 @@
 //! [sweep]
 //! competitors_per_node = [0, 1, 2, 3, 4, 5, 6, 7, 8]
 //!
-//! [[config]]
-//! label = "DCS, spin-block, E=2, C=100"
-//! policy = "dcs"                          # a name from `cosched policies`
-//! exponent = 2                            # E (dcs only)
-//! constant_ms = 100                       # C (dcs only)
+//! [[configurations]]
+//! name = "DCS, spin-block, E=2, C=100"  # a line of the figure; unique
+//! policy = { kind = "dcs", exponent = 2, constant_ms = 100 }   # a kind from `cosched policies` + its parameters
 //! receive = "spin-block"                  # spin-only | spin-block | block
 //! spin_us = 1600                          # spin-block only
 //! ```
+//!
+//! The policy table is [`cosched_policy::config::PolicyConfig`], the type the registry is generated from: its
+//! fields, defaults and checks are the policy crate's, not this file's.
 
+use cosched_policy::config::PolicyConfig;
 use serde::Deserialize;
 
 /// The whole file.
@@ -61,7 +63,7 @@ pub struct ExperimentFile {
     pub os: OsSection,
     pub workload: WorkloadSection,
     pub sweep: SweepSection,
-    pub config: Vec<ConfigSection>,
+    pub configurations: Vec<ConfigSection>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -163,13 +165,10 @@ pub enum ReceiveName {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigSection {
-    pub label: String,
-    /// A coscheduling policy name from the registry (`cosched policies`).
-    pub policy: String,
-    /// DCS `E`; defaults to the seed's value for the receive mode (-1 spin-only, 2 otherwise).
-    pub exponent: Option<i32>,
-    /// DCS `C` in milliseconds; defaults to the seed's value for the receive mode (0 spin-only, 100 otherwise).
-    pub constant_ms: Option<u64>,
+    /// The line's label in tables, plots and `runs.json`.
+    pub name: String,
+    /// The coscheduling policy: `{ kind = "...", <its parameters> }`; a missing parameter takes its default.
+    pub policy: PolicyConfig,
     pub receive: ReceiveName,
     /// Spin time before blocking (spin-block only); defaults to the seed's 1600 µs.
     pub spin_us: Option<u64>,

@@ -8,7 +8,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`file`] | the file as written (serde, unknown fields rejected, units in field names) |
+//! | [`file`](mod@file) | the file as written (serde, unknown fields rejected, units in field names; a policy is the policy crate's `PolicyConfig` table) |
 //! | [`resolve`] | validation with field-naming errors; the list of (configuration, competitors, repetition, seed, scenario) runs |
 //! | [`runner`] | runs on all cores, results in plan order (independent of the thread count) |
 //! | [`output`] | header, table, `runs.json` / `runs.csv` / `summary.csv`, plots of Figures 3–9 |

@@ -14,7 +14,7 @@
 
 use super::resolve::Experiment;
 use super::runner::RunOutcome;
-use crate::scenario::{OsModel, Workload};
+use crate::scenario::Workload;
 use anyhow::Context;
 use cosched_report::plot::{plot_histograms, plot_job_bars, plot_sweep, JobMetric, Metric, Scale};
 use cosched_report::summary::{summarize, SummaryRow};
@@ -58,24 +58,14 @@ pub fn header(e: &Experiment, threads: usize) -> String {
         .unwrap_or(0);
     for (i, c) in e.configs.iter().enumerate() {
         let sc = &c.scenario;
-        let policy = match sc.coscheduling {
-            crate::scenario::Coscheduling::None => "none".to_string(),
-            crate::scenario::Coscheduling::Dcs(p) => {
-                format!("dcs E={} C={} ms", p.exponent, p.constant_ns as f64 / 1e6)
-            }
-        };
-        let OsModel::SolarisTs { slpret_ablation } = sc.os;
-        let os = if slpret_ablation {
-            "solaris-ts, ts_slpret[n]=n"
-        } else {
-            "solaris-ts"
-        };
         let batch = matches!(sc.workload, Workload::Mixed { batch: true, .. });
         let _ = writeln!(
             s,
-            "     [{i}] {:<width$}  policy {policy}, receive {}, os {os}{}",
+            "     [{i}] {:<width$}  policy {}, receive {}, os {}{}",
             c.label,
+            sc.coscheduling.label(),
             sc.receive.label(),
+            sc.os.label(),
             if batch {
                 ", batch (jobs in sequence)"
             } else {

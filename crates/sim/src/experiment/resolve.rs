@@ -1,7 +1,7 @@
 //! Experiment file → validated [`Experiment`] with its full list of planned runs, before anything runs.
 //!
-//! Every problem is reported with the file, the field path as written in the file (`config[2].exponent`) and
-//! what to do about it; all problems of a file are listed at once.
+//! Every problem is reported with the file, the field path as written in the file
+//! (`configurations[2].policy.exponent`) and what to do about it; all problems of a file are listed at once.
 //!
 //! ## Run seeds
 //! Run `(configuration, competitors c, repetition r)` gets the seed `splitmix64(splitmix64(base) ^ (c << 32 | r))`.
@@ -11,10 +11,9 @@
 
 use super::file::{ConfigSection, ExperimentFile, OsModelName, ReceiveName, WorkloadSection};
 use crate::scenario::{
-    Coscheduling, NetworkParams, OsModel, Scenario, SequentialJob, SorParams, Workload,
+    simulated_kinds, simulates, NetworkParams, OsModel, PolicyConfig, Scenario, SequentialJob,
+    SorParams, Workload,
 };
-use cosched_policy::dcs::DcsParams;
-use cosched_policy::registry;
 use cosched_policy::spin::{ReceiveMode, DEFAULT_SPIN};
 use cosched_policy::{Nanos, MICROS, MILLIS, SECONDS};
 use serde::Serialize;
@@ -58,9 +57,8 @@ pub struct Experiment {
 /// One configuration (a line of a figure) with its scenario at zero competitors.
 #[derive(Clone, Debug, Serialize)]
 pub struct Configuration {
+    /// The `name` of its `[[configurations]]` table: the line's label in tables, plots and `runs.json`.
     pub label: String,
-    /// The registry name of the coscheduling policy.
-    pub policy: String,
     pub scenario: Scenario,
 }
 
@@ -102,7 +100,7 @@ pub enum ExperimentError {
 /// One bad field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
-    /// The field as written in the file, e.g. `config[2].exponent`.
+    /// The field as written in the file, e.g. `configurations[2].policy.exponent`.
     pub field: String,
     pub message: String,
 }
@@ -305,21 +303,21 @@ fn resolve(
     competitors.dedup();
 
     p.check(
-        !raw.config.is_empty(),
-        "config",
-        "no configurations; add at least one [[config]] table",
+        !raw.configurations.is_empty(),
+        "configurations",
+        "no configurations; add at least one [[configurations]] table",
     );
     let mut configs = Vec::new();
-    for (i, section) in raw.config.iter().enumerate() {
-        if raw.config[..i]
+    for (i, section) in raw.configurations.iter().enumerate() {
+        if raw.configurations[..i]
             .iter()
-            .any(|other| other.label == section.label)
+            .any(|other| other.name == section.name)
         {
             p.add(
-                format!("config[{i}].label"),
+                format!("configurations[{i}].name"),
                 format!(
-                    "'{}' is used twice; labels name lines and must be unique",
-                    section.label
+                    "'{}' is used twice; names label lines and must be unique",
+                    section.name
                 ),
             );
         }
@@ -357,8 +355,7 @@ fn resolve(
             time_limit_ns: time_limit_s.saturating_mul(SECONDS),
         };
         configs.push(Configuration {
-            label: section.label.clone(),
-            policy: section.policy.clone(),
+            label: section.name.clone(),
             scenario,
         });
     }
@@ -371,7 +368,7 @@ fn resolve(
             scenario.competitors_per_node = competitors.last().copied().unwrap_or(0);
             if let Err(e) = scenario.validate() {
                 p.add(
-                    format!("config[{i}]"),
+                    format!("configurations[{i}]"),
                     format!("the simulator refuses this scenario: {e}"),
                 );
             }
@@ -554,19 +551,19 @@ fn ms_to_ns(ms: f64) -> Nanos {
     (ms.clamp(0.0, 3.6e6) * MILLIS as f64).round() as Nanos
 }
 
-/// The coscheduling and receive mode of `config[i]`, or `None` after recording its problems.
+/// The coscheduling and receive mode of `configurations[i]`, or `None` after recording its problems.
 fn resolve_config(
     i: usize,
     c: &ConfigSection,
     is_mixed: bool,
     p: &mut Problems,
-) -> Option<(Coscheduling, ReceiveMode)> {
-    let field = |f: &str| format!("config[{i}].{f}");
+) -> Option<(PolicyConfig, ReceiveMode)> {
+    let field = |f: &str| format!("configurations[{i}].{f}");
     let before = p.0.len();
     p.check(
-        !c.label.trim().is_empty(),
-        field("label"),
-        "empty; give the configuration a label (it names a line)",
+        !c.name.trim().is_empty(),
+        field("name"),
+        "empty; give the configuration a name (it labels a line)",
     );
     p.check(
         !c.batch || is_mixed,
@@ -599,73 +596,20 @@ fn resolve_config(
         );
     }
 
-    let coscheduling = match registry::find(&c.policy) {
-        Err(unknown) => {
-            p.add(field("policy"), unknown.to_string());
-            None
-        }
-        Ok(info) => match info.name {
-            "none" => Some(Coscheduling::None),
-            "dcs" => {
-                let seed_default = if c.receive == ReceiveName::SpinOnly {
-                    DcsParams::SPIN_ONLY
-                } else {
-                    DcsParams::SPIN_BLOCK
-                };
-                let params = DcsParams {
-                    exponent: c.exponent.unwrap_or(seed_default.exponent),
-                    constant_ns: c
-                        .constant_ms
-                        .unwrap_or(seed_default.constant_ns / MILLIS)
-                        .saturating_mul(MILLIS),
-                };
-                if params.validate().is_err() {
-                    p.add(
-                        field("exponent"),
-                        format!(
-                            "{} is out of range -{1}..={1} (the seed used -1 for spin-only and 2 for spin-block)",
-                            params.exponent,
-                            DcsParams::MAX_ABS_EXPONENT
-                        ),
-                    );
-                }
-                Some(Coscheduling::Dcs(params))
-            }
-            "spin-block" => {
-                p.add(
-                    field("policy"),
-                    "'spin-block' is a receive rule, not a coscheduling policy; use policy = \"none\" with \
-                     receive = \"spin-block\" (implicit scheduling)",
-                );
-                None
-            }
-            other => {
-                p.add(
-                    field("policy"),
-                    format!("'{other}' is registered but the simulator does not model it yet; use \"none\" or \"dcs\""),
-                );
-                None
-            }
-        },
-    };
-    if !matches!(coscheduling, Some(Coscheduling::Dcs(_))) {
-        for (name, given) in [
-            ("exponent", c.exponent.is_some()),
-            ("constant_ms", c.constant_ms.is_some()),
-        ] {
-            if given {
-                p.add(
-                    field(name),
-                    format!(
-                        "only applies to policy = \"dcs\", not \"{}\"; remove it",
-                        c.policy
-                    ),
-                );
-            }
-        }
+    if let Err(e) = c.policy.validate() {
+        p.add(field(&format!("policy.{}", e.field)), e.message);
     }
+    p.check(
+        simulates(&c.policy),
+        field("policy.kind"),
+        format!(
+            "the simulator does not model the '{}' policy (yet); use one of: {} (see `cosched policies`)",
+            c.policy.kind(),
+            simulated_kinds().join(", ")
+        ),
+    );
     if p.0.len() > before {
         return None;
     }
-    Some((coscheduling?, receive))
+    Some((c.policy, receive))
 }

@@ -1,8 +1,10 @@
 //! Experiment files: every shipped file resolves; malformed files give errors naming the field.
 
 use super::*;
-use crate::scenario::{Coscheduling, Workload};
+use crate::scenario::{PolicyConfig, Workload};
+use cosched_policy::config::NoneConfig;
 use cosched_policy::dcs::DcsParams;
+use cosched_policy::registry;
 use cosched_policy::spin::ReceiveMode;
 use std::path::Path;
 
@@ -70,11 +72,11 @@ fn latency_file_has_the_seeds_parameters() {
     };
     assert_eq!(
         by_label("DCS, spin only").coscheduling,
-        Coscheduling::Dcs(DcsParams::SPIN_ONLY)
+        PolicyConfig::Dcs(DcsParams::SPIN_ONLY.into())
     );
     assert_eq!(
         by_label("DCS, spin-block").coscheduling,
-        Coscheduling::Dcs(DcsParams::SPIN_BLOCK)
+        PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into())
     );
     assert_eq!(
         by_label("No DCS, spin-block").receive,
@@ -82,7 +84,7 @@ fn latency_file_has_the_seeds_parameters() {
     );
     assert_eq!(
         by_label("No DCS, spin only").coscheduling,
-        Coscheduling::None
+        PolicyConfig::None(NoneConfig {})
     );
     // 128 bytes, 30 µs fixed + 128 B / 13 MB/s = 9.85 µs → the seed's 40 µs one way.
     assert_eq!(by_label("No DCS").network.latency_ns, 30_000);
@@ -96,8 +98,7 @@ fn latency_file_has_the_seeds_parameters() {
 }
 
 #[test]
-fn dcs_defaults_follow_the_receive_mode() {
-    // smoke.toml leaves E and C out: spin-only gets E=-1, C=0; spin-block E=2, C=100 ms.
+fn smoke_file_gives_the_seeds_four_schedulers() {
     let e = parse(
         Path::new("smoke.toml"),
         &smoke_text(),
@@ -105,16 +106,139 @@ fn dcs_defaults_follow_the_receive_mode() {
     )
     .unwrap();
     assert_eq!(
+        e.configs[0].scenario.coscheduling,
+        PolicyConfig::None(NoneConfig {})
+    );
+    assert_eq!(
         e.configs[2].scenario.coscheduling,
-        Coscheduling::Dcs(DcsParams::SPIN_ONLY)
+        PolicyConfig::Dcs(DcsParams::SPIN_ONLY.into())
     );
     assert_eq!(
         e.configs[3].scenario.coscheduling,
-        Coscheduling::Dcs(DcsParams::SPIN_BLOCK)
+        PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into())
     );
+    // spin_us left out: the seed's 1600 µs.
     assert_eq!(
         e.configs[1].scenario.receive,
         ReceiveMode::spin_block_default()
+    );
+}
+
+#[test]
+fn a_policy_parameter_left_out_takes_the_registrys_default_whatever_the_receive_mode() {
+    // The DCS spin-block line with only its kind: E and C are the registry's defaults (the seed's spin-only
+    // E = -1, C = 0), not the spin-block values the line's name asks for. (Before the policy table, a left-out
+    // E and C followed the receive mode; a default now has one value, the one `cosched policies` prints.)
+    let text = smoke_text().replacen(
+        "policy = { kind = \"dcs\", exponent = 2, constant_ms = 100 }",
+        "policy = { kind = \"dcs\" }",
+        1,
+    );
+    let e = parse(Path::new("x.toml"), &text, &Overrides::default()).unwrap();
+    assert_eq!(
+        e.configs[3].scenario.receive,
+        ReceiveMode::spin_block_default()
+    );
+    assert_eq!(
+        e.configs[3].scenario.coscheduling,
+        PolicyConfig::Dcs(DcsParams::SPIN_ONLY.into())
+    );
+}
+
+#[test]
+fn a_policy_sub_table_is_the_same_as_an_inline_table() {
+    let text = smoke_text().replacen(
+        "policy = { kind = \"dcs\", exponent = 2, constant_ms = 100 }\nreceive = \"spin-block\"\n",
+        "receive = \"spin-block\"\n[configurations.policy]\nkind = \"dcs\"\nexponent = 2\nconstant_ms = 100\n",
+        1,
+    );
+    assert!(text.contains("[configurations.policy]"), "{text}");
+    let sub = parse(Path::new("x.toml"), &text, &Overrides::default()).unwrap();
+    let inline = parse(Path::new("x.toml"), &smoke_text(), &Overrides::default()).unwrap();
+    assert_eq!(sub.configs[3].scenario, inline.configs[3].scenario);
+}
+
+/// The experiment schema and the registry agree: for every policy kind a simulated experiment accepts, its
+/// table takes exactly the registry's parameters, each at the registry's default gives the same run as leaving
+/// it out, and each is read (another value gives another scenario).
+#[test]
+fn every_simulated_policys_table_takes_exactly_the_registrys_parameters_and_defaults() {
+    let dcs_line = "policy = { kind = \"dcs\", exponent = -1, constant_ms = 0 }";
+    let with_policy =
+        |table: &str| smoke_text().replacen(dcs_line, &format!("policy = {{ {table} }}"), 1);
+    let scenario_of = |table: &str| {
+        parse(
+            Path::new("x.toml"),
+            &with_policy(table),
+            &Overrides::default(),
+        )
+        .map(|e| e.configs[2].scenario.clone())
+        .map_err(|e| e.to_string())
+    };
+    let simulated = crate::scenario::simulated_kinds();
+    assert_eq!(simulated, ["none", "dcs"]);
+    for kind in simulated {
+        let info = registry::find(kind).unwrap();
+        let bare = scenario_of(&format!("kind = \"{kind}\"")).unwrap();
+        // serde lists the accepted fields when one is unknown: exactly the registry's parameters.
+        let err = scenario_of(&format!("kind = \"{kind}\", no_such_field = 1")).unwrap_err();
+        assert!(
+            err.contains("configurations[2].policy: no_such_field: unknown field"),
+            "{err}"
+        );
+        let accepted: Vec<&str> = if err.contains("there are no fields") {
+            Vec::new()
+        } else {
+            err.split_once("expected")
+                .unwrap()
+                .1
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .collect()
+        };
+        let registered: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        assert_eq!(accepted, registered, "{kind}: {err}");
+        for p in &info.params {
+            let at_default = scenario_of(&format!("kind = \"{kind}\", {} = {}", p.name, p.default));
+            assert_eq!(
+                at_default.as_ref(),
+                Ok(&bare),
+                "{kind}.{} = {}",
+                p.name,
+                p.default
+            );
+            let other = p.default.parse::<f64>().unwrap() + 1.0;
+            let changed = scenario_of(&format!("kind = \"{kind}\", {} = {other}", p.name)).unwrap();
+            assert_ne!(changed, bare, "{kind}.{} = {other} was ignored", p.name);
+        }
+    }
+}
+
+#[test]
+fn a_policy_the_simulator_does_not_model_is_refused_with_the_ones_it_does() {
+    let err = error_after(
+        "policy = { kind = \"dcs\", exponent = -1, constant_ms = 0 }",
+        "policy = { kind = \"budget\", burst_ms = 80 }",
+    );
+    assert!(
+        err.contains(
+            "experiments/x.toml: configurations[2].policy.kind: the simulator does not model the 'budget' \
+             policy (yet); use one of: none, dcs"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_policy_field_names_the_field_the_kind_and_the_valid_fields() {
+    let err = error_after("exponent = -1", "exponant = -1");
+    assert!(
+        err.contains(
+            "experiments/x.toml: configurations[2].policy: exponant: unknown field `exponant`, expected \
+             `exponent` or `constant_ms` (in a kind = \"dcs\" policy)"
+        ),
+        "{err}"
     );
 }
 
@@ -154,9 +278,24 @@ fn negative_competitors_are_named_with_their_index() {
 }
 
 #[test]
-fn unknown_policy_lists_the_registry() {
-    let err = error_after("policy = \"dcs\"", "policy = \"gang\"");
-    assert!(err.contains("experiments/x.toml: config[2].policy: unknown policy 'gang'; valid policies are: none, dcs"), "{err}");
+fn unknown_policy_kind_lists_the_valid_ones() {
+    let err = error_after("kind = \"dcs\"", "kind = \"gang\"");
+    assert!(
+        err.contains(
+            "experiments/x.toml: configurations[2].policy.kind: unknown variant `gang`, expected one of `none`, \
+             `dcs`, `budget`"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_policy_given_by_name_alone_is_shown_the_table_form() {
+    let err = error_after("policy = { kind = \"none\" }", "policy = \"none\"");
+    assert!(
+        err.contains("configurations[0].policy: invalid type: string \"none\", expected a policy table with its kind"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -166,16 +305,27 @@ fn spin_us_on_spin_only_is_refused() {
         "receive = \"spin-only\"\nspin_us = 1600\n",
     );
     assert!(
-        err.contains("config[0].spin_us: only applies to receive = \"spin-block\""),
+        err.contains("configurations[0].spin_us: only applies to receive = \"spin-block\""),
         "{err}"
     );
 }
 
 #[test]
 fn exponent_out_of_range_is_named() {
-    let err = error_after("policy = \"dcs\"\n", "policy = \"dcs\"\nexponent = 99\n");
+    let err = error_after("exponent = -1", "exponent = 99");
     assert!(
-        err.contains("experiments/x.toml: config[2].exponent: 99 is out of range -40..=40"),
+        err.contains(
+            "experiments/x.toml: configurations[2].policy.exponent: 99 is out of range -40..=40"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_negative_constant_is_named() {
+    let err = error_after("constant_ms = 0", "constant_ms = -5");
+    assert!(
+        err.contains("configurations[2].policy.constant_ms: -5 ms is out of range"),
         "{err}"
     );
 }
@@ -183,11 +333,14 @@ fn exponent_out_of_range_is_named() {
 #[test]
 fn dcs_parameters_on_no_dcs_are_refused() {
     let err = error_after(
-        "policy = \"none\"\n",
-        "policy = \"none\"\nconstant_ms = 100\n",
+        "policy = { kind = \"none\" }",
+        "policy = { kind = \"none\", constant_ms = 100 }",
     );
     assert!(
-        err.contains("config[0].constant_ms: only applies to policy = \"dcs\""),
+        err.contains(
+            "configurations[0].policy: constant_ms: unknown field `constant_ms`, there are no fields (in a \
+             kind = \"none\" policy)"
+        ),
         "{err}"
     );
 }
@@ -195,7 +348,7 @@ fn dcs_parameters_on_no_dcs_are_refused() {
 #[test]
 fn unknown_receive_mode_lists_the_valid_ones() {
     let err = error_after("receive = \"spin-only\"", "receive = \"poll\"");
-    assert!(err.contains("config[0].receive"), "{err}");
+    assert!(err.contains("configurations[0].receive"), "{err}");
     assert!(
         err.contains("spin-only") && err.contains("spin-block") && err.contains("block"),
         "{err}"
@@ -221,7 +374,7 @@ fn latency_needs_two_nodes_and_batch_needs_mixed() {
         "receive = \"spin-only\"\n",
         "receive = \"spin-only\"\nbatch = true\n",
     );
-    assert!(err.contains("config[0].batch"), "{err}");
+    assert!(err.contains("configurations[0].batch"), "{err}");
 }
 
 #[test]
@@ -482,6 +635,64 @@ fn sim_bench_runs_the_built_in_figure_3_file_and_refuses_other_workloads() {
     let err = crate::cli::bench(barrier).unwrap_err().to_string();
     assert!(
         err.contains("sim-bench measures the latency workload"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_policy_table_example_in_the_docs_parses() {
+    // docs/sim-experiments.md shows the same DCS line as an inline table and as a sub-table, then a No DCS
+    // line; put them in place of smoke.toml's configurations and check they mean what the docs say.
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/sim-experiments.md"),
+    )
+    .unwrap();
+    let example = docs
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```toml block in docs/sim-experiments.md");
+    let smoke = smoke_text();
+    let head = &smoke[..smoke.find("[[configurations]]").unwrap()];
+    let e = parse(
+        Path::new("docs.toml"),
+        &format!("{head}{example}"),
+        &Overrides::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(e.configs.len(), 3);
+    assert_eq!(e.configs[0].scenario, e.configs[1].scenario);
+    assert_eq!(
+        e.configs[0].scenario.coscheduling,
+        PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into())
+    );
+    assert_eq!(
+        e.configs[2].scenario.coscheduling,
+        PolicyConfig::None(NoneConfig {})
+    );
+}
+
+#[test]
+fn the_engine_refuses_a_policy_it_does_not_model_and_bad_parameters() {
+    // The safety net behind the file checks: simulate() validates the scenario before the world is built.
+    use crate::scenario::{Scenario, SeedConfig};
+    use cosched_policy::config::{BudgetConfig, DcsConfig};
+    let mut s = Scenario::seed_latency(10, 0, SeedConfig::NoDcsSpinOnly);
+    s.coscheduling = PolicyConfig::Budget(BudgetConfig::default());
+    let err = crate::simulate(&s, 1).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "the simulator does not model the 'budget' policy (yet); it models: none, dcs"
+        ),
+        "{err}"
+    );
+    s.coscheduling = PolicyConfig::Dcs(DcsConfig {
+        exponent: 41,
+        constant_ms: 0.0,
+    });
+    let err = crate::simulate(&s, 1).unwrap_err().to_string();
+    assert!(
+        err.contains("coscheduling: dcs policy: exponent: 41 is out of range -40..=40"),
         "{err}"
     );
 }

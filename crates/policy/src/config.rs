@@ -1,0 +1,612 @@
+//! # One policy configuration: how a user picks a policy and sets its parameters
+//!
+//! ## Problem
+//! A policy's parameters were named in several places that had to agree by hand: the registry printed by
+//! `cosched policies`, the experiment file's fields, the code that turned them into the rule's parameters, and
+//! the agent's flags. They drifted (the registry lacked the budget's `floor_ms`).
+//!
+//! ## Approach
+//! A policy is one tagged value, [`PolicyConfig`]: its `kind` plus the parameters of that kind, one struct per
+//! policy ([`NoneConfig`], [`DcsConfig`], [`BudgetConfig`]). In TOML it is one table,
+//! `policy = { kind = "dcs", exponent = 2, constant_ms = 100 }`. Each struct is the single source of:
+//! - the fields a file may give (anything else is an error naming the field, the kind and the valid fields);
+//! - their defaults (a missing field takes [`Default`], which comes from the rule's own constants);
+//! - their description in the registry ([`PolicyParameters::params`]: name, unit, value, meaning), so
+//!   `cosched policies` is generated from these types and cannot drift from them;
+//! - their validation and conversion, in user units (`_ms`, `_ppm`), to the rule's parameters in nanoseconds
+//!   ([`DcsConfig::to_params`] → [`DcsParams`], [`BudgetConfig::to_params`] → [`BudgetParams`]).
+//!
+//! ## Terminology
+//! - *kind* — the policy's registry name (`none`, `dcs`, `budget`), the `kind` field of its table.
+//! - *parameter* — one field of a kind's struct; its name is the TOML key and, with `_` → `-`, the agent flag
+//!   (`constant_ms` ↔ `--constant-ms`).
+//!
+//! ## Adding a policy
+//! 1. its rule, in its own file beside `dcs.rs`;
+//! 2. here: a `<Name>Config` struct (`#[serde(default, deny_unknown_fields)]`) that implements
+//!    [`PolicyParameters`], a variant of [`PolicyConfig`] and its line in [`PolicyConfig::every_kind`]; the
+//!    compiler asks for the one arm in [`PolicyConfig::parameters`], and the tests check that the variant, the
+//!    list and the registry name the same kinds with the same fields and defaults.
+//!
+//! Seeds: DCS is `000_e8004e1596fde6a5.txt` §3.3.3; the budget is ours (`000` fn. 6, `002` §2.2.1).
+
+use crate::budget::{BudgetError, BudgetParams};
+use crate::dcs::DcsParams;
+use crate::registry::ParamInfo;
+use crate::{Nanos, MILLIS};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::fmt::Display;
+
+/// The coscheduling policy of a run or of the agent, with its parameters: a table tagged by `kind`.
+///
+/// ```toml
+/// policy = { kind = "dcs", exponent = 2, constant_ms = 100 }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "kebab-case",
+    expecting = "a policy table with its kind, e.g. { kind = \"dcs\", exponent = 2, constant_ms = 100 } \
+                 (kinds: see `cosched policies`)"
+)]
+pub enum PolicyConfig {
+    /// No coscheduling: the node's own scheduler alone.
+    None(#[serde(deserialize_with = "parameters_of_kind")] NoneConfig),
+    /// Dynamic coscheduling.
+    Dcs(#[serde(deserialize_with = "parameters_of_kind")] DcsConfig),
+    /// The agent's CPU-time budget on boosts.
+    Budget(#[serde(deserialize_with = "parameters_of_kind")] BudgetConfig),
+}
+
+impl PolicyConfig {
+    /// Every kind at its defaults, in the order `cosched policies` lists them.
+    pub fn every_kind() -> Vec<PolicyConfig> {
+        vec![
+            PolicyConfig::None(NoneConfig::default()),
+            PolicyConfig::Dcs(DcsConfig::default()),
+            PolicyConfig::Budget(BudgetConfig::default()),
+        ]
+    }
+
+    /// This configuration's parameter struct: the one place that looks at the variant.
+    pub fn parameters(&self) -> &dyn PolicyParameters {
+        match self {
+            PolicyConfig::None(c) => c,
+            PolicyConfig::Dcs(c) => c,
+            PolicyConfig::Budget(c) => c,
+        }
+    }
+
+    /// The registry name, the `kind` of the table.
+    pub fn kind(&self) -> &'static str {
+        self.parameters().kind()
+    }
+
+    /// Checks every parameter, naming the first bad one.
+    pub fn validate(&self) -> Result<(), PolicyConfigError> {
+        self.parameters().validate()
+    }
+
+    /// One line for run headers: the kind and every parameter, e.g. `dcs exponent=2 constant_ms=100`.
+    pub fn label(&self) -> String {
+        let mut label = self.kind().to_string();
+        for p in self.parameters().params() {
+            label.push_str(&format!(" {}={}", p.name, p.default));
+        }
+        label
+    }
+}
+
+/// What every policy's parameter struct tells about itself. The registry (`cosched policies`) is these methods
+/// called on each kind's [`Default`].
+pub trait PolicyParameters {
+    /// The registry name and `kind` tag, e.g. `dcs`.
+    fn kind(&self) -> &'static str;
+    /// One line: what the policy does.
+    fn summary(&self) -> &'static str;
+    /// The seed paper it comes from (a file in the seeds folder).
+    fn seed(&self) -> &'static str;
+    /// Every field, in declaration order: its name as written (TOML key; agent flag with `-` for `_`), its
+    /// unit, its value in `self` (on `Self::default()`, the default) and its meaning.
+    fn params(&self) -> Vec<ParamInfo>;
+    /// Checks every field, naming the first bad one.
+    fn validate(&self) -> Result<(), PolicyConfigError>;
+}
+
+/// A parameter value that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct PolicyConfigError {
+    /// The policy's kind.
+    pub kind: &'static str,
+    /// The parameter, as written.
+    pub field: &'static str,
+    /// What is wrong and what to do about it.
+    pub message: String,
+}
+
+/// Deserialises one kind's parameters, so that any error names the kind and, below the table, the field
+/// (inside a tagged table serde itself loses the path).
+fn parameters_of_kind<'de, D, P>(deserializer: D) -> Result<P, D::Error>
+where
+    D: Deserializer<'de>,
+    P: PolicyParameters + Default + Deserialize<'de>,
+{
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let kind = P::default().kind();
+        let path = e.path().to_string();
+        // Some formats end their messages with a newline; the context goes on the same line.
+        let inner = e.into_inner().to_string();
+        let inner = inner.trim_end();
+        if path == "." {
+            D::Error::custom(format!("{inner} (in a kind = \"{kind}\" policy)"))
+        } else {
+            D::Error::custom(format!("{path}: {inner} (in a kind = \"{kind}\" policy)"))
+        }
+    })
+}
+
+fn param(
+    name: &'static str,
+    unit: &'static str,
+    value: impl Display,
+    description: &'static str,
+) -> ParamInfo {
+    ParamInfo {
+        name,
+        unit,
+        default: value.to_string(),
+        description,
+    }
+}
+
+/// The longest duration a millisecond parameter may give: an hour is far beyond any useful setting.
+pub const MAX_PARAMETER_MS: f64 = 3_600_000.0;
+
+/// `ms` as nanoseconds, rounded; an error naming `field` unless it is a number in `0..=MAX_PARAMETER_MS`.
+pub fn millis_to_nanos(
+    kind: &'static str,
+    field: &'static str,
+    ms: f64,
+) -> Result<Nanos, PolicyConfigError> {
+    if !(ms.is_finite() && (0.0..=MAX_PARAMETER_MS).contains(&ms)) {
+        return Err(PolicyConfigError {
+            kind,
+            field,
+            message: format!(
+                "{ms} ms is out of range; give a number of milliseconds in 0..={MAX_PARAMETER_MS}"
+            ),
+        });
+    }
+    Ok((ms * MILLIS as f64).round() as Nanos)
+}
+
+fn nanos_to_millis(ns: Nanos) -> f64 {
+    ns as f64 / MILLIS as f64
+}
+
+/// `kind = "none"`: no coscheduling, the node's own scheduler alone. No parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoneConfig {}
+
+impl PolicyParameters for NoneConfig {
+    fn kind(&self) -> &'static str {
+        "none"
+    }
+    fn summary(&self) -> &'static str {
+        "uncoordinated: the node's own scheduler alone (the seeds' 'No DCS' baseline)"
+    }
+    fn seed(&self) -> &'static str {
+        "000_e8004e1596fde6a5.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        Vec::new()
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        Ok(())
+    }
+}
+
+/// `kind = "dcs"`: the fairness rule `2^E (Tc - Tp) + C >= Tq R` ([`crate::dcs`]). `Tq` and `R` come from the
+/// node. Defaults: the seed's spin-only setting, `E = -1, C = 0` ([`DcsParams::default`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DcsConfig {
+    /// `E`: the exponent applied to the time since the previous boost.
+    pub exponent: i32,
+    /// `C`: constant offset, milliseconds.
+    pub constant_ms: f64,
+}
+
+impl DcsConfig {
+    /// The rule's parameters, after checking them.
+    pub fn to_params(&self) -> Result<DcsParams, PolicyConfigError> {
+        let kind = self.kind();
+        let params = DcsParams {
+            exponent: self.exponent,
+            constant_ns: millis_to_nanos(kind, "constant_ms", self.constant_ms)?,
+        };
+        params.validate().map_err(|_| PolicyConfigError {
+            kind,
+            field: "exponent",
+            message: format!(
+                "{} is out of range -{1}..={1} (the seed used -1 for spin-only and 2 for spin-block)",
+                self.exponent,
+                DcsParams::MAX_ABS_EXPONENT
+            ),
+        })?;
+        Ok(params)
+    }
+}
+
+impl From<DcsParams> for DcsConfig {
+    fn from(p: DcsParams) -> Self {
+        DcsConfig {
+            exponent: p.exponent,
+            constant_ms: nanos_to_millis(p.constant_ns),
+        }
+    }
+}
+
+impl Default for DcsConfig {
+    fn default() -> Self {
+        DcsParams::default().into()
+    }
+}
+
+impl PolicyParameters for DcsConfig {
+    fn kind(&self) -> &'static str {
+        "dcs"
+    }
+    fn summary(&self) -> &'static str {
+        "dynamic coscheduling: boost a receiver that is not running when 2^E (Tc - Tp) + C >= Tq R"
+    }
+    fn seed(&self) -> &'static str {
+        "000_e8004e1596fde6a5.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        vec![
+            param(
+                "exponent",
+                "",
+                self.exponent,
+                "E; the paper used -1 for spin-only and 2 for spin-block",
+            ),
+            param(
+                "constant_ms",
+                "ms",
+                self.constant_ms,
+                "C; the paper used 0 for spin-only and 100 for spin-block",
+            ),
+        ]
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        self.to_params().map(|_| ())
+    }
+}
+
+/// `kind = "budget"`: the CPU-time token bucket that caps a process's boosts at its fair share
+/// ([`crate::budget`]). Defaults: [`BudgetParams::DEFAULT`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Multiplier of the fair share `1/R`, parts per million (`1000000` = exactly fair).
+    pub slack_ppm: u64,
+    /// Largest (and starting) credit, milliseconds.
+    pub burst_ms: f64,
+    /// Most debt kept, milliseconds.
+    pub floor_ms: f64,
+    /// Debt beyond which the process is overdrawn, milliseconds.
+    pub demote_ms: f64,
+    /// Credit at which an overdrawn process has repaid, milliseconds.
+    pub resume_ms: f64,
+}
+
+impl BudgetConfig {
+    /// The rule's parameters, after checking them.
+    pub fn to_params(&self) -> Result<BudgetParams, PolicyConfigError> {
+        let kind = self.kind();
+        let params = BudgetParams {
+            slack_ppm: self.slack_ppm,
+            burst_ns: millis_to_nanos(kind, "burst_ms", self.burst_ms)?,
+            floor_ns: millis_to_nanos(kind, "floor_ms", self.floor_ms)?,
+            demote_ns: millis_to_nanos(kind, "demote_ms", self.demote_ms)?,
+            resume_ns: millis_to_nanos(kind, "resume_ms", self.resume_ms)?,
+        };
+        params.validate().map_err(|e| {
+            let field = match e {
+                BudgetError::Slack(_) => "slack_ppm",
+                BudgetError::Burst => "burst_ms",
+                BudgetError::Demote { .. } => "demote_ms",
+                BudgetError::Resume { .. } => "resume_ms",
+            };
+            PolicyConfigError {
+                kind,
+                field,
+                message: e.to_string(),
+            }
+        })?;
+        Ok(params)
+    }
+}
+
+impl From<BudgetParams> for BudgetConfig {
+    fn from(p: BudgetParams) -> Self {
+        BudgetConfig {
+            slack_ppm: p.slack_ppm,
+            burst_ms: nanos_to_millis(p.burst_ns),
+            floor_ms: nanos_to_millis(p.floor_ns),
+            demote_ms: nanos_to_millis(p.demote_ns),
+            resume_ms: nanos_to_millis(p.resume_ns),
+        }
+    }
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetParams::DEFAULT.into()
+    }
+}
+
+impl PolicyParameters for BudgetConfig {
+    fn kind(&self) -> &'static str {
+        "budget"
+    }
+    fn summary(&self) -> &'static str {
+        "boost budget: a process's CPU time may not exceed its fair share slack/R of wall time plus a burst"
+    }
+    fn seed(&self) -> &'static str {
+        "000_e8004e1596fde6a5.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        vec![
+            param(
+                "slack_ppm",
+                "ppm",
+                self.slack_ppm,
+                "multiplier of the fair share 1/R; 1000000 is exactly fair",
+            ),
+            param(
+                "burst_ms",
+                "ms",
+                self.burst_ms,
+                "largest CPU credit a process may bank (also its starting credit)",
+            ),
+            param(
+                "floor_ms",
+                "ms",
+                self.floor_ms,
+                "most debt kept: the balance never falls below -floor_ms (at least demote_ms)",
+            ),
+            param(
+                "demote_ms",
+                "ms",
+                self.demote_ms,
+                "debt beyond which the process is overdrawn and yields (nice 19) until repaid",
+            ),
+            param(
+                "resume_ms",
+                "ms",
+                self.resume_ms,
+                "credit at which a process that yielded runs normally again (at most burst_ms)",
+            ),
+        ]
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        self.to_params().map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry;
+
+    /// A policy table as an experiment file writes it.
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        policy: PolicyConfig,
+    }
+
+    fn parse(table: &str) -> Result<PolicyConfig, String> {
+        toml::from_str::<File>(&format!("policy = {{ {table} }}"))
+            .map(|f| f.policy)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The names in backticks after "expected" in serde's unknown-field or unknown-variant message.
+    fn expected_names(message: &str) -> Vec<String> {
+        if message.contains("there are no fields") {
+            return Vec::new();
+        }
+        let after = message
+            .split_once("expected")
+            .unwrap_or_else(|| panic!("no 'expected' in {message}"))
+            .1;
+        after
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// A value other than `default` that is still valid, as TOML: one more than the default.
+    fn another_value(default: &str) -> String {
+        let d: f64 = default.parse().unwrap();
+        format!("{}", d + 1.0)
+    }
+
+    #[test]
+    fn every_kind_is_its_table_with_only_the_kind() {
+        for policy in PolicyConfig::every_kind() {
+            assert_eq!(
+                parse(&format!("kind = \"{}\"", policy.kind())),
+                Ok(policy),
+                "{}",
+                policy.kind()
+            );
+        }
+    }
+
+    #[test]
+    fn the_tagged_enum_knows_exactly_the_kinds_in_every_kind() {
+        // serde lists the enum's variants when a kind is unknown; they must be the kinds every_kind() lists.
+        let err = parse("kind = \"gang\"").unwrap_err();
+        assert!(err.contains("unknown variant `gang`"), "{err}");
+        let kinds: Vec<String> = PolicyConfig::every_kind()
+            .iter()
+            .map(|p| p.kind().to_string())
+            .collect();
+        assert_eq!(expected_names(&err), kinds, "{err}");
+    }
+
+    #[test]
+    fn each_kinds_table_accepts_exactly_its_registry_parameters_with_their_defaults() {
+        for policy in PolicyConfig::every_kind() {
+            let kind = policy.kind();
+            let info = registry::find(kind).unwrap();
+            // The fields the table accepts are the ones serde lists for an unknown field: the registry's.
+            let err = parse(&format!("kind = \"{kind}\", no_such_field = 1")).unwrap_err();
+            let registered: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+            assert_eq!(expected_names(&err), registered, "{kind}: {err}");
+            for p in &info.params {
+                // Written out at the registry's default, the parameter gives the kind's default...
+                let at_default = parse(&format!("kind = \"{kind}\", {} = {}", p.name, p.default));
+                assert_eq!(at_default, Ok(policy), "{kind}.{} = {}", p.name, p.default);
+                // ...and at another value it is read (not merely accepted).
+                let other = another_value(&p.default);
+                let changed = parse(&format!("kind = \"{kind}\", {} = {other}", p.name)).unwrap();
+                assert_ne!(changed, policy, "{kind}.{} = {other} was ignored", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_field_names_itself_the_kind_and_the_valid_fields() {
+        let err = parse("kind = \"dcs\", exponnt = 2").unwrap_err();
+        assert!(
+            err.contains(
+                "exponnt: unknown field `exponnt`, expected `exponent` or `constant_ms` (in a kind = \"dcs\" policy)"
+            ),
+            "{err}"
+        );
+        let err = parse("kind = \"none\", exponent = 2").unwrap_err();
+        assert!(
+            err.contains(
+                "exponent: unknown field `exponent`, there are no fields (in a kind = \"none\" policy)"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_field_and_the_kind() {
+        let err = parse("kind = \"budget\", floor_ms = \"lots\"").unwrap_err();
+        assert!(
+            err.contains("floor_ms: invalid type: string \"lots\", expected f64 (in a kind = \"budget\" policy)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bare_name_or_a_missing_kind_says_what_a_policy_table_is() {
+        let err = toml::from_str::<File>("policy = \"dcs\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("expected a policy table with its kind, e.g. { kind = \"dcs\""),
+            "{err}"
+        );
+        let err = parse("exponent = 2").unwrap_err();
+        assert!(err.contains("missing field `kind`"), "{err}");
+    }
+
+    #[test]
+    fn dcs_converts_milliseconds_to_the_rules_nanoseconds() {
+        // The seed's spin-block setting: E = 2, C = 100 ms = 100,000,000 ns.
+        let dcs = parse("kind = \"dcs\", exponent = 2, constant_ms = 100").unwrap();
+        let PolicyConfig::Dcs(dcs) = dcs else {
+            panic!("{dcs:?}")
+        };
+        assert_eq!(dcs.to_params(), Ok(DcsParams::SPIN_BLOCK));
+        assert_eq!(DcsConfig::default().to_params(), Ok(DcsParams::SPIN_ONLY));
+        // 0.5 ms = 500,000 ns: fractions of a millisecond are kept.
+        let half = DcsConfig {
+            exponent: 0,
+            constant_ms: 0.5,
+        };
+        assert_eq!(half.to_params().unwrap().constant_ns, 500_000);
+    }
+
+    #[test]
+    fn dcs_refuses_an_exponent_beyond_40_and_a_negative_constant() {
+        let wide = PolicyConfig::Dcs(DcsConfig {
+            exponent: 99,
+            constant_ms: 0.0,
+        });
+        let err = wide.validate().unwrap_err();
+        assert_eq!(err.field, "exponent");
+        assert!(
+            err.to_string()
+                .starts_with("exponent: 99 is out of range -40..=40"),
+            "{err}"
+        );
+        let negative = DcsConfig {
+            exponent: 0,
+            constant_ms: -1.0,
+        };
+        assert_eq!(negative.to_params().unwrap_err().field, "constant_ms");
+        let infinite = DcsConfig {
+            exponent: 0,
+            constant_ms: f64::INFINITY,
+        };
+        assert_eq!(infinite.to_params().unwrap_err().field, "constant_ms");
+    }
+
+    #[test]
+    fn budget_converts_and_names_the_field_that_breaks_a_rule() {
+        assert_eq!(
+            BudgetConfig::default().to_params(),
+            Ok(BudgetParams::DEFAULT)
+        );
+        // demote 200 ms > floor 160 ms: a debt of 200 ms can never be reached, so demotion could never trigger.
+        let deep = BudgetConfig {
+            demote_ms: 200.0,
+            ..BudgetConfig::default()
+        };
+        let err = deep.to_params().unwrap_err();
+        assert_eq!((err.kind, err.field), ("budget", "demote_ms"), "{err}");
+        let unfair = BudgetConfig {
+            slack_ppm: 0,
+            ..BudgetConfig::default()
+        };
+        assert_eq!(unfair.to_params().unwrap_err().field, "slack_ppm");
+    }
+
+    #[test]
+    fn label_gives_the_kind_and_every_parameter() {
+        assert_eq!(PolicyConfig::None(NoneConfig {}).label(), "none");
+        let seed_spin_block = PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into());
+        assert_eq!(seed_spin_block.label(), "dcs exponent=2 constant_ms=100");
+        assert_eq!(
+            PolicyConfig::Budget(BudgetConfig::default()).label(),
+            "budget slack_ppm=1000000 burst_ms=160 floor_ms=160 demote_ms=10 resume_ms=60"
+        );
+    }
+
+    #[test]
+    fn a_policy_serialises_back_to_its_table() {
+        let dcs = PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into());
+        #[derive(Serialize)]
+        struct Out {
+            policy: PolicyConfig,
+        }
+        let text = toml::to_string(&Out { policy: dcs }).unwrap();
+        let back: File = toml::from_str(&text).unwrap();
+        assert_eq!(back.policy, dcs, "{text}");
+    }
+}
