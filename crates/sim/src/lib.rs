@@ -67,6 +67,9 @@ pub struct SimOutput {
     /// Messages sent and messages delivered (equal in a finished run: the network never loses one).
     pub messages_sent: u64,
     pub messages_delivered: u64,
+    /// Every measured (parallel) job, in job order; the first is the one the measurement's own figures
+    /// describe.
+    pub measured_jobs: Vec<metrics::MeasuredJob>,
 }
 
 /// Why a run could not start.
@@ -74,18 +77,35 @@ pub struct SimOutput {
 pub enum SimError {
     #[error("invalid scenario: {0}")]
     InvalidScenario(#[from] ScenarioError),
+    /// The policy's commands need an operation the scenario's OS model does not carry out.
+    #[error("policy '{policy}' cannot run here: {source}")]
+    Unsupported {
+        policy: &'static str,
+        source: os::Unsupported,
+    },
 }
 
 /// Runs one scenario with one RNG seed. Validates the scenario first.
 pub fn simulate(scenario: &Scenario, seed: u64) -> Result<SimOutput, SimError> {
     scenario.validate()?;
-    Ok(world::run(scenario, seed, false).0)
+    let hook = hook::build(&scenario.coscheduling);
+    Ok(world::run(scenario, seed, hook, false)?.0)
 }
 
 /// Like [`simulate`], and also returns the full trace: every interval a process ran on a CPU and every
 /// message delivery (for per-CPU timelines and invariant tests; costs memory proportional to the run).
 pub fn simulate_with_trace(scenario: &Scenario, seed: u64) -> Result<(SimOutput, Trace), SimError> {
+    simulate_with_hook(scenario, seed, hook::build(&scenario.coscheduling))
+}
+
+/// Like [`simulate_with_trace`], under a policy hook of the caller's instead of the one the scenario names
+/// (`scenario.coscheduling` is then ignored): for a policy written outside this crate, or in a test.
+pub fn simulate_with_hook(
+    scenario: &Scenario,
+    seed: u64,
+    hook: Box<dyn hook::CoschedHook>,
+) -> Result<(SimOutput, Trace), SimError> {
     scenario.validate()?;
-    let (out, trace) = world::run(scenario, seed, true);
+    let (out, trace) = world::run(scenario, seed, hook, true)?;
     Ok((out, trace.expect("trace requested")))
 }
