@@ -50,6 +50,8 @@ pub mod workloads;
 pub mod world;
 
 #[cfg(test)]
+mod seam_tests;
+#[cfg(test)]
 mod tests;
 
 pub use scenario::{Scenario, ScenarioError};
