@@ -46,14 +46,14 @@
 //!   "the firmware has only an approximation of the currently running thread"), and interrupts the host only
 //!   when that sample is not the receiver (Figure 1). A receiver that lost its CPU less than a sample period
 //!   ago therefore gets no DCS decision for this message. This is the literal Figure 1; the seed says cases
-//!   of inaccurate information were dealt with by mechanisms described only in its reference [15] (§3.3.1),
+//!   of inaccurate information were dealt with by mechanisms described only in its reference \[15\] (§3.3.1),
 //!   so none is modelled. It matters: a receiver whose quantum expires while it spins for a message due
 //!   within ~100 µs is passed over by the interface and waits a whole competitor quantum (40–200 ms). In
 //!   Barrier under `<DCS, spin-block>` this is the main reason the job gets less than its fair share
 //!   (measured: with an exact view of the running process F rises from 0.58 to 0.75 at 1 competitor and
 //!   from 0.86 to 1.27 at 8, 20,000 iterations). Re-examining the arrival at the interface's next sample
 //!   was also measured: Barrier F 0.77 and 1.02, but Latency F 1.9–6.5 (the ping-pong pair then holds both
-//!   CPUs), far from the seed's near-fair Latency — so that guess at [15] is not adopted either.
+//!   CPUs), far from the seed's near-fair Latency — so that guess at \[15\] is not adopted either.
 //! - `run_queue_len` — `R`: the processes on the receiver's CPU run queue (runnable, not running) at the
 //!   instant the message arrives, *before* any wake-up it causes. A spinning (runnable, preempted) receiver
 //!   therefore counts itself, a blocked one does not; the running process is never counted. This is the

@@ -9,12 +9,12 @@
 //! | module | what |
 //! |---|---|
 //! | [`engine`] | integer-nanosecond event queue (ties broken by insertion order), the one seeded RNG |
-//! | [`os`] | the node OS scheduler seam ([`os::OsScheduler`]) and its Solaris 2.4 TS model ([`os::solaris_ts`]) |
+//! | [`os`] | the node OS scheduler seam ([`os::OsScheduler`], one run queue per CPU) and its Solaris 2.4 TS model ([`os::solaris_ts`]) |
 //! | [`network`] | message latency + bandwidth, per-sender serialisation, send/delivery counts |
 //! | [`process`] | programs (instruction lists) and process state |
-//! | [`workloads`] | Latency, Barrier, Mixed (SOR + sequential jobs) as programs placed on CPUs |
-//! | [`hook`] | coscheduling policy hooks on arrival / wake-up / periodic tick (DCS) |
-//! | [`metrics`] | response time, CPU time, fairness, round-trip histograms, reaction times → `Measurement` |
+//! | [`workloads`] | Latency, Barrier, Mixed (SOR + sequential jobs) and arriving parallel jobs as programs placed on CPUs |
+//! | [`hook`] | the policy seam: hooks see the world and push commands (DCS, no coscheduling) |
+//! | [`metrics`] | response time, CPU time, fairness, round-trip histograms, reaction times, per measured job → `Measurement` |
 //! | [`world`] | the simulation loop that ties them together |
 //! | [`scenario`] | the resolved configuration (`Scenario`) and its validation |
 //! | [`speed`] | speed measurements against the SPEC targets (`cosched sim-bench`) |
@@ -32,6 +32,23 @@
 //! - Randomness (one ChaCha8 stream per run): the initial run-queue order, each node's `ts_update` phase and
 //!   network-interface sampling phase, every context-switch cost (uniform in `[mean/2, 3 mean/2]`, §3.2.2
 //!   speaks of a mean), and the sequential jobs' bursts and I/O waits.
+//!
+//! ## The seams (issue 20)
+//! - **Policy** ([`hook`]): a [`hook::CoschedHook`] is called when a job starts, a message arrives, a process
+//!   wakes up, at the OS model's periodic tick, and at its own timers (a period it declares, and one-shot
+//!   timers it arms); it reads a [`hook::WorldView`] and pushes [`hook::Command`]s — boost to max (or a
+//!   counted refusal), priority bonus, quantum, migrate, restrict to a CPU set, arm a timer — which the world
+//!   carries out in order and reports back ([`hook::CoschedHook::on_carried_out`]). The rules live in
+//!   `cosched-policy` (DCS: `cosched_policy::dcs::DcsState`); [`hook::build`] is the one place a scenario's
+//!   policy becomes a hook; [`simulate_with_hook`] runs any hook.
+//! - **OS model** ([`os`]): [`os::OsScheduler`] has the life-cycle calls every model answers, plus optional
+//!   operations ([`os::OsOperation`]: per-process quantum, priority bonus, migration) a model says it
+//!   supports; a hook declares the ones it needs, and a run that cannot have them fails before it starts
+//!   ([`SimError::Unsupported`]). Each CPU has its own run queue; a process may move between its node's
+//!   CPUs (placement rule in [`world`]).
+//! - **Jobs** ([`workloads`], [`scenario::ArrivingJob`]): every parallel job is measured, none is assumed to
+//!   be job 0, and a job may arrive at a given time ([`SimOutput::measured_jobs`]; the first measured job's
+//!   figures are the measurement's own, the others' are `<name>.<figure>` extras).
 //!
 //! Entry point: [`simulate`] — one scenario, one seed, one [`cosched_report::Measurement`]. The same scenario
 //! and seed always give the identical measurement.
