@@ -369,3 +369,37 @@ fn a_process_allowed_on_both_cpus_wakes_on_the_idle_one() {
     assert!(runs.iter().skip(1).all(|r| r.2 == 1), "{runs:?}");
     assert!(runs.len() > 100);
 }
+
+#[test]
+fn a_bad_arriving_job_is_refused_by_field() {
+    // A rank on node 2 of a 2-node cluster; a latency job with 3 ranks; a name the workload already uses.
+    let mut s = latency_and_late_barrier(0);
+    s.arrivals[0].nodes = vec![0, 2];
+    let err = simulate(&s, 1).unwrap_err().to_string();
+    assert!(
+        err.contains("arrivals.nodes") && err.contains("node 2"),
+        "{err}"
+    );
+    let mut s = latency_and_late_barrier(0);
+    s.arrivals[0].nodes = vec![0, 1, 1];
+    s.arrivals[0].program = ParallelProgram::Latency {
+        round_trips: 5,
+        message_bytes: 8,
+    };
+    let err = simulate(&s, 1).unwrap_err().to_string();
+    assert!(
+        err.contains("arrivals.program") && err.contains("2 ranks"),
+        "{err}"
+    );
+    let mut s = latency_and_late_barrier(0);
+    s.arrivals[0].name = "competitors".into();
+    let err = simulate(&s, 1).unwrap_err().to_string();
+    assert!(err.contains("arrivals.name"), "{err}");
+    // And it round-trips through serde; a scenario without arrivals serialises as before (no `arrivals` key).
+    let s = latency_and_late_barrier(SECONDS);
+    let back: Scenario = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back, s);
+    let plain =
+        serde_json::to_string(&Scenario::seed_latency(1, 0, SeedConfig::DcsSpinOnly)).unwrap();
+    assert!(!plain.contains("arrivals"));
+}
