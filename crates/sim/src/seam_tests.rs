@@ -41,6 +41,7 @@ fn intervals_of(trace: &Trace, pid: u32) -> Vec<(Nanos, Nanos, u32)> {
 /// Records every timer call: (now, node, timer).
 struct TimerProbe {
     calls: Rc<RefCell<Vec<(Nanos, u32, Timer)>>>,
+    phase: TimerPhase,
 }
 
 impl CoschedHook for TimerProbe {
@@ -50,7 +51,7 @@ impl CoschedHook for TimerProbe {
     fn periodic_timer(&self) -> Option<PeriodicTimer> {
         Some(PeriodicTimer {
             period: 10 * MILLIS,
-            phase: TimerPhase::Aligned,
+            phase: self.phase,
         })
     }
     fn on_job_start(&mut self, _world: &dyn WorldView, _job: u32, out: &mut Commands) {
@@ -69,6 +70,7 @@ fn a_hook_gets_its_periodic_ticks_and_its_armed_timer_at_the_right_times() {
     let scenario = Scenario::seed_latency(1_000, 0, SeedConfig::NoDcsSpinOnly);
     let hook = TimerProbe {
         calls: calls.clone(),
+        phase: TimerPhase::Aligned,
     };
     let (out, _) = simulate_with_hook(&scenario, 1, Box::new(hook)).unwrap();
     assert_eq!(out.measurement.work_done, 1_000);
@@ -92,6 +94,37 @@ fn a_hook_gets_its_periodic_ticks_and_its_armed_timer_at_the_right_times() {
         .filter(|&&(_, _, t)| t != Timer::Periodic)
         .collect();
     assert_eq!(armed, vec![&(25 * MILLIS, 1, Timer::Armed { token: 7 })]);
+}
+
+#[test]
+fn random_phase_ticks_start_below_the_period_and_keep_it() {
+    // Each node's first tick is at its own phase in [0, 10 ms); the next ones every 10 ms after it.
+    let calls = Rc::new(RefCell::new(Vec::new()));
+    let scenario = Scenario::seed_latency(1_000, 0, SeedConfig::NoDcsSpinOnly);
+    let hook = TimerProbe {
+        calls: calls.clone(),
+        phase: TimerPhase::RandomPerNode,
+    };
+    simulate_with_hook(&scenario, 1, Box::new(hook)).unwrap();
+    let calls = calls.borrow();
+    let mut firsts = Vec::new();
+    for node in 0..2 {
+        let ticks: Vec<Nanos> = calls
+            .iter()
+            .filter(|&&(_, n, t)| n == node && t == Timer::Periodic)
+            .map(|&(at, _, _)| at)
+            .collect();
+        assert!(ticks[0] < 10 * MILLIS, "node {node}: {ticks:?}");
+        assert!(
+            ticks.windows(2).all(|w| w[1] - w[0] == 10 * MILLIS),
+            "{ticks:?}"
+        );
+        firsts.push(ticks[0]);
+    }
+    assert_ne!(
+        firsts[0], firsts[1],
+        "the nodes' phases are drawn independently"
+    );
 }
 
 /// At 100 ms moves pid 0 to CPU 1 (through a timer it arms when job 0 starts).
