@@ -9,12 +9,12 @@
 //! | module | what |
 //! |---|---|
 //! | [`engine`] | integer-nanosecond event queue (ties broken by insertion order), the one seeded RNG |
-//! | [`os`] | the node OS scheduler seam ([`os::OsScheduler`]) and its Solaris 2.4 TS model ([`os::solaris_ts`]) |
+//! | [`os`] | the node OS scheduler seam ([`os::OsScheduler`], one run queue per CPU) and its Solaris 2.4 TS model ([`os::solaris_ts`]) |
 //! | [`network`] | message latency + bandwidth, per-sender serialisation, send/delivery counts |
 //! | [`process`] | programs (instruction lists) and process state |
-//! | [`workloads`] | Latency, Barrier, Mixed (SOR + sequential jobs) as programs placed on CPUs |
-//! | [`hook`] | coscheduling policy hooks on arrival / wake-up / periodic tick (DCS) |
-//! | [`metrics`] | response time, CPU time, fairness, round-trip histograms, reaction times → `Measurement` |
+//! | [`workloads`] | Latency, Barrier, Mixed (SOR + sequential jobs) and arriving parallel jobs as programs placed on CPUs |
+//! | [`hook`] | the policy seam: hooks see the world and push commands (DCS, no coscheduling) |
+//! | [`metrics`] | response time, CPU time, fairness, round-trip histograms, reaction times, per measured job → `Measurement` |
 //! | [`world`] | the simulation loop that ties them together |
 //! | [`scenario`] | the resolved configuration (`Scenario`) and its validation |
 //! | [`speed`] | speed measurements against the SPEC targets (`cosched sim-bench`) |
@@ -33,6 +33,23 @@
 //!   network-interface sampling phase, every context-switch cost (uniform in `[mean/2, 3 mean/2]`, §3.2.2
 //!   speaks of a mean), and the sequential jobs' bursts and I/O waits.
 //!
+//! ## The seams (issue 20)
+//! - **Policy** ([`hook`]): a [`hook::CoschedHook`] is called when a job starts, a message arrives, a process
+//!   wakes up, at the OS model's periodic tick, and at its own timers (a period it declares, and one-shot
+//!   timers it arms); it reads a [`hook::WorldView`] and pushes [`hook::Command`]s — boost to max (or a
+//!   counted refusal), priority bonus, quantum, migrate, restrict to a CPU set, arm a timer — which the world
+//!   carries out in order and reports back ([`hook::CoschedHook::on_carried_out`]). The rules live in
+//!   `cosched-policy` (DCS: `cosched_policy::dcs::DcsState`); [`hook::build`] is the one place a scenario's
+//!   policy becomes a hook; [`simulate_with_hook`] runs any hook.
+//! - **OS model** ([`os`]): [`os::OsScheduler`] has the life-cycle calls every model answers, plus optional
+//!   operations ([`os::OsOperation`]: per-process quantum, priority bonus, migration) a model says it
+//!   supports; a hook declares the ones it needs, and a run that cannot have them fails before it starts
+//!   ([`SimError::Unsupported`]). Each CPU has its own run queue; a process may move between its node's
+//!   CPUs (placement rule in [`world`]).
+//! - **Jobs** ([`workloads`], [`scenario::ArrivingJob`]): every parallel job is measured, none is assumed to
+//!   be job 0, and a job may arrive at a given time ([`SimOutput::measured_jobs`]; the first measured job's
+//!   figures are the measurement's own, the others' are `<name>.<figure>` extras).
+//!
 //! Entry point: [`simulate`] — one scenario, one seed, one [`cosched_report::Measurement`]. The same scenario
 //! and seed always give the identical measurement.
 
@@ -49,6 +66,8 @@ pub mod speed;
 pub mod workloads;
 pub mod world;
 
+#[cfg(test)]
+mod seam_tests;
 #[cfg(test)]
 mod tests;
 
@@ -67,6 +86,9 @@ pub struct SimOutput {
     /// Messages sent and messages delivered (equal in a finished run: the network never loses one).
     pub messages_sent: u64,
     pub messages_delivered: u64,
+    /// Every measured (parallel) job, in job order; the first is the one the measurement's own figures
+    /// describe.
+    pub measured_jobs: Vec<metrics::MeasuredJob>,
 }
 
 /// Why a run could not start.
@@ -74,18 +96,35 @@ pub struct SimOutput {
 pub enum SimError {
     #[error("invalid scenario: {0}")]
     InvalidScenario(#[from] ScenarioError),
+    /// The policy's commands need an operation the scenario's OS model does not carry out.
+    #[error("policy '{policy}' cannot run here: {source}")]
+    Unsupported {
+        policy: &'static str,
+        source: os::Unsupported,
+    },
 }
 
 /// Runs one scenario with one RNG seed. Validates the scenario first.
 pub fn simulate(scenario: &Scenario, seed: u64) -> Result<SimOutput, SimError> {
     scenario.validate()?;
-    Ok(world::run(scenario, seed, false).0)
+    let hook = hook::build(&scenario.coscheduling);
+    Ok(world::run(scenario, seed, hook, false)?.0)
 }
 
 /// Like [`simulate`], and also returns the full trace: every interval a process ran on a CPU and every
 /// message delivery (for per-CPU timelines and invariant tests; costs memory proportional to the run).
 pub fn simulate_with_trace(scenario: &Scenario, seed: u64) -> Result<(SimOutput, Trace), SimError> {
+    simulate_with_hook(scenario, seed, hook::build(&scenario.coscheduling))
+}
+
+/// Like [`simulate_with_trace`], under a policy hook of the caller's instead of the one the scenario names
+/// (`scenario.coscheduling` is then ignored): for a policy written outside this crate, or in a test.
+pub fn simulate_with_hook(
+    scenario: &Scenario,
+    seed: u64,
+    hook: Box<dyn hook::CoschedHook>,
+) -> Result<(SimOutput, Trace), SimError> {
     scenario.validate()?;
-    let (out, trace) = world::run(scenario, seed, true);
+    let (out, trace) = world::run(scenario, seed, hook, true)?;
     Ok((out, trace.expect("trace requested")))
 }

@@ -142,6 +142,51 @@ impl DurationHistogram {
     }
 }
 
+/// What one measured (parallel) job did; every measured job of a run has one, in job order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasuredJob {
+    /// Its index among the run's jobs.
+    pub job: u32,
+    pub name: String,
+    /// When it started and finished (`None`: it did not, within the run).
+    pub started_ns: Option<Nanos>,
+    pub finished_ns: Option<Nanos>,
+    /// Units of work done (its root's `Iteration`s) and asked for.
+    pub work_done: u64,
+    pub work_expected: u64,
+    /// Median and 99th percentile of its iteration times (µs), when it did any.
+    pub iteration_p50_us: Option<f64>,
+    pub iteration_p99_us: Option<f64>,
+    /// CPU time its processes spent spinning on receives and computing.
+    pub spin_ns: Nanos,
+    pub compute_ns: Nanos,
+}
+
+impl MeasuredJob {
+    /// Its figures as `<name>.<figure>` entries of a measurement's extras (for every measured job but the
+    /// first, whose figures are the measurement's own fields).
+    pub fn add_to_extra(&self, extra: &mut std::collections::BTreeMap<String, f64>) {
+        let seconds = |ns: Nanos| ns as f64 / 1e9;
+        let mut put = |figure: &str, value: f64| {
+            extra.insert(format!("{}.{figure}", self.name), value);
+        };
+        put("work_done", self.work_done as f64);
+        put("work_expected", self.work_expected as f64);
+        if let Some(start) = self.started_ns {
+            put("start_s", seconds(start));
+        }
+        if let Some(end) = self.finished_ns {
+            put("end_s", seconds(end));
+        }
+        if let (Some(p50), Some(p99)) = (self.iteration_p50_us, self.iteration_p99_us) {
+            put("iteration_p50_us", p50);
+            put("iteration_p99_us", p99);
+        }
+        put("spin_s", seconds(self.spin_ns));
+        put("compute_s", seconds(self.compute_ns));
+    }
+}
+
 /// `F = N × Tc / Te`; 0 for an empty window.
 pub fn fairness(sharing: u32, cpu_ns: Nanos, window_ns: Nanos) -> f64 {
     if window_ns == 0 {

@@ -14,6 +14,7 @@
 //! - `phase` — progress inside the current instruction: not started, computing (`left` ns of CPU still to
 //!   use), or spinning on a receive (`left` = ns spun so far in this wait).
 
+use crate::os::CpuSet;
 use cosched_policy::Nanos;
 
 /// Mailbox slots per process.
@@ -50,7 +51,7 @@ pub struct Program {
 /// Where a process is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
-    /// Its job has not started yet (batch mode).
+    /// Its job has not started yet (batch mode, or a job that arrives later).
     NotStarted,
     /// Runnable: on a CPU or on its run queue.
     Runnable,
@@ -74,7 +75,10 @@ pub enum Phase {
 #[derive(Clone, Debug)]
 pub struct Process {
     pub node: u32,
+    /// The CPU it runs on, or is queued or asleep for (global index); it changes only when a hook moves it.
     pub cpu: u32,
+    /// The CPUs of its node it may run on (at first only its own CPU).
+    pub allowed_cpus: CpuSet,
     /// Index of its job (see `world::Job`).
     pub job: u32,
     /// Index of its program.
@@ -105,11 +109,17 @@ pub struct Process {
 }
 
 impl Process {
-    /// A process of `job` bound to `cpu` of `node`, running `program`, not yet started.
-    pub fn new(node: u32, cpu: u32, job: u32, program: u32) -> Self {
+    /// A process of `job` on `cpu` of `node` (whose CPUs are `node × cpus_per_node ..`), allowed only there,
+    /// running `program`, not yet started.
+    pub fn new(node: u32, cpu: u32, cpus_per_node: u32, job: u32, program: u32) -> Self {
+        debug_assert!(
+            cpu / cpus_per_node == node,
+            "CPU {cpu} is not on node {node}"
+        );
         Process {
             node,
             cpu,
+            allowed_cpus: CpuSet::single(cpu % cpus_per_node),
             job,
             program,
             pc: 0,

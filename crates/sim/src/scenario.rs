@@ -31,6 +31,40 @@ pub struct Scenario {
     /// Stop the run after this much simulated time even if the job has not finished (a safety net; the
     /// result then reports `work_done < work_expected`).
     pub time_limit_ns: Nanos,
+    /// Parallel jobs beside the workload's own, each measured like it and each started at its own arrival
+    /// time (a job-arrival stream). None in seed `000`'s experiments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arrivals: Vec<ArrivingJob>,
+}
+
+/// A parallel job that arrives at `arrival_ns` (it does not exist before): rank `r` runs on node `nodes[r]`,
+/// on the CPU of that node holding the fewest processes when the run is built (the lowest on a tie).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArrivingJob {
+    /// Its name in the results (`<name>.work_done`, ...); unique in the scenario.
+    pub name: String,
+    pub arrival_ns: Nanos,
+    pub nodes: Vec<u32>,
+    pub program: ParallelProgram,
+}
+
+/// What a parallel job runs (the same programs as the seed workloads' parallel jobs, [`crate::workloads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ParallelProgram {
+    /// A ping-pong between its two ranks.
+    Latency {
+        round_trips: u64,
+        message_bytes: u32,
+    },
+    /// Rank 0 broadcasts "passed", every rank computes `compute_ns` and reports "at barrier" to rank 0.
+    Barrier {
+        iterations: u64,
+        compute_ns: Nanos,
+        message_bytes: u32,
+    },
+    /// An SOR-like nearest-neighbour stencil over its ranks.
+    Sor(SorParams),
 }
 
 /// The node's own timesharing scheduler.
@@ -170,6 +204,16 @@ impl Scenario {
                 "must be at least 1 (the seed's SPARCstation-2s had 1)",
             );
         }
+        if self.cpus_per_node > crate::os::MAX_CPUS_PER_NODE {
+            return invalid(
+                "cpus_per_node",
+                format!(
+                    "{} is more than the {} CPUs a node may have (a CPU set is a 64-bit mask)",
+                    self.cpus_per_node,
+                    crate::os::MAX_CPUS_PER_NODE
+                ),
+            );
+        }
         if self.context_switch_ns >= cosched_policy::SECONDS {
             return invalid(
                 "context_switch_ns",
@@ -291,6 +335,74 @@ impl Scenario {
                 }
             }
         }
+        self.validate_arrivals()
+    }
+
+    fn validate_arrivals(&self) -> Result<(), ScenarioError> {
+        let mut names: Vec<&str> = match &self.workload {
+            Workload::Latency { .. } => vec!["latency"],
+            Workload::Barrier { .. } => vec!["barrier"],
+            Workload::Mixed { sequential, .. } => std::iter::once("sor")
+                .chain(sequential.iter().map(|j| j.name.as_str()))
+                .collect(),
+        };
+        names.push("competitors");
+        for job in &self.arrivals {
+            if job.name.is_empty() || names.contains(&job.name.as_str()) {
+                return invalid(
+                    "arrivals.name",
+                    format!(
+                        "'{}' is empty or already taken; job names must be unique (taken: {})",
+                        job.name,
+                        names.join(", ")
+                    ),
+                );
+            }
+            names.push(&job.name);
+            if let Some(&node) = job.nodes.iter().find(|&&n| n >= self.nodes) {
+                return invalid(
+                    "arrivals.nodes",
+                    format!(
+                        "job '{}' places a rank on node {node}, but nodes are numbered 0..{}",
+                        job.name, self.nodes
+                    ),
+                );
+            }
+            let ranks = job.nodes.len() as u64;
+            let problem = match job.program {
+                ParallelProgram::Latency { .. } if ranks != 2 => {
+                    Some(format!("a latency job has 2 ranks, got {ranks} nodes"))
+                }
+                ParallelProgram::Latency { round_trips: 0, .. } => {
+                    Some("needs at least 1 round trip".to_string())
+                }
+                ParallelProgram::Barrier { .. } if ranks == 0 => {
+                    Some("a barrier job needs at least 1 rank".to_string())
+                }
+                ParallelProgram::Barrier { iterations: 0, .. } => {
+                    Some("needs at least 1 iteration".to_string())
+                }
+                ParallelProgram::Sor(sor) if ranks == 0 || (sor.grid as u64) < ranks => {
+                    Some(format!(
+                    "{} rows cannot be split over {ranks} ranks; every rank needs at least one row",
+                    sor.grid
+                ))
+                }
+                ParallelProgram::Sor(sor) if sor.iterations == 0 => {
+                    Some("needs at least 1 iteration".to_string())
+                }
+                ParallelProgram::Latency {
+                    message_bytes: 0, ..
+                }
+                | ParallelProgram::Barrier {
+                    message_bytes: 0, ..
+                } => Some("messages need at least 1 byte".to_string()),
+                _ => None,
+            };
+            if let Some(problem) = problem {
+                return invalid("arrivals.program", format!("job '{}': {problem}", job.name));
+            }
+        }
         Ok(())
     }
 }
@@ -373,6 +485,7 @@ impl Scenario {
             },
             competitors_per_node,
             time_limit_ns: 1_000_000 * cosched_policy::SECONDS,
+            arrivals: Vec::new(),
         };
         config.apply(&mut s);
         s

@@ -3,17 +3,21 @@
 //! Seed: `000_e8004e1596fde6a5.txt` §4.1.2.
 //!
 //! ## Approach
-//! Every workload becomes a list of jobs, each a set of processes bound to CPUs and running a program
-//! ([`crate::process::Program`]). The parallel job is job 0; CPU-bound competitors (if any) are one job with
-//! role `Competitor`; Mixed adds one job per sequential program.
+//! Every workload becomes a list of jobs, each a set of processes placed on CPUs and running a program
+//! ([`crate::process::Program`]), in this order (the pids follow it): the workload's parallel job, Mixed's
+//! sequential jobs, the CPU-bound competitors (one job with role `Competitor`, if any), then the scenario's
+//! arriving parallel jobs ([`crate::scenario::ArrivingJob`]). Every parallel job is measured
+//! ([`Job::work_expected`]); none is assumed to be job 0. Each job says when it starts ([`JobStart`]).
 //!
 //! ## Placement
 //! Node `n` has CPUs `n × cpus_per_node ..`. The parallel process of node `n` and the sequential jobs placed
-//! on `n` run on the node's first CPU; the node's `k`-th competitor runs on CPU `k mod cpus_per_node`.
+//! on `n` run on the node's first CPU; the node's `k`-th competitor runs on CPU `k mod cpus_per_node`; rank
+//! `r` of an arriving job runs on node `nodes[r]`, on that node's CPU holding the fewest processes so far
+//! (the lowest on a tie). A process starts allowed only on its CPU; hooks may move it (see [`crate::hook`]).
 //!
 //! ## Algorithm (one body each; `repeat` times)
 //! ```text
-//! Latency (nodes 0, 1; N round trips):  p0: send(p1) recv iteration     p1: recv send(p0)
+//! Latency (ranks 0, 1; N round trips):  p0: send(p1) recv iteration     p1: recv send(p0)
 //! Barrier (all nodes, root 0):          root: send "passed" to 1..n-1, compute c, recv n-1 "at barrier",
 //!                                             iteration
 //!                                       others: recv "passed", compute c, send "at barrier" to root
@@ -28,8 +32,20 @@
 //! time between consecutive iterations of the root / rank 0.
 
 use crate::process::{Op, Process, Program};
-use crate::scenario::{Scenario, Workload};
+use crate::scenario::{ParallelProgram, Scenario, Workload};
+use cosched_policy::Nanos;
 use cosched_report::JobRole;
+
+/// When a job starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobStart {
+    /// At time 0.
+    AtStart,
+    /// When job `j` has finished (Mixed in batch mode: one after another).
+    AfterJob(u32),
+    /// At this time (an arriving job); it does not exist before.
+    At(Nanos),
+}
 
 /// A job: named processes with a role.
 #[derive(Clone, Debug)]
@@ -37,6 +53,10 @@ pub struct Job {
     pub name: String,
     pub role: JobRole,
     pub processes: Vec<u32>,
+    pub start: JobStart,
+    /// A measured (parallel) job: the units of work it must complete (`Iteration`s of its root); `None` for
+    /// sequential jobs and competitors.
+    pub work_expected: Option<u64>,
 }
 
 /// Everything a run starts from.
@@ -45,10 +65,6 @@ pub struct Setup {
     pub programs: Vec<Program>,
     pub processes: Vec<Process>,
     pub jobs: Vec<Job>,
-    /// Units of work the parallel job must complete.
-    pub work_expected: u64,
-    /// Batch mode: jobs (other than competitors) start one after another, in job order.
-    pub batch: bool,
 }
 
 /// Bytes of one SOR boundary row: `grid` doubles.
@@ -61,6 +77,173 @@ pub fn sor_rows(grid: u32, ranks: u32, rank: u32) -> u32 {
     grid / ranks + u32::from(rank < grid % ranks)
 }
 
+/// The programs of a parallel job's ranks, whose pids are `pids` (rank r is `pids[r]`), with the units of
+/// work the job must complete.
+fn parallel_programs(program: &ParallelProgram, pids: &[u32]) -> (Vec<Program>, u64) {
+    let ranks = pids.len() as u32;
+    let program_of = |body, repeat| Program {
+        body,
+        repeat,
+        cpu_budget_ns: None,
+    };
+    match *program {
+        ParallelProgram::Latency {
+            round_trips,
+            message_bytes: bytes,
+        } => {
+            let ping = vec![
+                Op::Send {
+                    to: pids[1],
+                    port: 0,
+                    bytes,
+                },
+                Op::Recv { port: 0, count: 1 },
+                Op::Iteration,
+            ];
+            let pong = vec![
+                Op::Recv { port: 0, count: 1 },
+                Op::Send {
+                    to: pids[0],
+                    port: 0,
+                    bytes,
+                },
+            ];
+            (
+                vec![program_of(ping, round_trips), program_of(pong, round_trips)],
+                round_trips,
+            )
+        }
+        ParallelProgram::Barrier {
+            iterations,
+            compute_ns,
+            message_bytes: bytes,
+        } => {
+            let mut root: Vec<Op> = pids[1..]
+                .iter()
+                .map(|&to| Op::Send { to, port: 0, bytes })
+                .collect();
+            root.push(Op::Compute(compute_ns));
+            if ranks > 1 {
+                root.push(Op::Recv {
+                    port: 0,
+                    count: ranks - 1,
+                });
+            }
+            root.push(Op::Iteration);
+            let mut programs = vec![program_of(root, iterations)];
+            for _ in 1..ranks {
+                let body = vec![
+                    Op::Recv { port: 0, count: 1 },
+                    Op::Compute(compute_ns),
+                    Op::Send {
+                        to: pids[0],
+                        port: 0,
+                        bytes,
+                    },
+                ];
+                programs.push(program_of(body, iterations));
+            }
+            (programs, iterations)
+        }
+        ParallelProgram::Sor(sor) => {
+            let bytes = sor_row_bytes(sor.grid);
+            let programs = (0..ranks)
+                .map(|rank| {
+                    let cells = sor_rows(sor.grid, ranks, rank) as u64 * sor.grid as u64;
+                    let mut body = vec![Op::Compute(cells * sor.cell_compute_ns)];
+                    if rank > 0 {
+                        body.push(Op::Send {
+                            to: pids[rank as usize - 1],
+                            port: 1,
+                            bytes,
+                        });
+                    }
+                    if rank + 1 < ranks {
+                        body.push(Op::Send {
+                            to: pids[rank as usize + 1],
+                            port: 0,
+                            bytes,
+                        });
+                    }
+                    if rank > 0 {
+                        body.push(Op::Recv { port: 0, count: 1 });
+                    }
+                    if rank + 1 < ranks {
+                        body.push(Op::Recv { port: 1, count: 1 });
+                    }
+                    if rank == 0 {
+                        body.push(Op::Iteration);
+                    }
+                    program_of(body, sor.iterations)
+                })
+                .collect();
+            (programs, sor.iterations)
+        }
+    }
+}
+
+impl Setup {
+    /// Adds a job with no process yet; returns its index.
+    fn add_job(&mut self, name: &str, role: JobRole, start: JobStart) -> u32 {
+        self.jobs.push(Job {
+            name: name.into(),
+            role,
+            processes: Vec::new(),
+            start,
+            work_expected: None,
+        });
+        self.jobs.len() as u32 - 1
+    }
+
+    /// Adds a process of `job` on `cpu` (of `node`) running `program`; returns its pid.
+    fn add_process(
+        &mut self,
+        node: u32,
+        cpu: u32,
+        cpus_per_node: u32,
+        job: u32,
+        program: Program,
+    ) -> u32 {
+        let index = self.programs.len() as u32;
+        self.programs.push(program);
+        let pid = self.processes.len() as u32;
+        self.processes
+            .push(Process::new(node, cpu, cpus_per_node, job, index));
+        self.jobs[job as usize].processes.push(pid);
+        pid
+    }
+
+    /// Adds the parallel job `job` running `program`, rank r on `placement[r]` = (node, cpu).
+    fn add_parallel(
+        &mut self,
+        job: u32,
+        program: &ParallelProgram,
+        placement: &[(u32, u32)],
+        cpus_per_node: u32,
+    ) {
+        let first = self.processes.len() as u32;
+        let pids: Vec<u32> = (first..first + placement.len() as u32).collect();
+        let (programs, work) = parallel_programs(program, &pids);
+        for (program, &(node, cpu)) in programs.into_iter().zip(placement) {
+            self.add_process(node, cpu, cpus_per_node, job, program);
+        }
+        self.jobs[job as usize].work_expected = Some(work);
+    }
+
+    /// The CPU of `node` holding the fewest processes so far, counting `pending` placements too (the lowest
+    /// on a tie).
+    fn least_loaded_cpu_with(&self, node: u32, cpus_per_node: u32, pending: &[(u32, u32)]) -> u32 {
+        let first = node * cpus_per_node;
+        (first..first + cpus_per_node)
+            .min_by_key(|&cpu| {
+                let held = self.processes.iter().filter(|p| p.cpu == cpu).count()
+                    + pending.iter().filter(|&&(_, c)| c == cpu).count();
+                (held, cpu)
+            })
+            .expect("a node has at least one CPU")
+    }
+}
+
 /// Builds the jobs, processes and programs of a (validated) scenario.
 pub fn build(scenario: &Scenario) -> Setup {
     let cpus = scenario.cpus_per_node;
@@ -69,190 +252,87 @@ pub fn build(scenario: &Scenario) -> Setup {
         programs: Vec::new(),
         processes: Vec::new(),
         jobs: Vec::new(),
-        work_expected: 0,
-        batch: false,
     };
-    let add_process =
-        |s: &mut Setup, node: u32, cpu: u32, job: u32, body: Vec<Op>, repeat: u64, budget| {
-            let program = s.programs.len() as u32;
-            s.programs.push(Program {
-                body,
-                repeat,
-                cpu_budget_ns: budget,
-            });
-            let pid = s.processes.len() as u32;
-            s.processes.push(Process::new(node, cpu, job, program));
-            s.jobs[job as usize].processes.push(pid);
-            pid
-        };
-
-    let parallel_name = match &scenario.workload {
-        Workload::Latency { .. } => "latency",
-        Workload::Barrier { .. } => "barrier",
-        Workload::Mixed { .. } => "sor",
-    };
-    s.jobs.push(Job {
-        name: parallel_name.into(),
-        role: JobRole::Parallel,
-        processes: Vec::new(),
-    });
-    match &scenario.workload {
+    let (name, program, ranks) = match &scenario.workload {
         Workload::Latency {
             round_trips,
             message_bytes,
-        } => {
-            let bytes = *message_bytes;
-            s.work_expected = *round_trips;
-            add_process(
-                &mut s,
-                0,
-                first_cpu(0),
-                0,
-                vec![
-                    Op::Send {
-                        to: 1,
-                        port: 0,
-                        bytes,
-                    },
-                    Op::Recv { port: 0, count: 1 },
-                    Op::Iteration,
-                ],
-                *round_trips,
-                None,
-            );
-            add_process(
-                &mut s,
-                1,
-                first_cpu(1),
-                0,
-                vec![
-                    Op::Recv { port: 0, count: 1 },
-                    Op::Send {
-                        to: 0,
-                        port: 0,
-                        bytes,
-                    },
-                ],
-                *round_trips,
-                None,
-            );
-        }
+        } => (
+            "latency",
+            ParallelProgram::Latency {
+                round_trips: *round_trips,
+                message_bytes: *message_bytes,
+            },
+            2,
+        ),
         Workload::Barrier {
             iterations,
             compute_ns,
             message_bytes,
-        } => {
-            let n = scenario.nodes;
-            let bytes = *message_bytes;
-            s.work_expected = *iterations;
-            // Root is pid 0, node i is pid i.
-            let mut root: Vec<Op> = (1..n).map(|to| Op::Send { to, port: 0, bytes }).collect();
-            root.push(Op::Compute(*compute_ns));
-            if n > 1 {
-                root.push(Op::Recv {
-                    port: 0,
-                    count: n - 1,
+        } => (
+            "barrier",
+            ParallelProgram::Barrier {
+                iterations: *iterations,
+                compute_ns: *compute_ns,
+                message_bytes: *message_bytes,
+            },
+            scenario.nodes,
+        ),
+        Workload::Mixed { sor, .. } => ("sor", ParallelProgram::Sor(*sor), scenario.nodes),
+    };
+    let parallel = s.add_job(name, JobRole::Parallel, JobStart::AtStart);
+    let placement: Vec<(u32, u32)> = (0..ranks).map(|node| (node, first_cpu(node))).collect();
+    s.add_parallel(parallel, &program, &placement, cpus);
+    if let Workload::Mixed {
+        sequential, batch, ..
+    } = &scenario.workload
+    {
+        for job in sequential {
+            // Batch: each job starts when the one before it (the SOR for the first) has finished.
+            let start = if *batch {
+                JobStart::AfterJob(s.jobs.len() as u32 - 1)
+            } else {
+                JobStart::AtStart
+            };
+            let index = s.add_job(&job.name, JobRole::Sequential, start);
+            let mut body = vec![Op::ComputeExp {
+                mean_ns: job.mean_burst_ns,
+            }];
+            if job.mean_io_ns > 0 {
+                body.push(Op::IoWait {
+                    mean_ns: job.mean_io_ns,
                 });
             }
-            root.push(Op::Iteration);
-            add_process(&mut s, 0, first_cpu(0), 0, root, *iterations, None);
-            for node in 1..n {
-                let body = vec![
-                    Op::Recv { port: 0, count: 1 },
-                    Op::Compute(*compute_ns),
-                    Op::Send {
-                        to: 0,
-                        port: 0,
-                        bytes,
-                    },
-                ];
-                add_process(&mut s, node, first_cpu(node), 0, body, *iterations, None);
-            }
-        }
-        Workload::Mixed {
-            sor,
-            sequential,
-            batch,
-        } => {
-            let n = scenario.nodes;
-            let bytes = sor_row_bytes(sor.grid);
-            s.work_expected = sor.iterations;
-            s.batch = *batch;
-            for rank in 0..n {
-                let cells = sor_rows(sor.grid, n, rank) as u64 * sor.grid as u64;
-                let mut body = vec![Op::Compute(cells * sor.cell_compute_ns)];
-                if rank > 0 {
-                    body.push(Op::Send {
-                        to: rank - 1,
-                        port: 1,
-                        bytes,
-                    });
-                }
-                if rank + 1 < n {
-                    body.push(Op::Send {
-                        to: rank + 1,
-                        port: 0,
-                        bytes,
-                    });
-                }
-                if rank > 0 {
-                    body.push(Op::Recv { port: 0, count: 1 });
-                }
-                if rank + 1 < n {
-                    body.push(Op::Recv { port: 1, count: 1 });
-                }
-                if rank == 0 {
-                    body.push(Op::Iteration);
-                }
-                add_process(&mut s, rank, first_cpu(rank), 0, body, sor.iterations, None);
-            }
-            for job in sequential {
-                let index = s.jobs.len() as u32;
-                s.jobs.push(Job {
-                    name: job.name.clone(),
-                    role: JobRole::Sequential,
-                    processes: Vec::new(),
-                });
-                let mut body = vec![Op::ComputeExp {
-                    mean_ns: job.mean_burst_ns,
-                }];
-                if job.mean_io_ns > 0 {
-                    body.push(Op::IoWait {
-                        mean_ns: job.mean_io_ns,
-                    });
-                }
-                add_process(
-                    &mut s,
-                    job.node,
-                    first_cpu(job.node),
-                    index,
-                    body,
-                    u64::MAX,
-                    Some(job.total_cpu_ns),
-                );
-            }
+            let program = Program {
+                body,
+                repeat: u64::MAX,
+                cpu_budget_ns: Some(job.total_cpu_ns),
+            };
+            s.add_process(job.node, first_cpu(job.node), cpus, index, program);
         }
     }
     if scenario.competitors_per_node > 0 {
-        let index = s.jobs.len() as u32;
-        s.jobs.push(Job {
-            name: "competitors".into(),
-            role: JobRole::Competitor,
-            processes: Vec::new(),
-        });
+        let index = s.add_job("competitors", JobRole::Competitor, JobStart::AtStart);
         for node in 0..scenario.nodes {
             for k in 0..scenario.competitors_per_node {
-                add_process(
-                    &mut s,
-                    node,
-                    first_cpu(node) + k % cpus,
-                    index,
-                    vec![Op::SpinForever],
-                    1,
-                    None,
-                );
+                let program = Program {
+                    body: vec![Op::SpinForever],
+                    repeat: 1,
+                    cpu_budget_ns: None,
+                };
+                s.add_process(node, first_cpu(node) + k % cpus, cpus, index, program);
             }
         }
+    }
+    for job in &scenario.arrivals {
+        let index = s.add_job(&job.name, JobRole::Parallel, JobStart::At(job.arrival_ns));
+        let mut placement = Vec::new();
+        for &node in &job.nodes {
+            // Count the ranks placed so far too, so two ranks on one node spread over its CPUs.
+            let cpu = s.least_loaded_cpu_with(node, cpus, &placement);
+            placement.push((node, cpu));
+        }
+        s.add_parallel(index, &job.program, &placement, cpus);
     }
     s
 }
@@ -278,7 +358,44 @@ mod tests {
         assert_eq!(s.jobs.len(), 2);
         assert_eq!(s.jobs[1].role, JobRole::Competitor);
         assert_eq!((s.processes[0].cpu, s.processes[1].cpu), (0, 1));
-        assert_eq!(s.work_expected, 10);
+        assert_eq!(s.jobs[0].work_expected, Some(10));
+        assert_eq!(s.jobs[1].work_expected, None);
+    }
+
+    #[test]
+    fn an_arriving_job_comes_last_and_spreads_over_a_nodes_cpus() {
+        // 2 nodes × 2 CPUs, no competitor; the latency ranks sit on CPUs 0 and 2 (each node's first). An
+        // arriving 2-rank barrier on nodes [1, 1]: rank 0 goes to node 1's emptier CPU 3 (0 processes against
+        // 1), rank 1 then to CPU 2 (1 each: the lowest wins). Its pids follow the latency's (2, 3) and its
+        // messages go to its own pids.
+        let mut scenario = Scenario::seed_latency(10, 0, SeedConfig::NoDcsSpinOnly);
+        scenario.cpus_per_node = 2;
+        scenario.arrivals.push(crate::scenario::ArrivingJob {
+            name: "late".into(),
+            arrival_ns: 1_000,
+            nodes: vec![1, 1],
+            program: ParallelProgram::Barrier {
+                iterations: 3,
+                compute_ns: 10,
+                message_bytes: 8,
+            },
+        });
+        let s = build(&scenario);
+        let late = &s.jobs[1];
+        assert_eq!(
+            (late.start, late.work_expected),
+            (JobStart::At(1_000), Some(3))
+        );
+        assert_eq!(late.processes, vec![2, 3]);
+        assert_eq!((s.processes[2].cpu, s.processes[3].cpu), (3, 2));
+        assert_eq!(
+            s.programs[s.processes[2].program as usize].body[0],
+            Op::Send {
+                to: 3,
+                port: 0,
+                bytes: 8
+            }
+        );
     }
 
     #[test]

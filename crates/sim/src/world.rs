@@ -5,8 +5,8 @@
 //! process), §4.1 (workloads and metrics).
 //!
 //! ## Approach
-//! Each CPU runs at most one process (`Cpu::running`); everything else is on the OS model's run queues or
-//! asleep. A CPU is *serviced* whenever something may have changed for it: its own timer (the running
+//! Each CPU runs at most one process (`Cpu::running`); everything else is on the OS model's run queues (one
+//! per CPU) or asleep. A CPU is *serviced* whenever something may have changed for it: its own timer (the running
 //! process's next deadline: end of a computation, end of its spin limit, quantum expiry, end of a context
 //! switch), a message for its running process, or a process becoming runnable there. Servicing accounts CPU
 //! time up to now, then runs the process's program until it must wait.
@@ -18,6 +18,14 @@
 //!   incoming process (CPU time and quantum), as the dispatcher's work on its behalf; each switch costs a
 //!   uniform draw in `[mean / 2, 3 mean / 2]` around the scenario's (mean) `context_switch_ns`.
 //! - `R` for DCS: see [`crate::hook`].
+//! - measured job — a parallel job (the workload's own and every arriving one); each has its own work count,
+//!   iteration times and CPU split ([`crate::metrics::MeasuredJob`]). The measurement's top-level figures are
+//!   the first measured job's, the others' are `<name>.<figure>` extras; no job is assumed to be job 0.
+//! - placement — where a process whose allowed CPU set ([`crate::os::CpuSet`]) holds several CPUs goes when it
+//!   becomes runnable or is moved out of its set: its own CPU if allowed and idle (nothing running or queued),
+//!   else the lowest idle allowed CPU, else the allowed CPU with the fewest processes (running + queued), its
+//!   own CPU on a tie, then the lowest. A process allowed on one CPU (every process, unless a hook says
+//!   otherwise) stays on it: that is the seed `000` model, bit for bit.
 //!
 //! ## Algorithm
 //! ```text
@@ -28,29 +36,36 @@
 //!     elif now < exec_from:    timer at min(exec_from, quantum_end)
 //!     else step(run): execute ops until it computes / spins (timer at min(deadline, quantum_end)),
 //!                     blocks (os.on_block, pick again) or exits (os.on_exit, pick again)
-//! arrival(msg → p):  mailbox += 1; R = os.run_queue_len(cpu of p); action = hook.on_arrival(...)
+//! arrival(msg → p):  mailbox += 1
 //!     p running: service its CPU now (a spinning receiver sees the message at once)
-//!     else: if p blocked on a receive: os.on_wakeup(p)  (ts_slpret applies)
-//!           BoostToMax: os.boost_to_max(p); preempt the running process
-//!           otherwise:  preempt the running process only if os.should_preempt (strictly higher priority)
-//! ts_update (per node, once per OS update period, at a random phase per node): os.periodic_update; preempt
-//!     where a raised process now has a strictly higher priority
+//!     else: R = os.run_queue_len(cpu of p); hook.on_arrival(...) → commands
+//!           if p blocked on a receive: place p; os.on_wakeup(p) (ts_slpret applies); hook.on_wakeup → commands
+//!           carry out the commands (BoostToMax: os.boost_to_max(p); preempt the running process)
+//!           preempt the running process of p's CPU only if os.should_preempt (strictly higher priority)
+//! ts_update (per node, once per OS update period, at a random phase per node): os.periodic_update;
+//!     hook.on_tick → commands, carried out; preempt where a raised process now has a strictly higher priority
+//! hook timer (its own period per node, or armed by a command): hook.on_timer → commands, carried out
+//! job start (at 0, after the job it waits for, or at its arrival time): admit its processes in a random
+//!     order; hook.on_job_start → commands, carried out
 //! ```
+//! Commands are carried out in the order the hook pushed them, right after the call (see [`crate::hook`] for
+//! what each does); one the process cannot take is dropped and counted (`hook_commands_moot`).
 //! Timers are lazy: a CPU keeps one live timer; an earlier deadline replaces it (the old entry becomes stale
 //! through a generation counter), a later one waits for the live timer to fire and re-arm.
 
 use crate::engine::Engine;
 use crate::hook::{
-    ArrivalView, CoschedHook, Dcs, HookAction, NoCoscheduling, RUNNING_SAMPLE_PERIOD,
+    ArrivalView, Command, Commands, CoschedHook, ProcessView, Timer, TimerPhase, WorldView,
+    RUNNING_SAMPLE_PERIOD,
 };
-use crate::metrics::{fairness, mean_min_max, DurationHistogram};
+use crate::metrics::{fairness, mean_min_max, DurationHistogram, MeasuredJob};
 use crate::network::Network;
 use crate::os::solaris_ts::SolarisTs;
-use crate::os::OsScheduler;
+use crate::os::{CpuSet, OsScheduler, Unsupported};
 use crate::process::{Op, Phase, Process, Program, Status};
-use crate::scenario::{OsModel, PolicyConfig, Scenario, Workload};
-use crate::workloads::{self, Job};
-use crate::SimOutput;
+use crate::scenario::{OsModel, Scenario, Workload};
+use crate::workloads::{self, Job, JobStart};
+use crate::{SimError, SimOutput};
 use cosched_policy::spin::{ReceiveMode, WaitAction};
 use cosched_policy::Nanos;
 use cosched_report::{JobResult, JobRole, Measurement};
@@ -92,8 +107,12 @@ enum Event {
     IoDone { pid: u32 },
     /// The OS model's periodic update on one node.
     Update { node: u32 },
-    /// Batch mode: the next job starts.
+    /// A job starts (batch mode: the one it waited for finished; an arriving job: its arrival time).
     StartJob { job: u32 },
+    /// The hook's own periodic timer on one node.
+    HookTick { node: u32 },
+    /// A timer the hook armed.
+    HookTimer { node: u32, token: u64 },
 }
 
 /// Switch records kept per CPU to answer "who ran at the NIC's last sample" (within one sample period).
@@ -137,27 +156,36 @@ struct JobState {
     live: u32,
 }
 
-struct World<'a, S: OsScheduler, H: CoschedHook> {
+/// The work count and iteration times of a measured job.
+#[derive(Clone, Debug, Default)]
+struct JobWork {
+    done: u64,
+    iterations: DurationHistogram,
+}
+
+struct World<'a, S: OsScheduler> {
     scenario: &'a Scenario,
     engine: Engine<Event>,
     os: S,
-    hook: H,
+    hook: Box<dyn CoschedHook>,
+    /// What the hook pushed during its current call, and the batch being carried out.
+    commands: Commands,
+    carrying_out: Vec<Command>,
+    commands_moot: u64,
     net: Network,
     cpus: Vec<Cpu>,
     programs: Vec<Program>,
     procs: Vec<Process>,
     jobs: Vec<Job>,
     job_state: Vec<JobState>,
-    batch: bool,
+    /// Per job: its work and iteration times if it is measured.
+    job_work: Vec<Option<JobWork>>,
     receive: ReceiveMode,
     min_quantum: Nanos,
     unfinished_jobs: u32,
     stop: bool,
     first_job_end: Option<Nanos>,
     cpu_at_first_job_end: Vec<Nanos>,
-    work_done: u64,
-    work_expected: u64,
-    iterations: DurationHistogram,
     reactions: DurationHistogram,
     boosts_granted: u64,
     boosts_refused: u64,
@@ -171,25 +199,88 @@ struct World<'a, S: OsScheduler, H: CoschedHook> {
     trace: Option<Trace>,
 }
 
-/// Runs a validated scenario; the trace only when asked.
-pub(crate) fn run(scenario: &Scenario, seed: u64, traced: bool) -> (SimOutput, Option<Trace>) {
+/// Runs a validated scenario under `hook`; the trace only when asked. Refused before it starts when the hook
+/// needs an operation the OS model lacks.
+pub(crate) fn run(
+    scenario: &Scenario,
+    seed: u64,
+    hook: Box<dyn CoschedHook>,
+    traced: bool,
+) -> Result<(SimOutput, Option<Trace>), SimError> {
     let cpus = scenario.nodes * scenario.cpus_per_node;
-    let processes = workloads::build(scenario).processes.len();
     let os = match scenario.os {
         OsModel::SolarisTs { slpret_ablation } => SolarisTs::new(cpus, slpret_ablation),
     };
-    match &scenario.coscheduling {
-        PolicyConfig::None(_) => World::new(scenario, seed, os, NoCoscheduling, traced).run(),
-        PolicyConfig::Dcs(dcs) => {
-            let params = dcs.to_params().expect("Scenario::validate checked them");
-            World::new(scenario, seed, os, Dcs::new(params, processes), traced).run()
+    if let Some(&operation) = hook.operations().iter().find(|&&op| !os.supports(op)) {
+        return Err(SimError::Unsupported {
+            policy: hook.name(),
+            source: Unsupported {
+                model: os.name(),
+                operation,
+            },
+        });
+    }
+    Ok(World::new(scenario, seed, os, hook, traced).run())
+}
+
+/// What a hook sees of the world (see [`WorldView`]).
+struct View<'w> {
+    now: Nanos,
+    scenario: &'w Scenario,
+    procs: &'w [Process],
+    cpus: &'w [Cpu],
+    jobs: &'w [Job],
+    os: &'w dyn OsScheduler,
+    min_quantum: Nanos,
+}
+
+impl WorldView for View<'_> {
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    fn nodes(&self) -> u32 {
+        self.scenario.nodes
+    }
+    fn cpus_per_node(&self) -> u32 {
+        self.scenario.cpus_per_node
+    }
+    fn processes(&self) -> u32 {
+        self.procs.len() as u32
+    }
+    fn process(&self, pid: u32) -> ProcessView {
+        let p = &self.procs[pid as usize];
+        ProcessView {
+            node: p.node,
+            cpu: p.cpu,
+            job: p.job,
+            status: p.status,
+            running: self.cpus[p.cpu as usize].running == Some(pid),
+            unconsumed_messages: p.mailbox.iter().sum(),
+            allowed_cpus: p.allowed_cpus,
         }
-        other => unreachable!("Scenario::validate refuses the '{}' policy", other.kind()),
+    }
+    fn job_processes(&self, job: u32) -> &[u32] {
+        &self.jobs[job as usize].processes
+    }
+    fn running_on(&self, cpu: u32) -> Option<u32> {
+        self.cpus[cpu as usize].running
+    }
+    fn run_queue_len(&self, cpu: u32) -> u32 {
+        self.os.run_queue_len(cpu)
+    }
+    fn min_quantum(&self) -> Nanos {
+        self.min_quantum
     }
 }
 
-impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
-    fn new(scenario: &'a Scenario, seed: u64, os: S, hook: H, traced: bool) -> Self {
+impl<'a, S: OsScheduler> World<'a, S> {
+    fn new(
+        scenario: &'a Scenario,
+        seed: u64,
+        os: S,
+        hook: Box<dyn CoschedHook>,
+        traced: bool,
+    ) -> Self {
         let setup = workloads::build(scenario);
         let cpus = scenario.nodes * scenario.cpus_per_node;
         let unfinished_jobs = setup
@@ -203,6 +294,9 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             engine: Engine::new(seed),
             os,
             hook,
+            commands: Commands::default(),
+            carrying_out: Vec::new(),
+            commands_moot: 0,
             net: Network::new(scenario.network, scenario.nodes),
             cpus: vec![
                 Cpu {
@@ -220,19 +314,20 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 cpus as usize
             ],
             job_state: vec![JobState::default(); setup.jobs.len()],
+            job_work: setup
+                .jobs
+                .iter()
+                .map(|job| job.work_expected.map(|_| JobWork::default()))
+                .collect(),
             programs: setup.programs,
             procs: setup.processes,
             jobs: setup.jobs,
-            batch: setup.batch,
             receive: scenario.receive,
             min_quantum,
             unfinished_jobs,
             stop: false,
             first_job_end: None,
             cpu_at_first_job_end: Vec::new(),
-            work_done: 0,
-            work_expected: setup.work_expected,
-            iterations: DurationHistogram::default(),
             reactions: DurationHistogram::default(),
             boosts_granted: 0,
             boosts_refused: 0,
@@ -250,9 +345,9 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
     }
 
     fn run(mut self) -> (SimOutput, Option<Trace>) {
-        // Start: in batch mode only the first job and the competitors; otherwise everything at once.
+        // Start the jobs that start at 0; the others wait for their job or their arrival time.
         let starting: Vec<u32> = (0..self.jobs.len() as u32)
-            .filter(|&j| !self.batch || j == 0 || self.jobs[j as usize].role == JobRole::Competitor)
+            .filter(|&j| self.jobs[j as usize].start == JobStart::AtStart)
             .collect();
         self.sample_phase = (0..self.scenario.nodes)
             .map(|_| self.engine.uniform_below(RUNNING_SAMPLE_PERIOD))
@@ -263,6 +358,21 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             for node in 0..self.scenario.nodes {
                 let phase = self.engine.uniform_below(period);
                 self.engine.schedule(phase, Event::Update { node });
+            }
+        }
+        if let Some(timer) = self.hook.periodic_timer() {
+            let period = timer.period.max(1);
+            for node in 0..self.scenario.nodes {
+                let first = match timer.phase {
+                    TimerPhase::Aligned => period,
+                    TimerPhase::RandomPerNode => self.engine.uniform_below(period),
+                };
+                self.engine.schedule(first, Event::HookTick { node });
+            }
+        }
+        for job in 0..self.jobs.len() as u32 {
+            if let JobStart::At(at) = self.jobs[job as usize].start {
+                self.engine.schedule(at, Event::StartJob { job });
             }
         }
         let limit = self.scenario.time_limit_ns;
@@ -285,6 +395,8 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 Event::IoDone { pid } => self.io_done(pid),
                 Event::Update { node } => self.update(node),
                 Event::StartJob { job } => self.start_jobs(&[job]),
+                Event::HookTick { node } => self.hook_timer(node, Timer::Periodic),
+                Event::HookTimer { node, token } => self.hook_timer(node, Timer::Armed { token }),
             }
             self.events += 1;
         }
@@ -334,6 +446,10 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         for cpu in cpus {
             self.preempt_if_needed(cpu, false);
         }
+        for &job in jobs {
+            self.call_hook(|hook, world, out| hook.on_job_start(world, job, out));
+            self.carry_out_commands();
+        }
     }
 
     fn process_exited(&mut self, pid: u32) {
@@ -360,12 +476,11 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         }
         if self.unfinished_jobs == 0 {
             self.stop = true;
-        } else if self.batch {
-            let next =
-                (job + 1..self.jobs.len()).find(|&j| self.jobs[j].role != JobRole::Competitor);
-            if let Some(next) = next {
-                self.engine
-                    .schedule(now, Event::StartJob { job: next as u32 });
+            return;
+        }
+        for next in 0..self.jobs.len() as u32 {
+            if self.jobs[next as usize].start == JobStart::AfterJob(job as u32) {
+                self.engine.schedule(now, Event::StartJob { job: next });
             }
         }
     }
@@ -612,9 +727,9 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 Op::Iteration => {
                     let took = now - p.last_iteration;
                     p.last_iteration = now;
-                    if p.job == 0 {
-                        self.work_done += 1;
-                        self.iterations.record(took);
+                    if let Some(work) = &mut self.job_work[p.job as usize] {
+                        work.done += 1;
+                        work.iterations.record(took);
                     }
                 }
                 Op::SpinForever => {
@@ -677,7 +792,7 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             return;
         }
         // R is read before the wake-up this arrival may cause (see `crate::hook`).
-        let view = ArrivalView {
+        let arrival = ArrivalView {
             now,
             receiver: to,
             receiver_running: false,
@@ -685,30 +800,30 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             run_queue_len: self.os.run_queue_len(cpu),
             min_quantum: self.min_quantum,
         };
-        let action = self.hook.on_arrival(&view);
-        if view.receiver_running_as_sampled {
+        self.call_hook(|hook, world, out| hook.on_arrival(world, &arrival, out));
+        if arrival.receiver_running_as_sampled {
             self.sampled_running_suppressed += 1;
         }
         let p = &mut self.procs[to as usize];
         p.waiting_since.get_or_insert(now);
         if p.status == Status::BlockedOnReceive {
             p.status = Status::Runnable;
-            self.os.on_wakeup(to);
-            self.hook.on_wakeup(now, to);
+            self.wake(to);
         }
-        let runnable = self.procs[to as usize].status == Status::Runnable;
-        match action {
-            HookAction::BoostToMax if runnable => {
-                self.boosts_granted += 1;
-                self.os.boost_to_max(to);
-                self.preempt_if_needed(cpu, true);
-            }
-            HookAction::Refused => {
-                self.boosts_refused += 1;
-                self.preempt_if_needed(cpu, false);
-            }
-            _ => self.preempt_if_needed(cpu, false),
+        self.carry_out_commands();
+        let cpu = self.procs[to as usize].cpu;
+        self.preempt_if_needed(cpu, false);
+    }
+
+    /// The blocked `pid`, already marked runnable, goes back to a run queue: placed (if it may run on several
+    /// CPUs), woken by the OS model, then shown to the hook.
+    fn wake(&mut self, pid: u32) {
+        if !self.procs[pid as usize].allowed_cpus.is_single() {
+            let cpu = self.placement(pid);
+            self.relocate(pid, cpu);
         }
+        self.os.on_wakeup(pid);
+        self.call_hook(|hook, world, out| hook.on_wakeup(world, pid, out));
     }
 
     /// Who the node's network interface saw running on `cpu` at its last sample (once per
@@ -735,9 +850,9 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             return; // it finished: its last I/O ends with it
         }
         p.status = Status::Runnable;
-        let cpu = p.cpu;
-        self.os.on_wakeup(pid);
-        self.hook.on_wakeup(self.engine.now(), pid);
+        self.wake(pid);
+        self.carry_out_commands();
+        let cpu = self.procs[pid as usize].cpu;
         self.preempt_if_needed(cpu, false);
     }
 
@@ -746,7 +861,8 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         let cpus = node * per_node..(node + 1) * per_node;
         // Running processes are accounted first, so a quantum that ended exactly now is seen as expired.
         self.os.periodic_update(cpus.clone());
-        self.hook.on_tick(self.engine.now(), node);
+        self.call_hook(|hook, world, out| hook.on_tick(world, node, out));
+        self.carry_out_commands();
         self.updates += 1;
         for cpu in cpus {
             self.preempt_if_needed(cpu, false);
@@ -754,6 +870,178 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
         if let Some(period) = self.os.update_period() {
             self.engine
                 .schedule(self.engine.now() + period, Event::Update { node });
+        }
+    }
+
+    fn hook_timer(&mut self, node: u32, timer: Timer) {
+        self.call_hook(|hook, world, out| hook.on_timer(world, node, timer, out));
+        self.carry_out_commands();
+        if timer == Timer::Periodic {
+            if let Some(periodic) = self.hook.periodic_timer() {
+                let next = self.engine.now() + periodic.period.max(1);
+                self.engine.schedule(next, Event::HookTick { node });
+            }
+        }
+    }
+
+    // ----- the hook and its commands -----
+
+    /// Calls the hook with a view of the world; what it pushes waits in `self.commands`.
+    fn call_hook(
+        &mut self,
+        call: impl FnOnce(&mut dyn CoschedHook, &dyn WorldView, &mut Commands),
+    ) {
+        let view = View {
+            now: self.engine.now(),
+            scenario: self.scenario,
+            procs: &self.procs,
+            cpus: &self.cpus,
+            jobs: &self.jobs,
+            os: &self.os,
+            min_quantum: self.min_quantum,
+        };
+        call(self.hook.as_mut(), &view, &mut self.commands);
+    }
+
+    /// Carries out the hook's commands in order (and any a job start pushes meanwhile).
+    fn carry_out_commands(&mut self) {
+        while !self.commands.is_empty() {
+            let mut batch = std::mem::take(&mut self.carrying_out);
+            self.commands.drain_into(&mut batch);
+            for &command in &batch {
+                if self.carry_out(command) {
+                    self.hook.on_carried_out(self.engine.now(), &command);
+                } else {
+                    self.commands_moot += 1;
+                }
+            }
+            batch.clear();
+            self.carrying_out = batch;
+        }
+    }
+
+    /// Carries out one command; `false` when it is moot (see [`crate::hook`]).
+    fn carry_out(&mut self, command: Command) -> bool {
+        let now = self.engine.now();
+        let live = |procs: &[Process], pid: u32| {
+            procs
+                .get(pid as usize)
+                .is_some_and(|p| !matches!(p.status, Status::NotStarted | Status::Done))
+        };
+        match command {
+            Command::BoostToMax { pid } => {
+                let Some(p) = self.procs.get(pid as usize) else {
+                    return false;
+                };
+                let cpu = p.cpu;
+                if p.status != Status::Runnable || self.cpus[cpu as usize].running == Some(pid) {
+                    return false;
+                }
+                self.boosts_granted += 1;
+                self.os.boost_to_max(pid);
+                self.preempt_if_needed(cpu, true);
+            }
+            Command::RefuseBoost { .. } => self.boosts_refused += 1,
+            Command::SetPriorityBonus { pid, bonus } => {
+                if !live(&self.procs, pid) {
+                    return false;
+                }
+                let done = self.os.set_priority_bonus(pid, bonus);
+                self.expect_supported(done);
+                if self.procs[pid as usize].status == Status::Runnable {
+                    self.preempt_if_needed(self.procs[pid as usize].cpu, false);
+                }
+            }
+            Command::SetQuantum { pid, quantum } => {
+                if !live(&self.procs, pid) {
+                    return false;
+                }
+                let done = self.os.set_quantum(pid, quantum);
+                self.expect_supported(done);
+            }
+            Command::Migrate { pid, cpu } => {
+                let per_node = self.scenario.cpus_per_node;
+                if !live(&self.procs, pid) || cpu / per_node != self.procs[pid as usize].node {
+                    return false;
+                }
+                self.procs[pid as usize].allowed_cpus = CpuSet::single(cpu % per_node);
+                self.move_to(pid, cpu);
+            }
+            Command::RestrictToCpus { pid, cpus } => {
+                let per_node = self.scenario.cpus_per_node;
+                if !live(&self.procs, pid) || cpus.is_empty() || cpus.iter().any(|k| k >= per_node)
+                {
+                    return false;
+                }
+                let p = &mut self.procs[pid as usize];
+                p.allowed_cpus = cpus;
+                if !cpus.contains(p.cpu % per_node) {
+                    let cpu = self.placement(pid);
+                    self.move_to(pid, cpu);
+                }
+            }
+            Command::ArmTimer { node, at, token } => {
+                if node >= self.scenario.nodes {
+                    return false;
+                }
+                self.engine
+                    .schedule(at.max(now), Event::HookTimer { node, token });
+            }
+        }
+        true
+    }
+
+    /// An OS operation the hook needed but did not declare ([`CoschedHook::operations`]) is a bug in the hook.
+    fn expect_supported(&self, done: Result<(), Unsupported>) {
+        if let Err(e) = done {
+            panic!(
+                "policy '{}' used an operation it does not declare in CoschedHook::operations: {e}",
+                self.hook.name()
+            );
+        }
+    }
+
+    /// The CPU a process allowed on several CPUs goes to (the placement rule of the module doc).
+    fn placement(&self, pid: u32) -> u32 {
+        let p = &self.procs[pid as usize];
+        let first = p.node * self.scenario.cpus_per_node;
+        let load = |cpu: u32| {
+            self.os.run_queue_len(cpu) + u32::from(self.cpus[cpu as usize].running.is_some())
+        };
+        p.allowed_cpus
+            .iter()
+            .map(|k| first + k)
+            .min_by_key(|&cpu| (load(cpu), cpu != p.cpu, cpu))
+            .expect("an allowed set is never empty")
+    }
+
+    /// Moves the queued or sleeping `pid` to `cpu`, in the OS model and in the world.
+    fn relocate(&mut self, pid: u32, cpu: u32) {
+        if self.procs[pid as usize].cpu != cpu {
+            let done = self.os.migrate(pid, cpu);
+            self.expect_supported(done);
+            self.procs[pid as usize].cpu = cpu;
+        }
+    }
+
+    /// Moves the live `pid` to `cpu` of its node: a running process leaves its CPU first (preempted), a
+    /// queued one goes to `cpu`'s run queue, a sleeping one will wake there.
+    fn move_to(&mut self, pid: u32, cpu: u32) {
+        let from = self.procs[pid as usize].cpu;
+        if from == cpu {
+            return;
+        }
+        let was_running = self.cpus[from as usize].running == Some(pid);
+        if was_running {
+            self.account(from);
+            self.leave(from, Leave::Preempted);
+        }
+        self.relocate(pid, cpu);
+        if was_running {
+            self.service(from);
+        }
+        if self.procs[pid as usize].status == Status::Runnable {
+            self.preempt_if_needed(cpu, false);
         }
     }
 
@@ -828,18 +1116,44 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
                 fairness_max: max,
             });
         }
-        let parallel = &self.jobs[0];
-        let spin: Nanos = parallel
-            .processes
+        let measured: Vec<MeasuredJob> = self
+            .jobs
             .iter()
-            .map(|&p| self.procs[p as usize].spin_ns)
-            .sum();
-        let compute: Nanos = parallel
-            .processes
-            .iter()
-            .map(|&p| self.procs[p as usize].compute_ns)
-            .sum();
-        let parallel_response = jobs[0].response_s;
+            .enumerate()
+            .filter_map(|(index, job)| {
+                let work = self.job_work[index].as_ref()?;
+                let state = self.job_state[index];
+                let sum = |of: fn(&Process) -> Nanos| -> Nanos {
+                    job.processes
+                        .iter()
+                        .map(|&pid| of(&self.procs[pid as usize]))
+                        .sum()
+                };
+                Some(MeasuredJob {
+                    job: index as u32,
+                    name: job.name.clone(),
+                    started_ns: state.started_at,
+                    finished_ns: state.finished_at,
+                    work_done: work.done,
+                    work_expected: job.work_expected.unwrap_or(0),
+                    iteration_p50_us: work.iterations.quantile_us(0.5),
+                    iteration_p99_us: work.iterations.quantile_us(0.99),
+                    spin_ns: sum(|p| p.spin_ns),
+                    compute_ns: sum(|p| p.compute_ns),
+                })
+            })
+            .collect();
+        // The first measured job's figures are the measurement's own; the others' go to the extras.
+        let primary = measured
+            .first()
+            .expect("every workload has a measured parallel job");
+        let primary_work = self.job_work[primary.job as usize]
+            .as_ref()
+            .expect("measured");
+        let parallel_response = jobs[primary.job as usize].response_s;
+        for other in &measured[1..] {
+            other.add_to_extra(&mut extra);
+        }
         extra.insert("events".into(), self.events as f64);
         extra.insert("stale_timers".into(), self.stale_timers as f64);
         extra.insert("sim_time_s".into(), end as f64 / 1e9);
@@ -851,26 +1165,30 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             "dcs_no_interrupt_stale_sample".into(),
             self.sampled_running_suppressed as f64,
         );
-        extra.insert("parallel_spin_s".into(), spin as f64 / 1e9);
-        extra.insert("parallel_compute_s".into(), compute as f64 / 1e9);
+        extra.insert("parallel_spin_s".into(), primary.spin_ns as f64 / 1e9);
+        extra.insert("parallel_compute_s".into(), primary.compute_ns as f64 / 1e9);
+        if self.commands_moot > 0 {
+            extra.insert("hook_commands_moot".into(), self.commands_moot as f64);
+        }
         if let Some(window) = mixed_window {
             extra.insert("fairness_window_s".into(), window as f64 / 1e9);
         }
         for (name, value) in self.os.counters() {
             extra.insert(name.into(), value as f64);
         }
+        let iterations = &primary_work.iterations;
         let measurement = Measurement {
             jobs,
-            work_done: self.work_done,
-            work_expected: self.work_expected,
+            work_done: primary.work_done,
+            work_expected: primary.work_expected,
             rate_per_s: if parallel_response > 0.0 {
-                self.work_done as f64 / parallel_response
+                primary.work_done as f64 / parallel_response
             } else {
                 0.0
             },
-            rtt_p50_us: self.iterations.quantile_us(0.5),
-            rtt_p99_us: self.iterations.quantile_us(0.99),
-            rtt_histogram: (self.iterations.count() > 0).then(|| self.iterations.to_report()),
+            rtt_p50_us: primary.iteration_p50_us,
+            rtt_p99_us: primary.iteration_p99_us,
+            rtt_histogram: (iterations.count() > 0).then(|| iterations.to_report()),
             boosts_granted: self.boosts_granted,
             boosts_refused: self.boosts_refused,
             reaction_p50_us: self.reactions.quantile_us(0.5),
@@ -884,6 +1202,7 @@ impl<'a, S: OsScheduler, H: CoschedHook> World<'a, S, H> {
             sim_time_ns: end,
             messages_sent: self.net.sent,
             messages_delivered: self.net.delivered,
+            measured_jobs: measured,
         };
         let trace = self.trace.map(|mut t| {
             t.sent = self.net.sent;

@@ -353,6 +353,7 @@ fn resolve(
             workload,
             competitors_per_node: 0,
             time_limit_ns: time_limit_s.saturating_mul(SECONDS),
+            arrivals: Vec::new(),
         };
         configs.push(Configuration {
             label: section.name.clone(),

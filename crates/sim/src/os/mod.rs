@@ -2,22 +2,110 @@
 //!
 //! Every CPU of every node is run by a timesharing scheduler that the simulator does not own: it only tells the
 //! scheduler what happened (a process was admitted, woke up, blocked, was preempted, used up its quantum, a
-//! second passed) and asks it who runs next. Coscheduling policies act through the same interface
-//! ([`OsScheduler::boost_to_max`]), exactly as the seed's DCS driver acted through Solaris kernel interfaces
-//! (`000_e8004e1596fde6a5.txt` §3.3.2).
+//! second passed) and asks it who runs next. Coscheduling policies act through the same interface, exactly as
+//! the seed's DCS driver acted through Solaris kernel interfaces (`000_e8004e1596fde6a5.txt` §3.3.2): the world
+//! carries out a hook's commands ([`crate::hook::Command`]) by calling the operations below.
 //!
 //! Models: [`solaris_ts`] (Solaris 2.4 TS, seed `000` Table 1). Linux 2.2 goodness/epochs (seed `003`) and an
 //! NT fixed quantum (seed `002`) plug in behind the same trait.
 //!
+//! ## Operations a policy needs (seeds `000`–`004`, `/work/shared/notes/seeds-001-004.md`)
+//! | operation | seeds | every model? |
+//! |---|---|---|
+//! | [`OsScheduler::boost_to_max`]: top priority, front of the queue | DCS (`000`, `002`), periodic boost (`001`) | yes (required) |
+//! | [`OsScheduler::set_quantum`]: a per-process quantum | DYNAMICQ / STATICQ (`004`) | optional ([`OsOperation::SetQuantum`]) |
+//! | [`OsScheduler::set_priority_bonus`]: a bonus added to the priority (Linux 2.2 `goodness += freq`) | predictive coscheduling (`003`), DYNAMICQ on top of it (`004`) | optional ([`OsOperation::SetPriorityBonus`]) |
+//! | [`OsScheduler::migrate`]: move a process to another CPU of its node | SCS partitions (`001`) | optional ([`OsOperation::Migrate`]) |
+//!
+//! A model says which optional operations it carries out ([`OsScheduler::supports`]); a hook says which it
+//! needs ([`crate::hook::CoschedHook::operations`]); a run whose hook needs what its model lacks is refused
+//! before it starts ([`crate::SimError::Unsupported`]). The default implementations answer
+//! [`Unsupported`].
+//!
 //! ## Terminology
 //! - `pid` — index of a simulated process (0..processes), `cpu` — global CPU index (node × cpus_per_node + k).
-//!   A process is bound to one CPU for its whole life (no migration).
 //! - run queue — the processes of a CPU that are runnable but not running (the running one is not in it).
+//!   Every CPU has its own run queue (Solaris 2.4 keeps one dispatch queue per CPU); a node with several CPUs
+//!   therefore has several queues, and a process is on exactly one of them. It stays on that CPU until it is
+//!   moved ([`OsScheduler::migrate`]); which CPU of its allowed set ([`CpuSet`]) a waking process goes to is
+//!   the world's placement rule (see [`crate::world`]), the same for every model.
 //! - quantum — the CPU time a process may use before the scheduler demotes it.
 
 use cosched_policy::Nanos;
 
 pub mod solaris_ts;
+
+/// The most CPUs one node may have: a [`CpuSet`] is a 64-bit mask.
+pub const MAX_CPUS_PER_NODE: u32 = 64;
+
+/// A set of CPUs of one node, by index within the node (bit `k` = the node's `k`-th CPU): a process's
+/// affinity, as `sched_setaffinity` / a cpuset gives it on Linux.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CpuSet(pub u64);
+
+impl CpuSet {
+    /// Only the node's `k`-th CPU.
+    pub fn single(k: u32) -> Self {
+        debug_assert!(k < MAX_CPUS_PER_NODE);
+        CpuSet(1 << k)
+    }
+
+    /// The node's first `n` CPUs.
+    pub fn first(n: u32) -> Self {
+        if n >= MAX_CPUS_PER_NODE {
+            CpuSet(u64::MAX)
+        } else {
+            CpuSet((1u64 << n) - 1)
+        }
+    }
+
+    /// Whether the node's `k`-th CPU is in the set.
+    pub fn contains(self, k: u32) -> bool {
+        k < MAX_CPUS_PER_NODE && self.0 >> k & 1 == 1
+    }
+
+    /// The set holds exactly one CPU.
+    pub fn is_single(self) -> bool {
+        self.0.is_power_of_two()
+    }
+
+    /// No CPU at all.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The node-local CPU indices in the set, lowest first.
+    pub fn iter(self) -> impl Iterator<Item = u32> {
+        (0..MAX_CPUS_PER_NODE).filter(move |&k| self.contains(k))
+    }
+}
+
+/// An optional operation of the OS model (the required ones are in every model).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OsOperation {
+    SetQuantum,
+    SetPriorityBonus,
+    Migrate,
+}
+
+impl OsOperation {
+    /// Its name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            OsOperation::SetQuantum => "set a per-process quantum",
+            OsOperation::SetPriorityBonus => "add a priority (goodness) bonus",
+            OsOperation::Migrate => "move a process to another CPU",
+        }
+    }
+}
+
+/// A model was asked for an optional operation it does not carry out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the OS model '{model}' cannot {}", operation.name())]
+pub struct Unsupported {
+    pub model: &'static str,
+    pub operation: OsOperation,
+}
 
 /// A node OS scheduler model. The world calls these in a strict life cycle:
 /// `admit` → (`pick_next` → running → one of `on_preempt` / `on_quantum_expiry` / `on_block` / `on_exit`)*,
@@ -29,7 +117,7 @@ pub trait OsScheduler {
     fn min_quantum(&self) -> Nanos;
     /// How often [`OsScheduler::periodic_update`] must run on each node, if at all.
     fn update_period(&self) -> Option<Nanos>;
-    /// A new runnable process bound to `cpu`, put at the end of its run queue.
+    /// A new runnable process on `cpu`, put at the end of its run queue.
     fn admit(&mut self, pid: u32, cpu: u32);
     /// Removes the next process to run from `cpu`'s run queue and marks it running; `None` if the queue is empty.
     fn pick_next(&mut self, cpu: u32) -> Option<u32>;
@@ -45,10 +133,11 @@ pub trait OsScheduler {
     fn on_exit(&mut self, pid: u32, ran: Nanos);
     /// The blocked `pid` becomes runnable again (message arrival, I/O completion).
     fn on_wakeup(&mut self, pid: u32);
-    /// Raises the runnable, not running `pid` to the maximum user priority, first in its queue (seed `000`
-    /// §3.3.2). The caller then preempts the running process if [`OsScheduler::should_preempt`] says so.
+    /// Raises the runnable, not running `pid` to the model's highest priority for a timesharing process, first
+    /// in its queue (seed `000` §3.3.2; periodic boost, seed `001`). The caller then preempts the running
+    /// process.
     fn boost_to_max(&mut self, pid: u32);
-    /// The periodic housekeeping (Solaris `ts_update`) for the processes bound to `cpus`.
+    /// The periodic housekeeping (Solaris `ts_update`) for the processes on `cpus`.
     fn periodic_update(&mut self, cpus: std::ops::Range<u32>);
     /// Whether the best process waiting on `cpu`'s run queue should preempt the running `running`.
     fn should_preempt(&self, cpu: u32, running: u32) -> bool;
@@ -58,4 +147,33 @@ pub trait OsScheduler {
     fn priority(&self, pid: u32) -> u32;
     /// Counters worth reporting (name, value), e.g. wake-up boosts granted.
     fn counters(&self) -> Vec<(&'static str, u64)>;
+
+    /// Whether the model carries out the optional `operation`.
+    fn supports(&self, _operation: OsOperation) -> bool {
+        false
+    }
+    /// From now on, every fresh quantum `pid` gets is `quantum` instead of the model's own value (`None`: the
+    /// model's own again); the quantum in progress is left as it is. DYNAMICQ (seed `004`) sets it per epoch.
+    fn set_quantum(&mut self, _pid: u32, _quantum: Option<Nanos>) -> Result<(), Unsupported> {
+        Err(Unsupported {
+            model: self.name(),
+            operation: OsOperation::SetQuantum,
+        })
+    }
+    /// Sets the bonus the model adds to `pid`'s priority when it picks the next process (Linux 2.2
+    /// `goodness += freq`, seed `003`); it replaces the previous bonus. The caller then checks for preemption.
+    fn set_priority_bonus(&mut self, _pid: u32, _bonus: i32) -> Result<(), Unsupported> {
+        Err(Unsupported {
+            model: self.name(),
+            operation: OsOperation::SetPriorityBonus,
+        })
+    }
+    /// Moves the queued or sleeping (not running) `pid` to `cpu`, a CPU of the same node: a queued process goes
+    /// to the end of its level on `cpu`'s run queue (as a preempted one would), a sleeping one wakes there.
+    fn migrate(&mut self, _pid: u32, _cpu: u32) -> Result<(), Unsupported> {
+        Err(Unsupported {
+            model: self.name(),
+            operation: OsOperation::Migrate,
+        })
+    }
 }

@@ -22,7 +22,13 @@
 //!
 //! Simplifications, stated: quanta are charged by exact CPU time (Solaris samples the running thread every
 //! 10 ms clock tick); `dispwait` is reset whenever the process is dispatched; a new process starts at level
-//! [`INITIAL_LEVEL`]; a process never migrates between CPUs.
+//! [`INITIAL_LEVEL`]; a process moves to another CPU only when told to ([`OsScheduler::migrate`]: no load
+//! balancing of its own).
+//!
+//! Optional operations ([`super::OsOperation`]): a per-process quantum (`set_quantum`: every fresh quantum is
+//! the given one instead of `quantum[level]`, as `priocntl` can set `ts_quantum` per process) and migration are
+//! carried out; a priority bonus is not (the TS class has no goodness to add it to; a policy that needs one
+//! runs on a model that has it, e.g. Linux 2.2 for seed `003`).
 //!
 //! ## Terminology
 //! - `level` — the process's TS priority, 0 (lowest) ..= 59 (highest, [`MAX_USER_LEVEL`]).
@@ -44,6 +50,8 @@
 //! boost_to_max (DCS):    boosted = true (dispatch level 59); to the FRONT of queue 59; level and
 //!                        time_left untouched
 //! boosted ends:          at quantum expiry, on blocking, and when ts_update recomputes its level
+//! fresh quantum:         quantum_override if set, else quantum[level]
+//! migrate(p, cpu):       queued: out of its queue, to the END of its level on cpu; asleep: wakes on cpu
 //! preempt running r?:    best queued dispatch level > dispatch level of r  (strictly higher)
 //! dispatch level:        59 while boosted, else level
 //! ```
@@ -90,7 +98,7 @@
 //! Ablation (seed §5.2, Figure 9): `ts_slpret[n] = n`, "giving reawakened processes the same priority they had
 //! when they blocked".
 
-use super::OsScheduler;
+use super::{OsOperation, OsScheduler, Unsupported};
 use cosched_policy::{Nanos, MILLIS, SECONDS};
 use std::collections::VecDeque;
 
@@ -179,6 +187,8 @@ struct TsProcess {
     state: State,
     /// Raised to [`MAX_USER_LEVEL`] by a DCS boost until the TS class next recomputes its priority.
     boosted: bool,
+    /// A quantum set for this process ([`OsScheduler::set_quantum`]), used instead of `quantum[level]`.
+    quantum_override: Option<Nanos>,
 }
 
 impl TsProcess {
@@ -300,7 +310,9 @@ impl SolarisTs {
         let p = &mut self.processes[pid as usize];
         p.level = level;
         p.boosted = false;
-        p.time_left = self.table[level as usize].quantum;
+        p.time_left = p
+            .quantum_override
+            .unwrap_or(self.table[level as usize].quantum);
     }
 
     /// Demotes a process whose quantum is used up: `level = tqexp[level]`, a fresh quantum.
@@ -343,6 +355,7 @@ impl OsScheduler for SolarisTs {
             dispwait: 0,
             state: State::Exited,
             boosted: false,
+            quantum_override: None,
         };
         if pid as usize >= self.processes.len() {
             self.processes.resize(pid as usize + 1, placeholder);
@@ -354,6 +367,7 @@ impl OsScheduler for SolarisTs {
             dispwait: 0,
             state: State::Queued,
             boosted: false,
+            quantum_override: None,
         };
         self.cpus[cpu as usize].members.push(pid);
         self.cpus[cpu as usize].push_back(INITIAL_LEVEL, pid);
@@ -365,7 +379,9 @@ impl OsScheduler for SolarisTs {
         p.state = State::Running;
         p.dispwait = 0;
         if p.time_left == 0 {
-            p.time_left = self.table[p.level as usize].quantum;
+            p.time_left = p
+                .quantum_override
+                .unwrap_or(self.table[p.level as usize].quantum);
         }
         Some(pid)
     }
@@ -487,6 +503,43 @@ impl OsScheduler for SolarisTs {
             ("slpret_boosts", self.slpret_boosts),
             ("lwait_raises", self.lwait_raises),
         ]
+    }
+
+    fn supports(&self, operation: OsOperation) -> bool {
+        match operation {
+            OsOperation::SetQuantum | OsOperation::Migrate => true,
+            OsOperation::SetPriorityBonus => false,
+        }
+    }
+
+    fn set_quantum(&mut self, pid: u32, quantum: Option<Nanos>) -> Result<(), Unsupported> {
+        self.processes[pid as usize].quantum_override = quantum.map(|q| q.max(1));
+        Ok(())
+    }
+
+    fn migrate(&mut self, pid: u32, cpu: u32) -> Result<(), Unsupported> {
+        let p = self.processes[pid as usize];
+        if p.cpu == cpu {
+            return Ok(());
+        }
+        debug_assert!(
+            matches!(p.state, State::Queued | State::Asleep),
+            "only a queued or sleeping process migrates, not a {:?} one",
+            p.state
+        );
+        let members = &mut self.cpus[p.cpu as usize].members;
+        if let Some(at) = members.iter().position(|&m| m == pid) {
+            members.remove(at);
+        }
+        self.cpus[cpu as usize].members.push(pid);
+        if p.state == State::Queued {
+            self.cpus[p.cpu as usize].remove(p.dispatch_level(), pid);
+            self.processes[pid as usize].cpu = cpu;
+            self.enqueue_back(pid);
+        } else {
+            self.processes[pid as usize].cpu = cpu;
+        }
+        Ok(())
     }
 }
 
@@ -655,6 +708,46 @@ mod tests {
             "1 waits at 29 = running 0's level: no preemption"
         );
         assert_eq!(ts.run_queue_len(0), 1);
+    }
+
+    #[test]
+    fn a_set_quantum_applies_from_the_next_fresh_quantum() {
+        // pid 0 at level 29 holds its 120 ms quantum; set to 50 ms, it keeps the 120 ms in progress; at expiry it
+        // goes to tqexp[29] = 19 with 50 ms (not quantum[19] = 160 ms), and again 50 ms at level 9 after that.
+        let mut ts = one_cpu(2, false);
+        ts.set_quantum(0, Some(50 * MILLIS)).unwrap();
+        assert_eq!(ts.pick_next(0), Some(0));
+        assert_eq!(ts.time_left(0), 120 * MILLIS);
+        ts.on_quantum_expiry(0);
+        assert_eq!((ts.priority(0), ts.time_left(0)), (19, 50 * MILLIS));
+        // Back to the table: the next fresh quantum is quantum[9] = 200 ms.
+        ts.set_quantum(0, None).unwrap();
+        assert_eq!(ts.pick_next(0), Some(1));
+        assert_eq!(ts.pick_next(0), Some(0));
+        ts.on_quantum_expiry(0);
+        assert_eq!((ts.priority(0), ts.time_left(0)), (9, 200 * MILLIS));
+        assert!(!ts.supports(OsOperation::SetPriorityBonus));
+        assert!(ts.set_priority_bonus(0, 3).is_err());
+    }
+
+    #[test]
+    fn migration_moves_a_queued_process_to_the_end_of_its_level_on_the_other_cpu() {
+        // CPU 0 holds 0 and 1, CPU 1 holds 2 (all at 29). Migrating 0 to CPU 1 queues it behind 2; CPU 0 keeps 1.
+        let mut ts = SolarisTs::new(2, false);
+        ts.admit(0, 0);
+        ts.admit(1, 0);
+        ts.admit(2, 1);
+        ts.migrate(0, 1).unwrap();
+        assert_eq!((ts.run_queue_len(0), ts.run_queue_len(1)), (1, 2));
+        assert_eq!(ts.pick_next(1), Some(2));
+        assert_eq!(ts.pick_next(1), Some(0));
+        assert_eq!(ts.pick_next(0), Some(1));
+        // A sleeper migrates too and wakes on its new CPU; ts_update now counts it with CPU 0's members.
+        ts.on_block(0, MILLIS);
+        ts.migrate(0, 0).unwrap();
+        ts.on_wakeup(0);
+        assert_eq!((ts.run_queue_len(0), ts.run_queue_len(1)), (1, 0));
+        assert_eq!(ts.cpus[0].members, vec![1, 0]);
     }
 
     #[test]
