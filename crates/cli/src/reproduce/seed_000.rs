@@ -13,7 +13,7 @@
 //! named by its configuration label without DCS's constants (`DCS, spin only, E=-1, C=0` → `DCS, spin only`).
 
 use super::{RealResults, SeedResults};
-use cosched_lab::output::ComparisonRow;
+use cosched_lab::output::{ComparisonRow, Ratio};
 use cosched_report::headlines::{Backend, Checked, Claim, Headline, Scale};
 use cosched_report::summary::SummaryRow;
 use cosched_report::table::significant;
@@ -618,6 +618,14 @@ fn agent_at<'a>(
         .ok_or_else(|| format!("no `{AGENT}, {mode}` run at K={k} in {LAB_EXPERIMENT}"))
 }
 
+/// A paired ratio for reading, the unit after the mean: `2.63× (0.38–18.09)`, or `2.63×` for one pair.
+fn ratio_text(ratio: &Ratio, unit: &str) -> String {
+    match ratio.interval {
+        Some((lo, hi)) => format!("{:.2}{unit} ({lo:.2}–{hi:.2})", ratio.mean),
+        None => format!("{:.2}{unit}", ratio.mean),
+    }
+}
+
 /// One check at each K of the SPEC's targets: `K=1 ...; K=2 ...`, holding when all hold.
 fn at_target_ks(
     rows: &[ComparisonRow],
@@ -641,7 +649,7 @@ fn real_spin_speedup(rows: &[ComparisonRow]) -> Checked {
         let ratio = r
             .vs_baseline
             .ok_or_else(|| format!("no paired no-agent run at K={}", r.competitors))?;
-        Ok((format!("{}×", ratio.display()), ratio.mean >= REAL_SPEEDUP))
+        Ok((ratio_text(&ratio, "×"), ratio.mean >= REAL_SPEEDUP))
     })
 }
 
@@ -663,9 +671,9 @@ fn real_spin_block_never_slower(rows: &[ComparisonRow]) -> Checked {
             .ok_or_else(|| format!("no paired no-agent run at K={}", r.competitors))?;
         let holds = ratio.mean >= NEVER_SLOWER;
         parts.push(format!(
-            "K={} {}×{}",
+            "K={} {}{}",
             r.competitors,
-            ratio.display(),
+            ratio_text(&ratio, "×"),
             if holds { "" } else { " (fails)" }
         ));
         all &= holds;
@@ -679,7 +687,7 @@ fn real_fair_bound(rows: &[ComparisonRow]) -> Checked {
             .vs_fair_bound
             .ok_or_else(|| format!("no no-agent K=0 run to bound K={}", r.competitors))?;
         Ok((
-            format!("{} of the bound", ratio.display()),
+            ratio_text(&ratio, " of the bound"),
             ratio.mean >= WITHIN_FAIR_BOUND,
         ))
     })
@@ -803,7 +811,6 @@ fn cells(rows: &[SummaryRow], names: [&str; 2], k: u32) -> Option<[String; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cosched_lab::output::Ratio;
     use cosched_report::stats::Estimate;
     use cosched_report::summary::JobSummary;
     use cosched_report::Source;
@@ -1262,6 +1269,20 @@ mod tests {
         let (ours, holds) = real_spin_speedup(real(&r)).unwrap();
         assert_eq!(ours, "K=1 1.40× (fails); K=2 3.12×; K=4 4.51×");
         assert!(!holds);
+    }
+
+    #[test]
+    fn a_ratio_shows_its_interval_after_the_unit() {
+        let r = Ratio {
+            mean: 2.634,
+            interval: Some((0.381, 18.09)),
+            pairs: 2,
+        };
+        assert_eq!(ratio_text(&r, "×"), "2.63× (0.38–18.09)");
+        assert_eq!(
+            ratio_text(&r, " of the bound"),
+            "2.63 of the bound (0.38–18.09)"
+        );
     }
 
     #[test]
