@@ -1,106 +1,295 @@
-//! `cosched reproduce` — the main job: seed `000_e8004e1596fde6a5.txt`'s experiments in the simulator and,
-//! where the machine allows it (root, a BPF build of the agent, cgroup v1), the same question asked of the real
-//! kernel by the lab, then one table that puts the two side by side.
+//! `cosched reproduce [SEED...]` — the main job: each seed paper's experiments in the simulator and, where the
+//! machine allows it (root, a BPF build of the agent, cgroup v1), on the real kernel through the lab; then each
+//! seed's headline claims computed from the results this run just wrote, into `<out>/headlines.json` (see
+//! [`cosched_report::headlines`]) and printed as a table.
 //!
-//! The question both answer: at K competitors per node, how much faster does a ping-pong run with dynamic
-//! coscheduling than without it, and what share of the CPU does the job take for it (fairness
-//! `F = N Tcpu / Twall`, seed `000` §4.1.1)? The simulator answers with the seed's Latency experiment (Solaris
-//! 2.4 TS dispatcher, `No DCS` vs `DCS` configurations); the lab with a TCP ping-pong between two network
-//! namespaces on this kernel, without and with `cosched agent`.
+//! Seeds built so far: `000` (`000_e8004e1596fde6a5.txt`, dynamic coscheduling: the Latency, Barrier, Mixed and
+//! `ts_slpret` ablation experiments in the simulator, and a TCP ping-pong between two network namespaces with
+//! and without `cosched agent` on this kernel).
+//!
+//! Adding a seed: one module `reproduce/seed_NNN.rs` with a `claims` function (and its experiment names), and
+//! one row of [`SEEDS`].
+
+mod seed_000;
 
 use anyhow::Context;
 use clap::Args;
+use cosched_lab::output::ComparisonRow;
+use cosched_report::headlines::{self, Headline, Scale};
 use cosched_report::summary::{summarize, SummaryRow};
-use std::fmt::Write as _;
+use cosched_report::table::Style;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Simulated experiments: a file or a directory of them.
-    #[arg(long, default_value = "experiments/sim")]
-    pub sim: PathBuf,
-    /// The real experiment run beside them when the machine allows it.
-    #[arg(long, default_value = "experiments/lab/headline.toml")]
-    pub lab: PathBuf,
-    /// Run only the simulator.
+    /// Seeds to reproduce, by number (e.g. 000); default: every seed built so far.
+    #[arg(value_name = "SEED")]
+    pub seeds: Vec<String>,
+    /// Where the experiment files are: DIR/sim/<experiment>.toml and DIR/lab/<experiment>.toml.
+    #[arg(long, value_name = "DIR", default_value = "experiments")]
+    pub experiments: PathBuf,
+    /// Run only the simulator (the real claims are written as "not run").
     #[arg(long)]
     pub sim_only: bool,
-    /// Scale the simulated runs down 100× (a first look; the real run is unchanged).
+    /// Scale the simulated runs down 100× (a first look; the real run is unchanged). Some claims need the full
+    /// scale; they are computed all the same and marked `"scale": "quick"`.
     #[arg(long)]
     pub quick: bool,
-    /// Results go to DIR/<experiment>/ and DIR/sim-vs-real.md.
+    /// Results go to DIR/<experiment>/, DIR/headlines.json and each seed's comparison file
+    /// (DIR/sim-vs-real.md for seed 000).
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
 }
 
-/// The simulated experiment the comparison reads (seed `000` Figure 3).
-const SIM_LATENCY: &str = "fig03-latency";
+/// What one seed's claims are computed from: this run's summaries.
+pub struct SeedResults {
+    /// `quick` when the simulated runs were scaled down.
+    pub scale: Scale,
+    /// Each simulated experiment's summary rows, by experiment name.
+    pub sim: BTreeMap<String, Vec<SummaryRow>>,
+    /// The real experiment's results, or why there are none (`--sim-only`, the machine, a failed run, or a seed
+    /// without a real experiment).
+    pub real: Result<RealResults, String>,
+}
 
-/// Which simulated and real series answer the same question: (receive mode, simulated without / with DCS,
-/// real without / with the agent). Simulated names are prefixes (the DCS ones carry their E and C).
-const PAIRS: [(&str, [&str; 2], [&str; 2]); 2] = [
-    (
-        "spin-only",
-        ["No DCS, spin only", "DCS, spin only"],
-        ["no-agent, spin-only", "agent, spin-only"],
-    ),
-    (
-        "spin-block",
-        ["No DCS, spin-block", "DCS, spin-block"],
-        ["no-agent, spin-block", "agent, spin-block"],
-    ),
+/// The real experiment's results: the common summary and the lab's paired comparison (agent against its
+/// baseline and against the fair-coscheduling bound).
+pub struct RealResults {
+    pub summary: Vec<SummaryRow>,
+    pub comparison: Vec<ComparisonRow>,
+}
+
+/// A seed that `cosched reproduce` runs.
+pub struct Seed {
+    /// The seed paper's number (`000`).
+    pub id: &'static str,
+    /// The seed file under `seeds/`.
+    pub paper: &'static str,
+    /// Simulated experiments: `<experiments>/sim/<name>.toml`, whose `name` is `<name>`.
+    pub sim: &'static [&'static str],
+    /// The real experiment, if any: `<experiments>/lab/<name>.toml`, whose `name` is `<name>`.
+    pub lab: Option<&'static str>,
+    /// The seed's headline claims in this run.
+    pub claims: fn(&SeedResults) -> Vec<Headline>,
+    /// An extra comparison file of the seed, if any.
+    pub comparison: Option<Comparison>,
+}
+
+/// A seed's extra comparison file: its name under the results directory and its text in this run (`None` when
+/// the run lacks what it needs).
+pub struct Comparison {
+    pub file: &'static str,
+    pub render: fn(&SeedResults) -> Option<String>,
+}
+
+/// Every seed built so far, in the order they run and appear in `headlines.json`.
+pub const SEEDS: &[Seed] = &[Seed {
+    id: seed_000::SEED,
+    paper: "000_e8004e1596fde6a5.txt",
+    sim: seed_000::SIM_EXPERIMENTS,
+    lab: Some(seed_000::LAB_EXPERIMENT),
+    claims: seed_000::claims,
+    comparison: Some(Comparison {
+        file: "sim-vs-real.md",
+        render: seed_000::sim_vs_real,
+    }),
+}];
+
+/// The seed papers (SPEC.md), so that a seed not built yet gets a clearer message than an unknown one.
+const SEED_PAPERS: [(&str, &str); 5] = [
+    ("000", "dynamic coscheduling (DCS), Solaris 2.4 + Myrinet"),
+    ("001", "Self Co-Scheduling (SCS)"),
+    ("002", "demand-based coscheduling on Windows NT"),
+    ("003", "predictive coscheduling, Linux 2.2"),
+    ("004", "DYNAMICQ, dynamic quantum"),
 ];
 
 pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
+    let seeds = select_seeds(&args.seeds)?;
+    check_files(&seeds, &args.experiments)?;
+    let scale = if args.quick {
+        Scale::Quick
+    } else {
+        Scale::Full
+    };
+    let lab_unavailable = if args.sim_only {
+        Some("--sim-only".to_string())
+    } else {
+        why_no_lab().map(|why| format!("this machine cannot run the lab: {why}"))
+    };
+    if let Some(why) = &lab_unavailable {
+        println!("real run: skipped ({why})");
+    }
+
+    let mut all = Vec::new();
+    let mut lab_failures = Vec::new();
+    for seed in seeds {
+        println!("== seed {} ({}) ==", seed.id, seed.paper);
+        let mut sim = BTreeMap::new();
+        for name in seed.sim {
+            sim.insert(name.to_string(), run_sim(&args, name)?);
+        }
+        let real = match (seed.lab, &lab_unavailable) {
+            (None, _) => Err("this seed has no real experiment".to_string()),
+            (Some(_), Some(why)) => Err(why.clone()),
+            (Some(name), None) => run_lab(&args, name).map_err(|e| {
+                let why = format!("the lab failed: {e:#}");
+                lab_failures.push(format!("seed {}: {why}", seed.id));
+                why
+            }),
+        };
+        let results = SeedResults { scale, sim, real };
+        if let Some(comparison) = &seed.comparison {
+            if let Some(text) = (comparison.render)(&results) {
+                let path = args.out.join(comparison.file);
+                std::fs::write(&path, &text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                println!("\n{text}\nwrote {}", path.display());
+            }
+        }
+        all.extend((seed.claims)(&results));
+    }
+
+    let path = args.out.join("headlines.json");
+    headlines::write_json(&path, &all)?;
+    println!(
+        "\nHeadline claims of the seed papers, computed from this run's results:\n{}\n{}; the test behind each \
+         verdict is in {}",
+        headlines::render_table(&all, Style::Terminal),
+        headlines::tally(&all),
+        path.display()
+    );
+    if !lab_failures.is_empty() {
+        anyhow::bail!(
+            "the real run failed (its claims are marked not run in {}):\n{}",
+            path.display(),
+            lab_failures.join("\n")
+        );
+    }
+    Ok(())
+}
+
+/// The seeds named on the command line (all built ones when none is), in [`SEEDS`] order, each once. An
+/// unknown or not yet built seed is an error that lists the built ones; nothing runs.
+fn select_seeds(asked: &[String]) -> anyhow::Result<Vec<&'static Seed>> {
+    if asked.is_empty() {
+        return Ok(SEEDS.iter().collect());
+    }
+    let built = SEEDS.iter().map(|s| s.id).collect::<Vec<_>>().join(", ");
+    for id in asked {
+        if SEEDS.iter().any(|s| s.id == id) {
+            continue;
+        }
+        match SEED_PAPERS.iter().find(|(paper, _)| paper == id) {
+            Some((_, title)) => {
+                anyhow::bail!(
+                    "seed {id} ({title}) is not built yet; the seeds built so far: {built}"
+                )
+            }
+            None => anyhow::bail!(
+                "unknown seed '{id}': the seed papers are {}; the seeds built so far: {built}",
+                SEED_PAPERS
+                    .iter()
+                    .map(|(paper, title)| format!("{paper} ({title})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+    Ok(SEEDS
+        .iter()
+        .filter(|s| asked.iter().any(|id| id == s.id))
+        .collect())
+}
+
+fn sim_file(experiments: &Path, name: &str) -> PathBuf {
+    experiments.join("sim").join(format!("{name}.toml"))
+}
+
+fn lab_file(experiments: &Path, name: &str) -> PathBuf {
+    experiments.join("lab").join(format!("{name}.toml"))
+}
+
+/// Every experiment file the seeds need exists, before anything runs.
+fn check_files(seeds: &[&Seed], experiments: &Path) -> anyhow::Result<()> {
+    let missing: Vec<String> = seeds
+        .iter()
+        .flat_map(|s| {
+            s.sim
+                .iter()
+                .map(|n| sim_file(experiments, n))
+                .chain(s.lab.map(|n| lab_file(experiments, n)))
+        })
+        .filter(|f| !f.is_file())
+        .map(|f| f.display().to_string())
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "missing experiment files (run from the repository root, or pass --experiments DIR):\n{}",
+            missing.join("\n")
+        );
+    }
+    Ok(())
+}
+
+/// Removes `<out>/<name>/runs.json` before its experiment runs, so that what is read afterwards can only be
+/// this run's.
+fn clear_runs_json(out: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    let path = out.join(name).join("runs.json");
+    if path.exists() {
+        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+    }
+    Ok(path)
+}
+
+/// Reads the `runs.json` an experiment just wrote.
+fn read_fresh(
+    path: &Path,
+    file: &Path,
+    name: &str,
+) -> anyhow::Result<Vec<cosched_report::RunRecord>> {
+    if !path.exists() {
+        anyhow::bail!(
+            "{} did not write {}: its `name` must be '{name}'",
+            file.display(),
+            path.display()
+        );
+    }
+    cosched_report::write::read_runs_json(path)
+}
+
+/// Runs one simulated experiment and returns its summary.
+fn run_sim(args: &ReproduceArgs, name: &str) -> anyhow::Result<Vec<SummaryRow>> {
+    let file = sim_file(&args.experiments, name);
+    let runs = clear_runs_json(&args.out, name)?;
     cosched_sim::cli::run(cosched_sim::cli::SimArgs {
-        path: args.sim.clone(),
+        path: file.clone(),
         out: args.out.clone(),
         repetitions: None,
         quick: args.quick,
         threads: None,
     })?;
+    summarize(&read_fresh(&runs, &file, name)?)
+}
 
-    let lab_name = if args.sim_only {
-        println!("real run: skipped (--sim-only)");
-        None
-    } else {
-        match why_no_lab() {
-            Some(why) => {
-                println!("real run: skipped — this machine cannot run the lab: {why}");
-                None
-            }
-            None => {
-                let experiment = cosched_lab::LabExperiment::load(&args.lab)?;
-                cosched_lab::cli::run(cosched_lab::cli::LabArgs {
-                    file: args.lab.clone(),
-                    bench_dir: None,
-                    mpi_dir: None,
-                    results_dir: args.out.clone(),
-                    check: false,
-                })?;
-                Some(experiment.name)
-            }
-        }
-    };
-
-    let sim = load_summary(&args.out.join(SIM_LATENCY))?;
-    let real = match &lab_name {
-        Some(name) => load_summary(&args.out.join(name))?,
-        None => None,
-    };
-    let Some(sim) = sim else {
-        println!(
-            "(no {SIM_LATENCY} results under {}: nothing to compare)",
-            args.out.display()
-        );
-        return Ok(());
-    };
-    let table = side_by_side(&sim, real.as_deref().unwrap_or(&[]));
-    println!("\n{table}");
-    let path = args.out.join("sim-vs-real.md");
-    std::fs::write(&path, &table).with_context(|| format!("writing {}", path.display()))?;
-    println!("wrote {}", path.display());
-    Ok(())
+/// Runs the real experiment and returns its summary and the lab's comparison.
+fn run_lab(args: &ReproduceArgs, name: &str) -> anyhow::Result<RealResults> {
+    let file = lab_file(&args.experiments, name);
+    let experiment = cosched_lab::LabExperiment::load(&file)?;
+    let runs = clear_runs_json(&args.out, &experiment.name)?;
+    cosched_lab::cli::run(cosched_lab::cli::LabArgs {
+        file: file.clone(),
+        bench_dir: None,
+        mpi_dir: None,
+        results_dir: args.out.clone(),
+        check: false,
+    })?;
+    let records = read_fresh(&runs, &file, name)?;
+    Ok(RealResults {
+        summary: summarize(&records)?,
+        comparison: cosched_lab::output::compare(&experiment, &records),
+    })
 }
 
 /// Why the lab cannot run here, if it cannot.
@@ -112,150 +301,62 @@ fn why_no_lab() -> Option<String> {
     (!problems.is_empty()).then(|| problems.join("; "))
 }
 
-fn load_summary(dir: &Path) -> anyhow::Result<Option<Vec<SummaryRow>>> {
-    let path = dir.join("runs.json");
-    if !path.exists() {
-        return Ok(None);
-    }
-    let records = cosched_report::write::read_runs_json(&path)?;
-    Ok(Some(summarize(&records)?))
-}
-
-fn find<'a>(rows: &'a [SummaryRow], prefix: &str, k: u32) -> Option<&'a SummaryRow> {
-    rows.iter()
-        .find(|r| r.competitors == k && r.config.starts_with(prefix))
-}
-
-/// One Markdown table: per receive mode and K, the speed-up from coscheduling (rate with / rate without) and
-/// the job's and the competitors' F with it, simulated and real.
-pub fn side_by_side(sim: &[SummaryRow], real: &[SummaryRow]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# Dynamic coscheduling, simulated (seed 000, Solaris 2.4 model) and real (this kernel, cosched agent)\n"
-    );
-    let _ = writeln!(
-        out,
-        "Speed-up = ping-pong rate with coscheduling / without, at K CPU-bound competitors per node; F = N Tcpu / \
-         Twall of the job and of the competitors with coscheduling (1 = fair share).{}\n",
-        if real.is_empty() {
-            " The real columns are empty: the lab did not run on this machine."
-        } else {
-            ""
-        }
-    );
-    let _ = writeln!(
-        out,
-        "| mode | K | simulated speed-up | simulated job F | simulated comp. F | real speed-up | real job F | real comp. F |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
-    let mut ks: Vec<u32> = sim
-        .iter()
-        .chain(real)
-        .map(|r| r.competitors)
-        .filter(|&k| k > 0)
-        .collect();
-    ks.sort_unstable();
-    ks.dedup();
-    for (mode, sim_names, real_names) in PAIRS {
-        for &k in &ks {
-            let s = cells(sim, sim_names, k);
-            let r = cells(real, real_names, k);
-            if s.is_none() && r.is_none() {
-                continue;
-            }
-            let dash = || ["-".to_string(), "-".to_string(), "-".to_string()];
-            let [s1, s2, s3] = s.unwrap_or_else(dash);
-            let [r1, r2, r3] = r.unwrap_or_else(dash);
-            let _ = writeln!(
-                out,
-                "| {mode} | {k} | {s1} | {s2} | {s3} | {r1} | {r2} | {r3} |"
-            );
-        }
-    }
-    out
-}
-
-/// Speed-up, job F and competitor F for one pair of series at K, formatted.
-fn cells(rows: &[SummaryRow], names: [&str; 2], k: u32) -> Option<[String; 3]> {
-    let without = find(rows, names[0], k)?;
-    let with = find(rows, names[1], k)?;
-    let speedup = with.rate_per_s.mean / without.rate_per_s.mean;
-    let comp = with
-        .competitor_fairness
-        .as_ref()
-        .map_or("-".to_string(), |f| format!("{:.2}", f.mean));
-    Some([
-        format!("{speedup:.2}×"),
-        format!("{:.2}", with.job_fairness.mean),
-        comp,
-    ])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cosched_report::stats::Estimate;
-    use cosched_report::Source;
 
-    fn row(config: &str, k: u32, rate: f64, f: f64) -> SummaryRow {
-        let e = |mean| Estimate {
-            mean,
-            half_width: None,
-            n: 1,
-        };
-        SummaryRow {
-            experiment: "x".into(),
-            source: Source::Simulated,
-            config: config.into(),
-            competitors: k,
-            runs: 1,
-            response_s: e(1.0),
-            cpu_s: e(1.0),
-            job_fairness: e(f),
-            competitor_fairness: (k > 0).then(|| e(1.0)),
-            rate_per_s: e(rate),
-            work_done: 1,
-            work_expected: 1,
-            incomplete_runs: 0,
-            boosts_granted: e(0.0),
-            boosts_refused: e(0.0),
-            jobs: vec![],
+    #[test]
+    fn no_seed_named_means_every_built_seed() {
+        let ids: Vec<&str> = select_seeds(&[]).unwrap().iter().map(|s| s.id).collect();
+        assert_eq!(ids, SEEDS.iter().map(|s| s.id).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_seed_named_twice_runs_once() {
+        let ids: Vec<&str> = select_seeds(&["000".into(), "000".into()])
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids, ["000"]);
+    }
+
+    #[test]
+    fn a_seed_not_built_yet_is_an_error_listing_the_built_ones() {
+        let err = select_seeds(&["000".into(), "003".into()])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("seed 003 (predictive coscheduling"), "{err}");
+        assert!(err.contains("not built yet"), "{err}");
+        assert!(err.contains("built so far: 000"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_seed_is_an_error_listing_the_papers_and_the_built_ones() {
+        let err = select_seeds(&["7".into()]).err().unwrap().to_string();
+        assert!(err.contains("unknown seed '7'"), "{err}");
+        assert!(err.contains("004 (DYNAMICQ"), "{err}");
+        assert!(err.contains("built so far: 000"), "{err}");
+    }
+
+    #[test]
+    fn every_built_seed_is_a_known_paper_and_its_files_exist() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        for seed in SEEDS {
+            assert!(SEED_PAPERS.iter().any(|(id, _)| *id == seed.id));
+            assert!(seed.paper.starts_with(seed.id));
         }
+        check_files(&SEEDS.iter().collect::<Vec<_>>(), &root).unwrap();
     }
 
     #[test]
-    fn pairs_the_series_by_mode_and_competitors() {
-        let sim = vec![
-            row("No DCS, spin only", 2, 100.0, 0.9),
-            row("DCS, spin only, E=-1, C=0", 2, 1000.0, 1.2),
-        ];
-        let real = vec![
-            row("no-agent, spin-only", 2, 10_000.0, 0.95),
-            row("agent, spin-only", 2, 30_000.0, 1.01),
-        ];
-        let t = side_by_side(&sim, &real);
-        // 1000 / 100 = 10× simulated; 30000 / 10000 = 3× real; F of the coscheduled series.
-        assert!(
-            t.contains("| spin-only | 2 | 10.00× | 1.20 | 1.00 | 3.00× | 1.01 | 1.00 |"),
-            "{t}"
-        );
-        // No spin-block series anywhere: no spin-block line.
-        assert!(!t.contains("| spin-block |"), "{t}");
-    }
-
-    #[test]
-    fn without_a_real_run_the_real_columns_are_dashes() {
-        let sim = vec![
-            row("No DCS, spin-block", 1, 50.0, 0.8),
-            row("DCS, spin-block, E=2, C=100", 1, 60.0, 0.95),
-        ];
-        let t = side_by_side(&sim, &[]);
-        // 60 / 50 = 1.2×.
-        assert!(
-            t.contains("| spin-block | 1 | 1.20× | 0.95 | 1.00 | - | - | - |"),
-            "{t}"
-        );
-        assert!(t.contains("the lab did not run"), "{t}");
+    fn a_missing_experiment_file_is_reported_before_anything_runs() {
+        let err = check_files(&SEEDS.iter().collect::<Vec<_>>(), Path::new("/nonexistent"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("/nonexistent/sim/fig03-latency.toml"), "{err}");
+        assert!(err.contains("--experiments DIR"), "{err}");
     }
 }

@@ -20,6 +20,7 @@
 //! | [`plot`] | SVG plots: metric vs competitors (log or linear), job bars, round-trip histograms |
 
 pub mod buckets;
+pub mod headlines;
 pub mod plot;
 pub mod schema;
 pub mod stats;
