@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 /// The files that launch MPI ranks into the nodes of one cluster; removed on drop (with their directory).
 #[derive(Debug)]
 pub struct MpiLauncher {
+    /// Held for its `Drop`, which removes the directory and both files.
+    #[allow(dead_code)]
     dir: tempfile::TempDir,
     hostfile: PathBuf,
     rsh_agent: PathBuf,
