@@ -11,8 +11,8 @@
 //! F(process) = N × Tc / Te, N = processes pinned to its CPU (job processes + competitors)
 //! ```
 //!
-//! [`run_once`] spawns (`spawn_competitors`, `spawn_job`) and samples (`sample_cpu`); the figures are computed
-//! from the samples by the pure [`crate::measure::measure`].
+//! [`run_once`] spawns (`spawn_competitors`, `settle`, `spawn_job`) and samples (`sample_cpu`, `job_result`);
+//! the figures are computed from the samples by the pure [`crate::measure::measure`].
 
 use crate::agent::AgentHandle;
 use crate::binaries::Binaries;
@@ -107,17 +107,7 @@ pub fn run_once(
     };
 
     let mut competitors = spawn_competitors(cluster, binaries, spec.competitors)?;
-    std::thread::sleep(Duration::from_millis(experiment.lab.settle_ms));
-    for c in &mut competitors {
-        if let Some(exit) = c.process.try_reap()? {
-            bail!(
-                "{} exited before the job started: {}",
-                c.process.label,
-                exit.describe()
-            );
-        }
-    }
-    signals::check()?;
+    settle(&mut competitors, experiment.lab.settle_ms)?;
 
     let agent = match &spec.configuration.agent {
         Some(settings) => Some(AgentHandle::start(
@@ -158,7 +148,38 @@ pub fn run_once(
     drop(competitors);
 
     let line = job_result(&job, &exits)?;
-    let setting = RunSetting {
+    let setting = run_setting(experiment, cluster, spec);
+    let record = measure::measure(&setting, &used, window_s, &line, agent_stats.as_ref());
+    if let Some(error) = agent_stats.as_ref().and_then(|s| s.last_error.as_ref()) {
+        eprintln!("cosched lab: the agent reported an error during the run: {error}");
+    }
+    Ok(LabRun {
+        record,
+        program_line: line,
+        agent: agent_stats,
+        agent_log,
+    })
+}
+
+/// Let the competitors settle on their CPUs for `settle_ms`; fail if one has exited meanwhile.
+fn settle(competitors: &mut [Competitor], settle_ms: u64) -> Result<()> {
+    std::thread::sleep(Duration::from_millis(settle_ms));
+    for c in competitors {
+        if let Some(exit) = c.process.try_reap()? {
+            bail!(
+                "{} exited before the job started: {}",
+                c.process.label,
+                exit.describe()
+            );
+        }
+    }
+    signals::check()?;
+    Ok(())
+}
+
+/// What the measure step needs to know of the run besides its samples.
+fn run_setting(experiment: &LabExperiment, cluster: &Cluster, spec: &RunSpec) -> RunSetting {
+    RunSetting {
         experiment: experiment.name.clone(),
         series: series_label(&spec.configuration.name, &spec.mode),
         competitors: spec.competitors,
@@ -170,17 +191,7 @@ pub fn run_once(
             RunLength::Duration { .. } => 0,
         },
         node_cpus: (0..cluster.nodes()).map(|n| cluster.node_cpu(n)).collect(),
-    };
-    let record = measure::measure(&setting, &used, window_s, &line, agent_stats.as_ref());
-    if let Some(error) = agent_stats.as_ref().and_then(|s| s.last_error.as_ref()) {
-        eprintln!("cosched lab: the agent reported an error during the run: {error}");
     }
-    Ok(LabRun {
-        record,
-        program_line: line,
-        agent: agent_stats,
-        agent_log,
-    })
 }
 
 /// K competitors per node, pinned with the node.
