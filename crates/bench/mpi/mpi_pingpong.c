@@ -13,7 +13,8 @@
  *   --recv MODE      accepted and reported, not used
  *
  * Rank 0 prints one JSON line: program, ranks, work_done (= round trips, each token checked byte by byte),
- * work_expected, wall_s, cpu_s (getrusage of rank 0), rate_per_s, rtt_p50/p90/p99/mean/max_us, rtt_histogram.
+ * work_expected, wall_s, cpu_s, cpu_user_s, cpu_sys_s (getrusage of rank 0), rate_per_s, rtt_p50/p90/p99/mean/max_us,
+ * rtt_histogram: the fields of cosched-bench's ResultLine (crates/bench/src/result.rs), which the lab reads.
  * Exit codes: 0 done, 1 a corrupt token or an MPI failure, 2 bad flags.
  *
  * Build: crates/bench/mpi/build.sh (mpicc -O2). Run on loopback:
@@ -39,11 +40,12 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static double cpu_s(void) {
+/* User and system CPU time of this process so far, seconds. */
+static void cpu_times(double *user, double *sys) {
     struct rusage u;
     getrusage(RUSAGE_SELF, &u);
-    return (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + (double)u.ru_stime.tv_sec +
-           u.ru_stime.tv_usec * 1e-6;
+    *user = (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6;
+    *sys = (double)u.ru_stime.tv_sec + u.ru_stime.tv_usec * 1e-6;
 }
 
 /* Byte i of the token of round trip `seq`, sent by `side` (0 ping, 1 pong). */
@@ -147,7 +149,9 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    double cpu0 = cpu_s(), start = now_s();
+    double user0, sys0;
+    cpu_times(&user0, &sys0);
+    double start = now_s();
     uint64_t done = 0;
     int failed = 0;
     uint64_t flags = 0;
@@ -180,7 +184,9 @@ int main(int argc, char **argv) {
             done++;
         }
     }
-    double wall = now_s() - start, cpu = cpu_s() - cpu0;
+    double wall = now_s() - start, user1, sys1;
+    cpu_times(&user1, &sys1);
+    double user = user1 - user0, sys = sys1 - sys0, cpu = user + sys;
     if (failed) MPI_Abort(MPI_COMM_WORLD, 1);
 
     if (rank == 0) {
@@ -192,8 +198,9 @@ int main(int argc, char **argv) {
                mode, (unsigned long long)done, (unsigned long long)done);
         if (duration > 0) printf("\"duration_s\":%g,", duration);
         else printf("\"work_expected\":%lld,", count);
-        printf("\"bytes\":%ld,\"wall_s\":%.9f,\"cpu_s\":%.6f,\"cpu_share\":%.6f,\"rate_per_s\":%.3f",
-               bytes, wall, cpu, wall > 0 ? cpu / wall : 0.0, wall > 0 ? (double)done / wall : 0.0);
+        printf("\"bytes\":%ld,\"wall_s\":%.9f,\"cpu_s\":%.6f,\"cpu_user_s\":%.6f,\"cpu_sys_s\":%.6f,"
+               "\"cpu_share\":%.6f,\"rate_per_s\":%.3f",
+               bytes, wall, cpu, user, sys, wall > 0 ? cpu / wall : 0.0, wall > 0 ? (double)done / wall : 0.0);
         if (done > 0)
             printf(",\"latency_of\":\"round trip\",\"rtt_p50_us\":%.3f,\"rtt_p90_us\":%.3f,\"rtt_p99_us\":%.3f,"
                    "\"rtt_mean_us\":%.3f,\"rtt_max_us\":%.3f",

@@ -1,17 +1,21 @@
-//! The one JSON result line every program prints on stdout. Field names follow `cosched_report::Measurement`
-//! (`work_done`, `work_expected`, `rate_per_s`, `rtt_p50_us`, `rtt_p99_us`, `rtt_histogram`), which the lab
-//! reads, with `rtt_under_100us_s` and `rtt_under_100us_mean_us` (its "coscheduled" column); the rest are the
-//! program's own.
+//! The one JSON result line every program prints on stdout, and the lab reads back: [`ResultLine`] is both
+//! written ([`ResultLine::to_json`]) and read ([`ResultLine::parse`], serde `Deserialize`), so the two sides share
+//! one definition of every field. Field names follow `cosched_report::Measurement` (`work_done`, `work_expected`,
+//! `rate_per_s`, `rtt_p50_us`, `rtt_p99_us`, `rtt_histogram`), with `rtt_under_100us_s` and
+//! `rtt_under_100us_mean_us` (the lab's "coscheduled" column); the rest are the program's own, kept in
+//! [`ResultLine::extra`]. `mpi/mpi_pingpong.c` prints the same fields by hand (the tests read its line with
+//! [`ResultLine::parse`]).
 
 use crate::channel::WaitStats;
 use crate::stats::{CpuTimes, LatencySummary};
+use anyhow::{Context, Result};
 use cosched_report::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// The count was reached or the duration elapsed.
@@ -20,8 +24,8 @@ pub enum Status {
     Stopped,
 }
 
-/// One result line.
-#[derive(Clone, Debug, Serialize)]
+/// One result line. Optional fields are left out of the line when `None`, and read back as `None` when absent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResultLine {
     pub program: String,
     pub rank: usize,
@@ -70,9 +74,19 @@ pub struct ResultLine {
     pub receives: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_waits: Option<u64>,
-    /// Program-specific fields.
+    /// Program-specific fields (and, when read, any field this struct does not name).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The last line of `stdout` that starts with `{`: where a program's result line is (a program may print
+/// other lines before it).
+pub fn last_json_line(stdout: &str) -> Option<&str> {
+    stdout
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('{'))
 }
 
 impl ResultLine {
@@ -151,5 +165,109 @@ impl ResultLine {
     /// The line as JSON (one line, no newline).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a result line always serialises")
+    }
+
+    /// Read one result line (the text [`ResultLine::to_json`] writes). An error names the line and the field
+    /// that is missing or of the wrong type.
+    pub fn parse(line: &str) -> Result<ResultLine> {
+        serde_json::from_str(line).with_context(|| format!("reading result line {line}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::LatencySummary;
+    use cosched_policy::spin::ReceiveMode;
+
+    fn cpu(user_s: f64, sys_s: f64) -> CpuTimes {
+        CpuTimes { user_s, sys_s }
+    }
+
+    #[test]
+    fn a_written_line_reads_back_equal() {
+        // 1000 round trips in 0.5 s with 0.25 + 0.125 s of CPU: 2000/s, share 0.75.
+        let line = ResultLine::new(
+            "pingpong",
+            0,
+            2,
+            Status::Complete,
+            1000,
+            Duration::from_millis(500),
+            cpu(0.25, 0.125),
+        )
+        .latency(
+            "round trip",
+            Some(LatencySummary {
+                count: 1000,
+                p50_us: 40.0,
+                p90_us: 55.0,
+                p99_us: 90.0,
+                mean_us: 42.5,
+                max_us: 300.0,
+                histogram: Histogram {
+                    upper_edges_us: vec![10.0, 100.0],
+                    counts: vec![3, 990, 7],
+                },
+                prompt_total_us: 37_500.0,
+                prompt_count: 990,
+            }),
+        )
+        .waits(
+            &ReceiveMode::SpinBlock { spin_ns: 1_600_000 },
+            crate::channel::WaitStats {
+                receives: 1000,
+                blocked: 12,
+            },
+        )
+        .with("bytes", 128)
+        .with("checksum", "ab12");
+        assert_eq!(line.rate_per_s, 2000.0);
+        assert_eq!(line.cpu_share, 0.75);
+        let read = ResultLine::parse(&line.to_json()).unwrap();
+        assert_eq!(read, line);
+        assert_eq!(read.rtt_under_100us_s, Some(0.0375));
+        assert_eq!(read.mode.as_deref(), Some("spin-block:1600"));
+        assert_eq!(read.extra["bytes"], 128);
+    }
+
+    #[test]
+    fn a_line_without_latency_reads_back_with_nones() {
+        // calcula's kind of line: no round trips, its CPU share in `extra`.
+        let line = ResultLine::new(
+            "calcula",
+            0,
+            1,
+            Status::Stopped,
+            7,
+            Duration::from_secs(2),
+            cpu(1.5, 0.0),
+        )
+        .with("iterations_per_s", 3.5);
+        let text = line.to_json();
+        assert!(!text.contains("rtt_p50_us"), "{text}");
+        let read = ResultLine::parse(&text).unwrap();
+        assert_eq!(read, line);
+        assert_eq!(read.status, Status::Stopped);
+        assert_eq!(read.rtt_p50_us, None);
+        assert_eq!(read.rtt_histogram, None);
+    }
+
+    #[test]
+    fn the_last_json_line_is_the_result() {
+        let out = "starting\n{\"old\":1}\n  {\"new\":2}  \nbye\n";
+        assert_eq!(last_json_line(out), Some("{\"new\":2}"));
+        assert_eq!(last_json_line("no json here\n"), None);
+    }
+
+    #[test]
+    fn a_line_missing_a_field_is_a_clear_error() {
+        // Not a result line: the lab's old stand-ins printed `round_trips` instead of `work_done`.
+        let err = ResultLine::parse(r#"{"round_trips": 10, "elapsed_s": 0.5}"#).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("reading result line"), "{text}");
+        assert!(text.contains("missing field"), "{text}");
+        let err = ResultLine::parse("{").unwrap_err();
+        assert!(format!("{err:#}").contains("reading result line {"));
     }
 }

@@ -1,9 +1,11 @@
 //! Every program on loopback (127.0.0.1, ephemeral ports), in every receive mode, with small counts: the
-//! result line parses, the correctness count is exact, bad flags fail clearly.
+//! result line parses (every line is read with `ResultLine::parse`, the lab's reader), the correctness count is
+//! exact, bad flags fail clearly.
 //!
 //! The machine may be loaded and have 2 CPUs, so counts are small, timeouts generous (a run is killed after
 //! [`RUN_TIMEOUT`]), and the tests take turns (one multi-process run at a time).
 
+use cosched_bench::result::{last_json_line, ResultLine};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
@@ -40,13 +42,20 @@ struct Exit {
 
 impl Exit {
     fn json(&self) -> Value {
-        let line = self
-            .stdout
-            .lines()
-            .last()
-            .unwrap_or_else(|| panic!("no output; stderr: {}", self.stderr));
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("bad JSON {line:?}: {e}"))
+        if last_json_line(&self.stdout).is_none() {
+            panic!("no result line; stderr: {}", self.stderr);
+        }
+        result_line(self.stdout.as_bytes())
     }
+}
+
+/// The result line in a program's stdout, read as the lab reads it ([`ResultLine::parse`]: a missing or
+/// mistyped field fails the test), then as plain JSON for the program's own fields.
+fn result_line(stdout: &[u8]) -> Value {
+    let stdout = String::from_utf8_lossy(stdout);
+    let line = last_json_line(&stdout).unwrap_or_else(|| panic!("no result line in {stdout:?}"));
+    ResultLine::parse(line).unwrap_or_else(|e| panic!("{e:#}"));
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("bad JSON {line:?}: {e}"))
 }
 
 /// Wait for `child` until `deadline`; kill it (by its pid) if it runs past.
@@ -305,7 +314,7 @@ fn stencil_checksum_is_the_same_for_any_rank_count() {
         "{}",
         String::from_utf8_lossy(&serial.stderr)
     );
-    let serial: Value = serde_json::from_slice(&serial.stdout).unwrap();
+    let serial: Value = result_line(&serial.stdout);
     let expected = serial["checksum"].as_str().unwrap().to_string();
     for (ranks, mode) in [(2, "spin-only"), (3, "spin-block:1600"), (4, "block")] {
         let exits = run_ranks(
@@ -348,7 +357,7 @@ fn stencil_by_duration_runs_the_same_iterations_on_every_rank() {
         ])
         .output()
         .unwrap();
-    let serial: Value = serde_json::from_slice(&serial.stdout).unwrap();
+    let serial: Value = result_line(&serial.stdout);
     assert_eq!(exits[0].json()["checksum"], serial["checksum"]);
 }
 
@@ -359,7 +368,7 @@ fn calcula_reports_its_cpu_share_and_stops_on_sigterm() {
         .args(["--duration-s", "0.2"])
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: Value = result_line(&out.stdout);
     assert_eq!(v["status"], "complete");
     assert!(u(&v, "work_done") > 0);
     let share = f(&v, "cpu_share");
@@ -464,7 +473,7 @@ fn local_measures_each_burst() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: Value = result_line(&out.stdout);
     assert_eq!(u(&v, "work_done"), 4);
     // 4 bursts of 1..2 MB: 4..8 MiB read in 64 KiB calls = 64..128 calls.
     let (bytes, calls) = (u(&v, "bytes_touched"), u(&v, "read_calls"));
@@ -616,13 +625,7 @@ fn open_mpi_pingpong_runs_when_mpi_is_installed() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .expect("a JSON line from rank 0");
-    let v: Value = serde_json::from_str(line).unwrap();
+    let v = result_line(&out.stdout);
     assert_eq!(u(&v, "work_done"), 300);
     assert_eq!(v["requested_mode"], "spin-only");
     assert!(f(&v, "rtt_p50_us") > 0.0);

@@ -1,8 +1,9 @@
 //! `cosched lab <experiment file>`: check the machine, print the resolved configuration, run every
 //! configuration × receive mode × K × repetition on an emulated cluster with a progress bar, print the tables
 //! and write `results/<experiment>/`.
+use crate::binaries::Binaries;
 use crate::experiment::LabExperiment;
-use crate::runner::{Binaries, LabRun, Progress, RunSpec};
+use crate::runner::{LabRun, Progress, RunSpec};
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};

@@ -11,6 +11,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`experiment`] | experiment files (`experiments/lab/*.toml`), validated |
+//! | [`binaries`] | where the bench programs, `cosched` and the MPI ping-pong are |
 //! | [`preflight`] | root, `ip`, cgroup v1, binaries, agent: checked before anything is created |
 //! | [`netns`] | namespaces, veth, bridge, addresses (guard) |
 //! | [`cgroup`] | experiment cgroups: cpu, cpuacct, per-node cpusets (guard) |
@@ -20,7 +21,8 @@
 //! | [`programs`] | each benchmark's per-node command lines and result line |
 //! | [`agent`] | `cosched agent` / `cosched run` in a run, its statistics and CPU use |
 //! | [`cpustat`] | foreign CPU load from `/proc/stat` |
-//! | [`runner`] | one run → a `RunRecord`; a whole experiment ([`run_experiment`]) |
+//! | [`runner`] | one run: spawn, sample, measure; a whole experiment ([`run_experiment`]) |
+//! | [`measure`] | a run's samples and result line → its `RunRecord` (pure) |
 //! | [`output`] | tables, `results/<experiment>/` files and plots |
 //! | [`signals`] | SIGINT/SIGTERM → orderly cleanup |
 //!
@@ -30,11 +32,13 @@
 //! killed outright are recognised by the dead pid in their run id and removed at the next start.
 
 pub mod agent;
+pub mod binaries;
 pub mod cgroup;
 pub mod cli;
 pub mod cluster;
 pub mod cpustat;
 pub mod experiment;
+pub mod measure;
 pub mod mpi;
 pub mod netns;
 pub mod output;
@@ -44,5 +48,6 @@ pub mod programs;
 pub mod runner;
 pub mod signals;
 
+pub use binaries::Binaries;
 pub use experiment::LabExperiment;
-pub use runner::{run_experiment, Binaries};
+pub use runner::run_experiment;

@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
 use cosched_report::plot::{plot_histograms, plot_sweep, Metric, Scale};
-use cosched_report::stats::{mean_ci90, Estimate};
+use cosched_report::stats::{mean, mean_ci90, Estimate};
 use cosched_report::table::significant;
 use cosched_report::{Histogram, RunRecord};
 use std::path::{Path, PathBuf};
@@ -83,11 +83,6 @@ impl Ratio {
     }
 }
 
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let v: Vec<f64> = values.collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
 fn estimate(values: &[f64]) -> Estimate {
     mean_ci90(values).unwrap_or(Estimate {
         mean: f64::NAN,
@@ -134,8 +129,9 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                 if group.is_empty() {
                     continue;
                 }
-                let m =
-                    |f: &dyn Fn(&RunRecord) -> Option<f64>| mean(group.iter().filter_map(|r| f(r)));
+                let m = |f: &dyn Fn(&RunRecord) -> Option<f64>| {
+                    mean(&group.iter().filter_map(|r| f(r)).collect::<Vec<f64>>())
+                };
                 let rates: Vec<f64> = group.iter().map(|r| r.measurement.rate_per_s).collect();
                 let rate = estimate(&rates);
                 let own = rates_by_repetition(&configuration.name, mode, k);

@@ -1,10 +1,10 @@
 //! Checks made before anything is created: every missing capability is named with what to do about it, all at
 //! once.
 
+use crate::binaries::Binaries;
 use crate::cgroup::CGROUP_ROOT;
 use crate::experiment::{LabExperiment, ProgramKind};
 use crate::programs::{self, COMPETITOR_BINARY};
-use crate::runner::Binaries;
 use std::path::Path;
 use std::process::Command;
 use thiserror::Error;

@@ -1,13 +1,14 @@
 //! How each benchmark program is placed on the emulated nodes: the command line of every node's process, and
-//! how its one-line JSON result is read. This is the lab's whole contract with `cosched-bench`.
+//! how its one-line JSON result is read (`cosched_bench::result::ResultLine`, the struct the programs write).
+//! This is the lab's whole contract with `cosched-bench`.
 
+use crate::binaries::Binaries;
 use crate::experiment::{ProgramKind, ProgramSpec, RunLength};
 use crate::mpi::MpiLauncher;
 use crate::netns::Network;
-use crate::runner::Binaries;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
+use cosched_bench::result::{last_json_line, ResultLine};
 use cosched_policy::spin::ReceiveMode;
-use serde_json::Value;
 use std::path::PathBuf;
 
 /// TCP port the programs' root / server listens on inside its namespace.
@@ -102,98 +103,65 @@ pub fn plan(
         .collect())
 }
 
-/// What the job's result line says.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ProgramResult {
-    /// Round trips / barriers / iterations completed.
-    pub work_done: u64,
-    /// The program's own elapsed time for that work, seconds.
-    pub elapsed_s: Option<f64>,
-    pub rtt_p50_us: Option<f64>,
-    pub rtt_p99_us: Option<f64>,
-    pub histogram: Option<cosched_report::Histogram>,
-    /// Seconds spent in round trips under 100 µs, and their mean (µs): how long a spinning job was coscheduled.
-    pub under_100us_s: Option<f64>,
-    pub under_100us_mean_us: Option<f64>,
-    /// The whole line, kept for the raw record.
-    pub raw: Value,
-}
-
-fn number(v: &Value, keys: &[&str]) -> Option<f64> {
-    keys.iter().find_map(|k| v.get(*k).and_then(Value::as_f64))
-}
-
-/// Read the last JSON object line of a program's stdout.
-pub fn parse_result(stdout: &str) -> Result<ProgramResult> {
-    let line = stdout
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('{'))
-        .with_context(|| {
-            format!(
-                "no JSON result line in the program's output: {:?}",
-                stdout.trim()
-            )
-        })?;
-    let raw: Value =
-        serde_json::from_str(line).with_context(|| format!("parsing result line {line}"))?;
-    let work_done = number(
-        &raw,
-        &[
-            "work_done",
-            "round_trips",
-            "iterations",
-            "barriers",
-            "messages",
-        ],
-    )
-    .with_context(|| {
-        format!("result line has no work count (work_done / round_trips / iterations): {line}")
+/// The job's result line: the last JSON line of the reporting process's stdout.
+pub fn read_result(stdout: &str) -> Result<ResultLine> {
+    let line = last_json_line(stdout).with_context(|| {
+        format!(
+            "no JSON result line in the program's output: {:?}",
+            stdout.trim()
+        )
     })?;
-    if work_done < 0.0 {
-        bail!("negative work count in {line}");
-    }
-    let histogram = raw
-        .get("rtt_histogram")
-        .and_then(|h| serde_json::from_value(h.clone()).ok());
-    Ok(ProgramResult {
-        work_done: work_done as u64,
-        elapsed_s: number(&raw, &["elapsed_s", "wall_s", "duration_s"]),
-        rtt_p50_us: number(&raw, &["rtt_p50_us", "p50_us"]),
-        rtt_p99_us: number(&raw, &["rtt_p99_us", "p99_us"]),
-        histogram,
-        under_100us_s: number(&raw, &["rtt_under_100us_s"]),
-        under_100us_mean_us: number(&raw, &["rtt_under_100us_mean_us"]),
-        raw,
-    })
+    ResultLine::parse(line)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cosched_bench::result::Status;
+    use cosched_bench::stats::CpuTimes;
+    use std::time::Duration;
+
+    /// The line a pingpong root writes after `work_done` round trips in `wall_s`, without its latency.
+    fn line(work_done: u64, wall_s: f64) -> ResultLine {
+        ResultLine::new(
+            "pingpong",
+            0,
+            2,
+            Status::Complete,
+            work_done,
+            Duration::from_secs_f64(wall_s),
+            CpuTimes {
+                user_s: 0.25,
+                sys_s: 0.0,
+            },
+        )
+    }
 
     #[test]
     fn reads_the_last_json_line_and_its_fields() {
-        let out = "starting\n{\"old\":1}\n{\"round_trips\": 1000, \"elapsed_s\": 0.5, \"rtt_p50_us\": 40.0}\n";
-        let r = parse_result(out).unwrap();
+        let mut last = line(1000, 0.5);
+        last.rtt_p50_us = Some(40.0);
+        let out = format!("starting\n{}\n{}\n", line(1, 1.0).to_json(), last.to_json());
+        let r = read_result(&out).unwrap();
+        assert_eq!(r, last);
         assert_eq!(r.work_done, 1000);
-        assert_eq!(r.elapsed_s, Some(0.5));
+        assert_eq!(r.wall_s, 0.5);
         assert_eq!(r.rtt_p50_us, Some(40.0));
         assert_eq!(r.rtt_p99_us, None);
-        assert_eq!(r.under_100us_s, None);
-        let out =
-            "{\"round_trips\": 10, \"rtt_under_100us_s\": 1.5, \"rtt_under_100us_mean_us\": 12.5}";
-        let r = parse_result(out).unwrap();
-        assert_eq!(r.under_100us_s, Some(1.5));
-        assert_eq!(r.under_100us_mean_us, Some(12.5));
+        assert_eq!(r.rtt_under_100us_s, None);
     }
 
     #[test]
     fn missing_result_is_a_clear_error() {
-        let err = parse_result("panic: oops\n").unwrap_err().to_string();
+        let err = read_result("panic: oops\n").unwrap_err().to_string();
         assert!(err.contains("no JSON result line"), "{err}");
-        let err = parse_result("{\"x\": 1}").unwrap_err().to_string();
-        assert!(err.contains("no work count"), "{err}");
+        let err = format!("{:#}", read_result("{\"x\": 1}").unwrap_err());
+        assert!(err.contains("missing field"), "{err}");
+        // A negative count is not a count.
+        let negative = line(1, 0.5)
+            .to_json()
+            .replace("\"work_done\":1,", "\"work_done\":-1,");
+        let err = format!("{:#}", read_result(&negative).unwrap_err());
+        assert!(err.contains("reading result line"), "{err}");
     }
 }

@@ -10,7 +10,8 @@ use std::path::Path;
 use std::process::Command;
 
 /// A stand-in MPI ping-pong: 2000 round trips of 128 B between ranks 0 and 1, each rank reporting the
-/// namespace-visible address it runs on; rank 0 prints the result line.
+/// namespace-visible address it runs on; rank 0 prints the result line (`ResultLine`'s required fields; it does
+/// not measure its CPU time).
 const PROGRAM: &str = r#"
 #include <mpi.h>
 #include <stdio.h>
@@ -25,7 +26,10 @@ int main(int argc, char **argv) {
     else { MPI_Recv(buf, 128, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); MPI_Send(buf, 128, MPI_CHAR, 0, 0, MPI_COMM_WORLD); }
   }
   double t = MPI_Wtime() - t0;
-  if (rank == 0) printf("{\"round_trips\": %d, \"elapsed_s\": %f}\n", n, t);
+  if (rank == 0)
+    printf("{\"program\":\"mpi_pingpong\",\"rank\":0,\"ranks\":2,\"status\":\"complete\",\"work_done\":%d,"
+           "\"wall_s\":%f,\"cpu_s\":0.0,\"cpu_user_s\":0.0,\"cpu_sys_s\":0.0,\"cpu_share\":0.0,\"rate_per_s\":%f}\n",
+           n, t, n / t);
   MPI_Finalize();
   return 0;
 }

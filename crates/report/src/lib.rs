@@ -13,13 +13,16 @@
 //! | module | what |
 //! |---|---|
 //! | [`schema`] | `Measurement`, `RunRecord`, `JobResult`, `Histogram` |
-//! | [`stats`] | mean and 90 % Student-t confidence interval (the seed's statistic) |
+//! | [`fairness`] | `F = N × Tc / Te` of one process |
+//! | [`headlines`] | a seed paper's headline claims against this run's results (`results/headlines.json`) |
+//! | [`stats`] | mean and 90 % Student-t confidence interval (the seed's statistic); mean, min, max of a run's values |
 //! | [`summary`] | repetitions → one row per (configuration, competitors), per job too |
 //! | [`table`] | text tables of summary rows |
 //! | [`write`] | `runs.json`, `runs.csv`, `summary.csv`, `summary_jobs.csv` |
 //! | [`plot`] | SVG plots: metric vs competitors (log or linear), job bars, round-trip histograms |
 
 pub mod buckets;
+pub mod fairness;
 pub mod headlines;
 pub mod plot;
 pub mod schema;

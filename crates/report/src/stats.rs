@@ -11,6 +11,9 @@
 //! - `half_width = t × s / √n`; the interval is `mean ± half_width`.
 //!
 //! With one run there is no spread to estimate: the half width is `None`, never a made-up zero.
+//!
+//! Also the plain summaries of per-process values in one run: [`mean`], and [`mean_min_max`] (a job's F over its
+//! processes, `JobResult::fairness`, `fairness_min`, `fairness_max`).
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -59,13 +62,25 @@ pub fn student_t_quantile(confidence: f64, degrees_of_freedom: u32) -> f64 {
     t.inverse_cdf(1.0 - (1.0 - confidence) / 2.0)
 }
 
+/// `Σ x_i / n`; `None` for an empty slice.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// Mean, minimum and maximum of `values`; zeros for an empty slice (a job with no process to measure).
+pub fn mean_min_max(values: &[f64]) -> (f64, f64, f64) {
+    let Some(mean) = mean(values) else {
+        return (0.0, 0.0, 0.0);
+    };
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (mean, min, max)
+}
+
 /// Mean and `confidence` Student-t interval of `samples`; `None` for an empty slice.
 pub fn mean_with_interval(samples: &[f64], confidence: f64) -> Option<Estimate> {
     let n = samples.len();
-    if n == 0 {
-        return None;
-    }
-    let mean = samples.iter().sum::<f64>() / n as f64;
+    let mean = mean(samples)?;
     let half_width = (n >= 2).then(|| {
         let variance = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         student_t_quantile(confidence, (n - 1) as u32) * variance.sqrt() / (n as f64).sqrt()
@@ -88,6 +103,17 @@ mod tests {
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance
+    }
+
+    #[test]
+    fn mean_min_max_by_hand() {
+        // 1, 2, 3: sum 6 / 3 = 2, smallest 1, largest 3.
+        assert_eq!(mean_min_max(&[1.0, 2.0, 3.0]), (2.0, 1.0, 3.0));
+        assert_eq!(mean_min_max(&[0.5]), (0.5, 0.5, 0.5));
+        assert_eq!(mean_min_max(&[]), (0.0, 0.0, 0.0));
+        // 0.25 + 1.75 = 2 / 2 = 1.
+        assert_eq!(mean(&[0.25, 1.75]), Some(1.0));
+        assert_eq!(mean(&[]), None);
     }
 
     #[test]

@@ -26,6 +26,7 @@ use crate::result::{ResultLine, Status};
 use crate::signals::stop_requested;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use cosched_report::stats::mean;
 use nix::errno::Errno;
 use nix::time::{clock_gettime, clock_nanosleep, ClockId, ClockNanosleepFlags};
 use rand::rngs::StdRng;
@@ -104,10 +105,6 @@ pub fn quantile(values: &mut [f64], q: f64) -> Option<f64> {
     values.sort_by(f64::total_cmp);
     let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
     Some(values[rank - 1])
-}
-
-fn mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
 pub fn run(args: LocalArgs) -> Result<ResultLine> {

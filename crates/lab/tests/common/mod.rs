@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use cosched_lab::cgroup::CGROUP_ROOT;
-use cosched_lab::runner::Binaries;
+use cosched_lab::Binaries;
 use cosched_lab::LabExperiment;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -50,7 +50,8 @@ pub const PERL_ECHO_CLIENT: &str = r#"use IO::Socket::INET; for (1..60) { my $c 
 
 /// A directory of stand-in benchmark programs (shell scripts) that speak the lab's contract:
 /// `cosched-calcula` spins; `cosched-pingpong` on the root accepts one TCP connection through the emulated
-/// network, echoes a line, spins for `root_s` seconds and prints a result line; on the other node it connects
+/// network, echoes a line, spins for `root_s` seconds and prints a result line (the fields of
+/// `cosched_bench::result::ResultLine` that every line has, with round-trip percentiles); on the other node it connects
 /// to the root's address (exit 7 if unreachable). A nonzero `pingpong_exit` makes it fail at once.
 pub fn fake_bench(tag: &str, root_s: f64, pingpong_exit: i32) -> Binaries {
     let dir = std::env::temp_dir().join(format!("cosched-lab-test-{}-{tag}", std::process::id()));
@@ -70,7 +71,7 @@ if [ "$role" = root ]; then
   perl -e '{server}' "$port" || exit $?
   end=$(( $(date +%s%N) + {ns} )); n=0
   while [ $(date +%s%N) -lt $end ]; do n=$((n+1)); done
-  echo "{{\"round_trips\": $n, \"elapsed_s\": {root_s}, \"rtt_p50_us\": 10.0, \"rtt_p99_us\": 20.0}}"
+  echo "{{\"program\":\"pingpong\",\"rank\":0,\"ranks\":2,\"status\":\"complete\",\"work_done\":$n,\"wall_s\":{root_s},\"cpu_s\":{root_s},\"cpu_user_s\":{root_s},\"cpu_sys_s\":0.0,\"cpu_share\":1.0,\"rate_per_s\":$(( n * 1000000000 / {ns} )),\"rtt_p50_us\":10.0,\"rtt_p99_us\":20.0}}"
 else
   perl -e '{client}' "$peer" "$port"
 fi"#,

@@ -1,0 +1,458 @@
+//! One run's measurement from what was sampled: the pure step of a run (no process, no file, no clock), so that
+//! every figure of a `RunRecord` can be checked by hand from made-up inputs.
+//!
+//! Seed: `000_e8004e1596fde6a5.txt` §4.1.1 (response time, CPU time, fairness `F = N × Tc / Te`).
+//!
+//! ## Terminology
+//! - `window` — seconds from releasing the job's processes to the last one's exit: the job's response time `Te`,
+//!   and the time the competitors are measured over.
+//! - `N` — processes pinned to a node's CPU: the job's ranks and the competitors of every node on that CPU
+//!   (several nodes may share a CPU).
+//! - node CPU — what a node's cpuacct group used over the window: its ranks and its competitors.
+//! - rank CPU `Tc` — `(node CPU − the node's competitors' CPU) / ranks per node`, never below 0.
+//! - rate time — the job's own elapsed time from its result line (`wall_s`), or the window if it gave none.
+//!
+//! ## Algorithm
+//! ```text
+//! competitor c on node n:  F_c = fairness(N(n), cpu_c, window)
+//! rank on node n:          Tc_n = max(0, (node_cpu_n − Σ cpu_c of n) / ranks per node)
+//!                          F_n = fairness(N(n), Tc_n, window)
+//! parallel job:            response = window, CPU = Σ Tc_n × ranks per node, F = mean/min/max of F_n
+//! competitors (if any):    response = window, CPU = mean cpu_c, F = mean/min/max of F_c
+//! rate                     = work_done / rate time
+//! coscheduled_fraction     = the line's time in round trips under 100 µs / rate time
+//! foreign_cpus             = (busy − (experiment cgroup + lab + agent)) / window   (`cpustat::foreign_cpus`)
+//! experiment_cpus          = experiment cgroup / window
+//! agent_cpu_fraction       = agent CPU / window
+//! ```
+
+use crate::cpustat;
+use crate::programs::RANKS_PER_NODE;
+use cosched_agent::proto::AgentStats;
+use cosched_bench::result::ResultLine;
+use cosched_report::fairness::fairness;
+use cosched_report::stats::mean_min_max;
+use cosched_report::{JobResult, JobRole, Measurement, RunRecord, Source};
+use std::collections::BTreeMap;
+
+/// What the run was: the labels of its record and the layout its figures are computed against.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSetting {
+    pub experiment: String,
+    /// The series label, `configuration, mode` (`runner::series_label`).
+    pub series: String,
+    /// Competitors per node (K).
+    pub competitors: u32,
+    pub repetition: u32,
+    /// The parallel job's name (the program kind).
+    pub job: String,
+    /// Units of work asked for; 0 for a duration-bound run.
+    pub work_expected: u64,
+    /// The CPU each node is pinned to, by node index.
+    pub node_cpus: Vec<u32>,
+}
+
+impl RunSetting {
+    /// `N` of each node: the processes on its CPU, i.e. the ranks and competitors of every node pinned there.
+    pub fn sharing_per_node(&self) -> Vec<u32> {
+        let mut per_cpu: BTreeMap<u32, u32> = BTreeMap::new();
+        for &cpu in &self.node_cpus {
+            *per_cpu.entry(cpu).or_insert(0) += self.competitors + RANKS_PER_NODE;
+        }
+        self.node_cpus.iter().map(|cpu| per_cpu[cpu]).collect()
+    }
+}
+
+/// One competitor's CPU time, seconds, and the node it runs on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CompetitorCpu {
+    pub node: u32,
+    pub cpu_s: f64,
+}
+
+/// CPU seconds of each party of a run. Read at one instant ([`crate::runner`]'s sample step) they are
+/// cumulative counters; [`CpuTimes::since`] turns two readings into what each party used in between.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuTimes {
+    /// Each competitor (in start order).
+    pub competitors: Vec<CompetitorCpu>,
+    /// Each node's cpuacct group (its ranks and its competitors), by node index.
+    pub nodes: Vec<f64>,
+    /// Busy time of the experiment's CPUs in `/proc/stat`, whoever was busy.
+    pub busy: f64,
+    /// The experiment's cgroup (every node).
+    pub experiment: f64,
+    /// The lab process itself.
+    pub lab: f64,
+    /// The agent, in agent configurations.
+    pub agent: Option<f64>,
+}
+
+impl CpuTimes {
+    /// What each party used from `start` to `self` (the same parties, read in the same order).
+    pub fn since(&self, start: &CpuTimes) -> CpuTimes {
+        CpuTimes {
+            competitors: self
+                .competitors
+                .iter()
+                .zip(&start.competitors)
+                .map(|(end, start)| CompetitorCpu {
+                    node: end.node,
+                    cpu_s: end.cpu_s - start.cpu_s,
+                })
+                .collect(),
+            nodes: self
+                .nodes
+                .iter()
+                .zip(&start.nodes)
+                .map(|(end, start)| end - start)
+                .collect(),
+            busy: self.busy - start.busy,
+            experiment: self.experiment - start.experiment,
+            lab: self.lab - start.lab,
+            agent: self.agent.map(|a| a - start.agent.unwrap_or(0.0)),
+        }
+    }
+}
+
+/// The run's record: `used` is the CPU each party used over the `window_s` seconds of the job, `line` the
+/// reporting process's result line, `agent` the agent's statistics at the end (agent configurations).
+pub fn measure(
+    setting: &RunSetting,
+    used: &CpuTimes,
+    window_s: f64,
+    line: &ResultLine,
+    agent: Option<&AgentStats>,
+) -> RunRecord {
+    let nodes = setting.node_cpus.len();
+    let sharing = setting.sharing_per_node();
+
+    let mut competitor_fairness = Vec::new();
+    let mut competitor_cpu = Vec::new();
+    let mut node_competitor_cpu = vec![0.0; nodes];
+    for c in &used.competitors {
+        node_competitor_cpu[c.node as usize] += c.cpu_s;
+        competitor_cpu.push(c.cpu_s);
+        competitor_fairness.push(fairness(sharing[c.node as usize], c.cpu_s, window_s));
+    }
+
+    // Per rank (one per node): F = N × (node CPU − competitors' CPU) / job response time.
+    let job_response = window_s;
+    let rank_cpu: Vec<f64> = (0..nodes)
+        .map(|n| ((used.nodes[n] - node_competitor_cpu[n]) / RANKS_PER_NODE as f64).max(0.0))
+        .collect();
+    let job_fairness: Vec<f64> = (0..nodes)
+        .map(|n| fairness(sharing[n], rank_cpu[n], job_response))
+        .collect();
+    let (f_mean, f_min, f_max) = mean_min_max(&job_fairness);
+    let mut jobs = vec![JobResult {
+        name: setting.job.clone(),
+        role: JobRole::Parallel,
+        response_s: job_response,
+        cpu_s: rank_cpu.iter().sum::<f64>() * RANKS_PER_NODE as f64,
+        fairness: f_mean,
+        fairness_min: f_min,
+        fairness_max: f_max,
+    }];
+    if !competitor_fairness.is_empty() {
+        let (c_mean, c_min, c_max) = mean_min_max(&competitor_fairness);
+        jobs.push(JobResult {
+            name: "calcula".into(),
+            role: JobRole::Competitor,
+            response_s: window_s,
+            cpu_s: competitor_cpu.iter().sum::<f64>() / competitor_cpu.len() as f64,
+            fairness: c_mean,
+            fairness_min: c_min,
+            fairness_max: c_max,
+        });
+    }
+
+    let rate_time = Some(line.wall_s)
+        .filter(|&t| t > 0.0)
+        .unwrap_or(job_response);
+    let ours = used.experiment + used.lab + used.agent.unwrap_or(0.0);
+    let mut extra = BTreeMap::new();
+    extra.insert(
+        "foreign_cpus".into(),
+        cpustat::foreign_cpus(used.busy, ours, window_s),
+    );
+    extra.insert("experiment_cpus".into(), used.experiment / window_s);
+    extra.insert("lab_cpu_s".into(), used.lab);
+    extra.insert("window_s".into(), window_s);
+    if let Some(s) = line.rtt_under_100us_s.filter(|_| rate_time > 0.0) {
+        // The share of the run the job's ranks were coscheduled (round trips that lost no time slice).
+        extra.insert("coscheduled_fraction".into(), s / rate_time);
+    }
+    if let Some(us) = line.rtt_under_100us_mean_us {
+        extra.insert("coscheduled_rtt_us".into(), us);
+    }
+    let mut measurement = Measurement {
+        jobs,
+        work_done: line.work_done,
+        work_expected: setting.work_expected,
+        rate_per_s: line.work_done as f64 / rate_time,
+        rtt_p50_us: line.rtt_p50_us,
+        rtt_p99_us: line.rtt_p99_us,
+        rtt_histogram: line.rtt_histogram.clone(),
+        agent_cpu_fraction: used.agent.map(|a| a / window_s),
+        extra,
+        ..Measurement::default()
+    };
+    if let Some(stats) = agent {
+        stats.fill_measurement(&mut measurement);
+        // Over the job's window, not the agent's whole life (which includes its start-up).
+        measurement.agent_cpu_fraction = used.agent.map(|a| a / window_s);
+    }
+    RunRecord {
+        experiment: setting.experiment.clone(),
+        source: Source::Real,
+        config: setting.series.clone(),
+        competitors: setting.competitors,
+        repetition: setting.repetition,
+        seed: None,
+        measurement,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_bench::result::Status;
+    use cosched_bench::stats::CpuTimes as ProgramCpu;
+    use std::time::Duration;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    /// Two nodes on CPUs 0 and 1, K = 1 competitor each.
+    fn setting(competitors: u32, node_cpus: Vec<u32>) -> RunSetting {
+        RunSetting {
+            experiment: "t".into(),
+            series: "no-agent, spin-only".into(),
+            competitors,
+            repetition: 3,
+            job: "pingpong".into(),
+            work_expected: 0,
+            node_cpus,
+        }
+    }
+
+    /// The pingpong root's line: `work_done` round trips in `wall_s`.
+    fn line(work_done: u64, wall_s: f64) -> ResultLine {
+        ResultLine::new(
+            "pingpong",
+            0,
+            2,
+            Status::Complete,
+            work_done,
+            Duration::from_secs_f64(wall_s),
+            ProgramCpu {
+                user_s: 0.5,
+                sys_s: 0.0,
+            },
+        )
+    }
+
+    #[test]
+    fn sharing_counts_ranks_and_competitors_of_every_node_on_a_cpu() {
+        // K = 2: 1 rank + 2 competitors per node. Nodes 0 and 2 share CPU 0: N = 6 there; node 1 alone: N = 3.
+        assert_eq!(setting(2, vec![0, 1, 0]).sharing_per_node(), [6, 3, 6]);
+        assert_eq!(setting(0, vec![0, 1]).sharing_per_node(), [1, 1]);
+    }
+
+    #[test]
+    fn cpu_used_is_end_minus_start_party_by_party() {
+        let start = CpuTimes {
+            competitors: vec![CompetitorCpu {
+                node: 1,
+                cpu_s: 10.0,
+            }],
+            nodes: vec![100.0, 200.0],
+            busy: 1000.0,
+            experiment: 300.0,
+            lab: 5.0,
+            agent: Some(0.5),
+        };
+        let end = CpuTimes {
+            competitors: vec![CompetitorCpu {
+                node: 1,
+                cpu_s: 11.5,
+            }],
+            nodes: vec![101.0, 203.0],
+            busy: 1004.0,
+            experiment: 304.0,
+            lab: 5.25,
+            agent: Some(0.75),
+        };
+        assert_eq!(
+            end.since(&start),
+            CpuTimes {
+                competitors: vec![CompetitorCpu {
+                    node: 1,
+                    cpu_s: 1.5,
+                }],
+                nodes: vec![1.0, 3.0],
+                busy: 4.0,
+                experiment: 4.0,
+                lab: 0.25,
+                agent: Some(0.25),
+            }
+        );
+    }
+
+    #[test]
+    fn a_run_without_competitors_has_a_dedicated_cpu_per_rank() {
+        // 2 nodes, K = 0: N = 1. Window 2 s; node 0's group used 1.8 s, node 1's 1.6 s.
+        // Tc = 1.8 and 1.6; F = 1 × 1.8 / 2 = 0.9 and 0.8; mean 0.85. Job CPU 3.4 s.
+        // 4000 round trips in the program's own 1.6 s: 2500/s.
+        let used = CpuTimes {
+            nodes: vec![1.8, 1.6],
+            busy: 3.6,
+            experiment: 3.4,
+            lab: 0.1,
+            ..CpuTimes::default()
+        };
+        let record = measure(&setting(0, vec![0, 1]), &used, 2.0, &line(4000, 1.6), None);
+        assert_eq!(record.config, "no-agent, spin-only");
+        assert_eq!((record.competitors, record.repetition), (0, 3));
+        assert_eq!(record.source, Source::Real);
+        let m = &record.measurement;
+        assert_eq!(m.jobs.len(), 1, "no competitor job without competitors");
+        let job = m.parallel_job().unwrap();
+        assert_eq!(job.name, "pingpong");
+        assert!(close(job.response_s, 2.0));
+        assert!(close(job.cpu_s, 3.4));
+        assert!(close(job.fairness, 0.85));
+        assert!(close(job.fairness_min, 0.8) && close(job.fairness_max, 0.9));
+        assert_eq!(m.work_done, 4000);
+        assert!(close(m.rate_per_s, 2500.0));
+        // Foreign: busy 3.6 − ours (3.4 + 0.1) = 0.1 s over 2 s = 0.05 CPUs. Experiment: 3.4 / 2 = 1.7 CPUs.
+        assert!(close(m.extra["foreign_cpus"], 0.05));
+        assert!(close(m.extra["experiment_cpus"], 1.7));
+        assert!(close(m.extra["lab_cpu_s"], 0.1));
+        assert!(close(m.extra["window_s"], 2.0));
+        assert!(!m.extra.contains_key("coscheduled_fraction"));
+        assert_eq!(m.agent_cpu_fraction, None);
+        assert_eq!(m.rtt_p50_us, None);
+    }
+
+    #[test]
+    fn competitors_take_their_cpu_out_of_the_node_and_get_their_own_fairness() {
+        // K = 1 on 2 nodes: N = 2 on each CPU. Window 4 s.
+        // Node 0: group 4.0 s, its competitor 2.4 s → rank Tc = 1.6, F = 2 × 1.6 / 4 = 0.8.
+        // Node 1: group 3.8 s, its competitor 1.8 s → rank Tc = 2.0, F = 2 × 2.0 / 4 = 1.0.
+        // Job: CPU 3.6 s, F mean 0.9, min 0.8, max 1.0.
+        // Competitors: F = 2 × 2.4 / 4 = 1.2 and 2 × 1.8 / 4 = 0.9: mean 1.05; CPU mean (2.4 + 1.8) / 2 = 2.1 s.
+        let used = CpuTimes {
+            competitors: vec![
+                CompetitorCpu {
+                    node: 0,
+                    cpu_s: 2.4,
+                },
+                CompetitorCpu {
+                    node: 1,
+                    cpu_s: 1.8,
+                },
+            ],
+            nodes: vec![4.0, 3.8],
+            busy: 7.8,
+            experiment: 7.8,
+            lab: 0.0,
+            agent: None,
+        };
+        let mut line = line(1000, 4.0);
+        // 1.0 s of round trips under 100 µs, mean 12.5 µs: coscheduled a quarter of the 4 s.
+        line.rtt_under_100us_s = Some(1.0);
+        line.rtt_under_100us_mean_us = Some(12.5);
+        line.rtt_p50_us = Some(40.0);
+        line.rtt_p99_us = Some(900.0);
+        let record = measure(&setting(1, vec![0, 1]), &used, 4.0, &line, None);
+        let m = &record.measurement;
+        let job = m.parallel_job().unwrap();
+        assert!(close(job.cpu_s, 3.6));
+        assert!(close(job.fairness, 0.9));
+        assert!(close(job.fairness_min, 0.8) && close(job.fairness_max, 1.0));
+        let comp = m.competitors().unwrap();
+        assert_eq!(comp.name, "calcula");
+        assert!(close(comp.response_s, 4.0));
+        assert!(close(comp.cpu_s, 2.1));
+        assert!(close(comp.fairness, 1.05));
+        assert!(close(comp.fairness_min, 0.9) && close(comp.fairness_max, 1.2));
+        assert!(close(m.rate_per_s, 250.0));
+        assert!(close(m.extra["coscheduled_fraction"], 0.25));
+        assert!(close(m.extra["coscheduled_rtt_us"], 12.5));
+        assert_eq!((m.rtt_p50_us, m.rtt_p99_us), (Some(40.0), Some(900.0)));
+        assert!(close(m.extra["foreign_cpus"], 0.0));
+    }
+
+    #[test]
+    fn a_rank_never_gets_negative_cpu_and_a_line_without_elapsed_time_uses_the_window() {
+        // Accounting noise: the competitor's own clock saw 2.1 s, its node's group 2.0 s → rank Tc = 0, not −0.1.
+        // The line's wall time is 0 (a program that did nothing timed): the rate is over the 2 s window.
+        let used = CpuTimes {
+            competitors: vec![CompetitorCpu {
+                node: 0,
+                cpu_s: 2.1,
+            }],
+            nodes: vec![2.0],
+            ..CpuTimes::default()
+        };
+        let record = measure(&setting(1, vec![0]), &used, 2.0, &line(10, 0.0), None);
+        let job = record.measurement.parallel_job().unwrap();
+        assert_eq!((job.cpu_s, job.fairness), (0.0, 0.0));
+        assert!(close(record.measurement.rate_per_s, 5.0));
+    }
+
+    #[test]
+    fn nodes_sharing_a_cpu_count_each_others_processes() {
+        // 3 nodes on CPUs 0, 1, 0, K = 1: N = 4 on CPU 0 (two ranks, two competitors), 2 on CPU 1. Window 2 s.
+        // Node 0: group 1.0, competitor 0.5 → Tc 0.5, F = 4 × 0.5 / 2 = 1.0.
+        // Node 1: group 2.0, competitor 1.0 → Tc 1.0, F = 2 × 1.0 / 2 = 1.0.
+        // Node 2: group 1.0, competitor 0.6 → Tc 0.4, F = 4 × 0.4 / 2 = 0.8.
+        let used = CpuTimes {
+            competitors: [(0, 0.5), (1, 1.0), (2, 0.6)]
+                .map(|(node, cpu_s)| CompetitorCpu { node, cpu_s })
+                .to_vec(),
+            nodes: vec![1.0, 2.0, 1.0],
+            ..CpuTimes::default()
+        };
+        let record = measure(&setting(1, vec![0, 1, 0]), &used, 2.0, &line(1, 1.0), None);
+        let job = record.measurement.parallel_job().unwrap();
+        assert!(close(job.fairness_min, 0.8) && close(job.fairness_max, 1.0));
+        assert!(close(job.fairness, 2.8 / 3.0));
+        // Competitors: 4 × 0.5 / 2 = 1.0, 2 × 1.0 / 2 = 1.0, 4 × 0.6 / 2 = 1.2.
+        let comp = record.measurement.competitors().unwrap();
+        assert!(close(comp.fairness_max, 1.2) && close(comp.fairness_min, 1.0));
+    }
+
+    #[test]
+    fn the_agents_cpu_counts_as_ours_and_over_the_window() {
+        // Agent used 0.2 s of a 4 s window: 5 % of a CPU, whatever its own statistics say over its whole life.
+        // Busy 8.0 − (7.5 + 0.1 + 0.2) = 0.2 s foreign over 4 s = 0.05 CPUs.
+        let used = CpuTimes {
+            nodes: vec![3.75, 3.75],
+            busy: 8.0,
+            experiment: 7.5,
+            lab: 0.1,
+            agent: Some(0.2),
+            ..CpuTimes::default()
+        };
+        let stats = AgentStats {
+            boosts_granted: 7,
+            agent_cpu_fraction: 0.5,
+            ..AgentStats::default()
+        };
+        let record = measure(
+            &setting(0, vec![0, 1]),
+            &used,
+            4.0,
+            &line(1, 4.0),
+            Some(&stats),
+        );
+        let m = &record.measurement;
+        assert_eq!(m.boosts_granted, 7);
+        assert!(close(m.agent_cpu_fraction.unwrap(), 0.05));
+        assert!(close(m.extra["foreign_cpus"], 0.05));
+    }
+}
