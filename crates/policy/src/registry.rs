@@ -7,21 +7,10 @@
 //! rule's defaults cannot drift apart. The one row that is not a policy is the `spin-block` receive rule, whose
 //! spin time an experiment gives beside the policy (`receive = "spin-block"`, `spin_us`).
 
+pub use crate::config::ParamInfo;
 use crate::config::{PolicyConfig, PolicyParameters};
 use crate::spin::DEFAULT_SPIN;
 use crate::MICROS;
-
-/// One tunable parameter of a policy.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamInfo {
-    /// As written in a policy table; the agent's flag is `--` and this with `-` for `_`.
-    pub name: &'static str,
-    /// `ms`, `us`, `ppm`, or empty for a plain number.
-    pub unit: &'static str,
-    /// The default, as it would be written in a file.
-    pub default: String,
-    pub description: &'static str,
-}
 
 /// One policy: its name, what it does, where it comes from, and its parameters.
 #[derive(Clone, Debug, PartialEq)]

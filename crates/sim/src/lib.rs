@@ -14,6 +14,7 @@
 //! | [`process`] | programs (instruction lists) and process state |
 //! | [`workloads`] | Latency, Barrier, Mixed (SOR + sequential jobs) and arriving parallel jobs as programs placed on CPUs |
 //! | [`hook`] | the policy seam: hooks see the world and push commands (DCS, no coscheduling) |
+//! | [`outcome`] | `SimOutput` (what a run gives back) and `SimError` (why it could not start) |
 //! | [`metrics`] | response time, CPU time, fairness, round-trip histograms, reaction times, per measured job → `Measurement` |
 //! | [`world`] | the simulation loop that ties them together |
 //! | [`scenario`] | the resolved configuration (`Scenario`) and its validation |
@@ -60,6 +61,7 @@ pub mod hook;
 pub mod metrics;
 pub mod network;
 pub mod os;
+pub mod outcome;
 pub mod process;
 pub mod scenario;
 pub mod speed;
@@ -71,38 +73,9 @@ mod seam_tests;
 #[cfg(test)]
 mod tests;
 
+pub use outcome::{SimError, SimOutput};
 pub use scenario::{Scenario, ScenarioError};
 pub use world::{RunInterval, Trace};
-
-/// What one simulated run produced.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimOutput {
-    /// The run's measurement, in the schema shared with real runs.
-    pub measurement: cosched_report::Measurement,
-    /// Events the engine processed (stale timers excluded).
-    pub events: u64,
-    /// Simulated time at the end of the run (ns).
-    pub sim_time_ns: u64,
-    /// Messages sent and messages delivered (equal in a finished run: the network never loses one).
-    pub messages_sent: u64,
-    pub messages_delivered: u64,
-    /// Every measured (parallel) job, in job order; the first is the one the measurement's own figures
-    /// describe.
-    pub measured_jobs: Vec<metrics::MeasuredJob>,
-}
-
-/// Why a run could not start.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum SimError {
-    #[error("invalid scenario: {0}")]
-    InvalidScenario(#[from] ScenarioError),
-    /// The policy's commands need an operation the scenario's OS model does not carry out.
-    #[error("policy '{policy}' cannot run here: {source}")]
-    Unsupported {
-        policy: &'static str,
-        source: os::Unsupported,
-    },
-}
 
 /// Runs one scenario with one RNG seed. Validates the scenario first.
 pub fn simulate(scenario: &Scenario, seed: u64) -> Result<SimOutput, SimError> {

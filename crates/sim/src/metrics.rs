@@ -187,36 +187,9 @@ impl MeasuredJob {
     }
 }
 
-/// `F = N × Tc / Te`; 0 for an empty window.
-pub fn fairness(sharing: u32, cpu_ns: Nanos, window_ns: Nanos) -> f64 {
-    if window_ns == 0 {
-        0.0
-    } else {
-        sharing as f64 * cpu_ns as f64 / window_ns as f64
-    }
-}
-
-/// Mean, min and max of a non-empty list (zeros for an empty one).
-pub fn mean_min_max(values: &[f64]) -> (f64, f64, f64) {
-    if values.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    let mean = values.iter().sum::<f64>() / values.len() as f64;
-    let min = values.iter().cloned().fold(f64::INFINITY, f64::min);
-    let max = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    (mean, min, max)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fairness_of_a_fair_share_is_one() {
-        // 1 job process + 3 competitors on a CPU (N = 4), 2.5 s of CPU in 10 s: F = 4 × 2.5 / 10 = 1.
-        assert_eq!(fairness(4, 2_500_000_000, 10_000_000_000), 1.0);
-        assert_eq!(fairness(4, 1, 0), 0.0);
-    }
 
     #[test]
     fn quantiles_land_within_the_bucket_precision() {

@@ -58,16 +58,18 @@ use crate::hook::{
     ArrivalView, Command, Commands, CoschedHook, ProcessView, Timer, TimerPhase, WorldView,
     RUNNING_SAMPLE_PERIOD,
 };
-use crate::metrics::{fairness, mean_min_max, DurationHistogram, MeasuredJob};
+use crate::metrics::{DurationHistogram, MeasuredJob};
 use crate::network::Network;
 use crate::os::solaris_ts::SolarisTs;
 use crate::os::{CpuSet, OsScheduler, Unsupported};
+use crate::outcome::{SimError, SimOutput};
 use crate::process::{Op, Phase, Process, Program, Status};
 use crate::scenario::{OsModel, Scenario, Workload};
 use crate::workloads::{self, Job, JobStart};
-use crate::{SimError, SimOutput};
 use cosched_policy::spin::{ReceiveMode, WaitAction};
 use cosched_policy::Nanos;
+use cosched_report::fairness::fairness;
+use cosched_report::stats::mean_min_max;
 use cosched_report::{JobResult, JobRole, Measurement};
 use std::collections::BTreeMap;
 
@@ -1079,12 +1081,13 @@ impl<'a, S: OsScheduler> World<'a, S> {
                     let p = &self.procs[pid as usize];
                     match mixed_window {
                         Some(window) => {
-                            fairness(p.sharing, self.cpu_at_first_job_end[pid as usize], window)
+                            let cpu = self.cpu_at_first_job_end[pid as usize];
+                            fairness(p.sharing, cpu as f64, window as f64)
                         }
                         None if job.role == JobRole::Competitor => {
-                            fairness(p.sharing, p.cpu_ns, end)
+                            fairness(p.sharing, p.cpu_ns as f64, end as f64)
                         }
-                        None => fairness(p.sharing, p.cpu_ns, response),
+                        None => fairness(p.sharing, p.cpu_ns as f64, response as f64),
                     }
                 })
                 .collect();
