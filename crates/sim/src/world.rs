@@ -210,9 +210,27 @@ pub(crate) fn run(
     traced: bool,
 ) -> Result<(SimOutput, Option<Trace>), SimError> {
     let cpus = scenario.nodes * scenario.cpus_per_node;
-    let os = match scenario.os {
-        OsModel::SolarisTs { slpret_ablation } => SolarisTs::new(cpus, slpret_ablation),
-    };
+    // The one place an OS model is chosen: one arm per model (the world is generic over it, so each model
+    // gets its own monomorphised loop).
+    match scenario.os {
+        OsModel::SolarisTs { slpret_ablation } => run_on(
+            SolarisTs::new(cpus, slpret_ablation),
+            scenario,
+            seed,
+            hook,
+            traced,
+        ),
+    }
+}
+
+/// [`run`] on a constructed OS model.
+fn run_on<S: OsScheduler>(
+    os: S,
+    scenario: &Scenario,
+    seed: u64,
+    hook: Box<dyn CoschedHook>,
+    traced: bool,
+) -> Result<(SimOutput, Option<Trace>), SimError> {
     if let Some(&operation) = hook.operations().iter().find(|&&op| !os.supports(op)) {
         return Err(SimError::Unsupported {
             policy: hook.name(),
