@@ -52,15 +52,22 @@
 //!   CPU time the kernel booked for it (`se.sum_exec_runtime`), not the time between switch tracepoints.
 //! - The agent only ever touches tasks it was asked to manage, and their descendants.
 
+pub mod actuator;
 #[cfg(cosched_bpf)]
 mod bpf;
 pub mod cli;
+pub mod config;
+pub mod control;
 #[cfg(cosched_bpf)]
 pub mod daemon;
+pub mod engine;
 pub mod guardian;
 pub mod intf;
+pub mod policy;
 pub mod proto;
 pub mod sched;
+pub mod stats;
+pub mod tracker;
 
 #[cfg(cosched_bpf)]
 #[allow(
