@@ -423,6 +423,131 @@ mod tests {
     use super::*;
     use crate::proto::JobStats;
 
+    /// Registry parameters whose agent default differs on purpose, and why. An entry that no longer differs
+    /// fails the test below, so the list cannot outlive the difference.
+    const AGENT_DEFAULT_DIFFERS: &[(&str, &str, &str)] = &[(
+        "dcs",
+        "exponent",
+        "the registry gives the seed's spin-only E = -1 (the simulator's); the agent's 2 (with C = 0) only \
+         spaces boost starts, because its CPU-time budget holds fairness (docs/lab-dcs.md)",
+    )];
+
+    #[test]
+    fn every_registry_parameter_of_dcs_and_budget_is_an_agent_flag_with_the_same_default() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let mut checked = 0;
+        for policy in ["dcs", "budget"] {
+            let info = cosched_policy::registry::find(policy).unwrap();
+            for param in &info.params {
+                // constant_ms -> --constant-ms
+                let long = param.name.replace('_', "-");
+                let arg = cmd
+                    .get_arguments()
+                    .find(|a| a.get_long() == Some(long.as_str()))
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "registry parameter {policy}.{} has no agent flag --{long}",
+                            param.name
+                        )
+                    });
+                let agent: f64 = arg
+                    .get_default_values()
+                    .first()
+                    .and_then(|v| v.to_str()?.parse().ok())
+                    .unwrap_or_else(|| panic!("--{long} has no numeric default"));
+                let registry: f64 = param.default.parse().unwrap_or_else(|_| {
+                    panic!("{policy}.{} default {:?}", param.name, param.default)
+                });
+                let excused = AGENT_DEFAULT_DIFFERS
+                    .iter()
+                    .any(|(p, n, _)| *p == policy && *n == param.name);
+                if excused {
+                    assert_ne!(
+                        agent, registry,
+                        "--{long} now agrees with the registry: drop it from AGENT_DEFAULT_DIFFERS"
+                    );
+                } else {
+                    assert_eq!(
+                        agent, registry,
+                        "--{long} defaults to {agent}, the registry's {policy}.{} to {registry}",
+                        param.name
+                    );
+                }
+                checked += 1;
+            }
+        }
+        // exponent, constant_ms, slack_ppm, burst_ms, demote_ms, resume_ms at least (floor_ms once listed).
+        assert!(checked >= 6, "only {checked} parameters in the registry");
+    }
+
+    #[test]
+    fn the_agent_command_is_well_formed_and_keeps_its_flag_names() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        cmd.clone().debug_assert();
+        // The flags the lab, the docs and the tests pass.
+        for long in [
+            "socket",
+            "stats",
+            "monitor",
+            "policy",
+            "boost-us",
+            "max-extend-us",
+            "grace-us",
+            "renotify-us",
+            "rt-prio",
+            "exponent",
+            "constant-ms",
+            "quantum-us",
+            "slack-ppm",
+            "burst-ms",
+            "floor-ms",
+            "demote-ms",
+            "resume-ms",
+            "no-demote",
+            "tick-ms",
+            "watch-hold-ms",
+            "agent-prio",
+            "log-actions",
+            "run-for-s",
+            "panic-after-boosts",
+        ] {
+            assert!(
+                cmd.get_arguments().any(|a| a.get_long() == Some(long)),
+                "--{long} is gone"
+            );
+        }
+        let m = cmd
+            .try_get_matches_from(["agent", "--exponent=-1", "--slack-ppm", "1100000"])
+            .unwrap();
+        let args = AgentArgs::from_arg_matches(&m).unwrap();
+        let (cfg, policy) = args.resolve().unwrap();
+        assert_eq!(cfg.policy, "dcs");
+        let described = policy.describe();
+        assert!(
+            described.contains(&"exponent=-1".to_string()),
+            "{described:?}"
+        );
+        assert!(described.contains(&"slack_ppm=1100000".to_string()));
+    }
+
+    #[test]
+    fn an_unknown_policy_is_a_clear_error() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let m = cmd
+            .try_get_matches_from(["agent", "--policy", "gang"])
+            .unwrap();
+        let err = AgentArgs::from_arg_matches(&m)
+            .unwrap()
+            .resolve()
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("unknown policy 'gang'") && err.contains("dcs"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn monitor_screen_shows_losses_rates_and_jobs() {
         let prev = AgentStats {
