@@ -1,5 +1,6 @@
 //! The actuator: every change the agent makes to a thread's scheduling attributes — the `SCHED_FIFO` boost
-//! window, a nice level, a custom slice (`sched_runtime`) — each guarded by the guardian and by a pidfd.
+//! window, a nice level, a custom slice (`sched_runtime`), its CPU affinity — each guarded by the guardian and
+//! by a pidfd.
 //!
 //! ## Problem
 //! A policy asks for a boost, a nice level or a slice; the change must be undone whatever happens to the agent
@@ -16,10 +17,11 @@
 //! - `orig`: the thread's own attributes, read when the agent adopted it.
 //! - `want`: what the thread should have now (`SCHED_FIFO` at `--rt-prio`, or `orig` at another nice level or
 //!   with another slice).
-//! - slot: a guardian table entry holding `want` and `orig` while the thread differs from `orig`.
+//! - slot: a guardian table entry holding `want` and `orig` (and the CPU masks) while the thread differs from
+//!   its own.
 
 use crate::guardian::{Guardian, SlotId};
-use crate::sched::{self, SchedAttr, SchedError, Target};
+use crate::sched::{self, CpuMask, SchedAttr, SchedError, Target};
 use crate::tracker::{Mode, Thread};
 use std::collections::HashMap;
 
@@ -50,8 +52,23 @@ pub trait Actuate {
     fn adopt(&mut self, tgid: u32, tid: u32) -> Result<SchedAttr, ActError>;
     /// Gives `tid` the attributes `want` (its own are `orig`), guarded so they are undone if the agent dies.
     fn change(&mut self, tid: u32, want: &SchedAttr, orig: &SchedAttr) -> Result<(), ActError>;
-    /// Writes `orig` back and drops the guard.
+    /// Writes `orig` back (and the thread's own CPU affinity, if the agent changed it) and drops the guard.
     fn restore(&mut self, tid: u32, orig: &SchedAttr) -> Result<(), ActError>;
+    /// Gives `tid` CPU affinity `cpus` (with `None`, its own back), guarded like [`change`](Self::change).
+    fn set_affinity(
+        &mut self,
+        tid: u32,
+        cpus: Option<&[u32]>,
+        orig: &SchedAttr,
+    ) -> Result<(), ActError>;
+    /// `child` was created by `parent` while the agent held `parent`'s affinity, and inherited it: its own
+    /// affinity is `parent`'s own, and the agent's is to be undone like the parent's (no system call).
+    fn inherit_affinity(
+        &mut self,
+        child: u32,
+        parent: u32,
+        orig: &SchedAttr,
+    ) -> Result<(), ActError>;
     /// Drops the handle and guard of a thread that exited (nothing is written).
     fn forget(&mut self, tid: u32);
 }
@@ -95,13 +112,18 @@ pub fn wanted(t: &Thread, rt_prio: u32) -> Option<SchedAttr> {
     attributes(&t.orig, t.mode, t.slice_ns, rt_prio)
 }
 
-/// A managed thread the actuator can act on: its pidfd, and its guardian slot with what the slot says it has.
+/// A managed thread the actuator can act on: its pidfd, its guardian slot, and what the slot says it has.
 struct Handle {
     target: Target,
-    slot: Option<(SlotId, SchedAttr)>,
+    slot: Option<SlotId>,
+    /// The attributes the agent gave it (`None`: its own).
+    set: Option<SchedAttr>,
+    /// `(its own, the agent's)` CPU masks while the agent holds its affinity.
+    affinity: Option<(CpuMask, CpuMask)>,
 }
 
-/// The real actuator: `sched_setattr` through pidfd-guarded targets, every change recorded with the guardian.
+/// The real actuator: `sched_setattr` / `sched_setaffinity` through pidfd-guarded targets, every change
+/// recorded with the guardian first.
 pub struct SchedActuator {
     guardian: Guardian,
     handles: HashMap<u32, Handle>,
@@ -120,14 +142,31 @@ impl SchedActuator {
     }
 }
 
+/// A handle's slot, or a new one that says "its own attributes" (for a change of affinity alone).
+fn slot_of(guardian: &mut Guardian, h: &Handle, orig: &SchedAttr) -> Result<SlotId, ActError> {
+    match h.slot {
+        Some(slot) => Ok(slot),
+        None => guardian
+            .record(h.target.tgid, h.target.tid, h.target.start_time, orig, orig)
+            .ok_or(ActError::GuardianFull { tid: h.target.tid }),
+    }
+}
+
 impl Actuate for SchedActuator {
     fn adopt(&mut self, tgid: u32, tid: u32) -> Result<SchedAttr, ActError> {
         let target = Target::open(tgid, tid)?;
         let orig = target.get()?;
-        if let Some(old) = self.handles.insert(tid, Handle { target, slot: None }) {
-            if let Some((slot, _)) = old.slot {
-                self.guardian.release(slot);
-            }
+        let handle = Handle {
+            target,
+            slot: None,
+            set: None,
+            affinity: None,
+        };
+        if let Some(Handle {
+            slot: Some(slot), ..
+        }) = self.handles.insert(tid, handle)
+        {
+            self.guardian.release(slot);
         }
         Ok(orig)
     }
@@ -138,26 +177,21 @@ impl Actuate for SchedActuator {
             .get_mut(&tid)
             .ok_or(ActError::Unknown { tid })?;
         // The slot says `want` before the kernel does, so a crash in between is undone too.
-        let slot = match h.slot {
-            Some((slot, _)) => {
-                self.guardian.update(slot, want);
-                slot
-            }
-            None => self
-                .guardian
-                .record(h.target.tgid, tid, h.target.start_time, want, orig)
-                .ok_or(ActError::GuardianFull { tid })?,
-        };
+        let had_slot = h.slot.is_some();
+        let slot = slot_of(&mut self.guardian, h, orig)?;
+        self.guardian.update(slot, want);
         match h.target.set(want, orig) {
             Ok(()) => {
-                h.slot = Some((slot, *want));
+                h.slot = Some(slot);
+                h.set = Some(*want);
                 Ok(())
             }
             Err(err) => {
-                match h.slot {
+                if had_slot {
                     // Still as before: the slot goes back to saying so.
-                    Some((slot, before)) => self.guardian.update(slot, &before),
-                    None => self.guardian.release(slot),
+                    self.guardian.update(slot, &h.set.unwrap_or(*orig));
+                } else {
+                    self.guardian.release(slot);
                 }
                 Err(err.into())
             }
@@ -170,16 +204,95 @@ impl Actuate for SchedActuator {
             .get_mut(&tid)
             .ok_or(ActError::Unknown { tid })?;
         let res = h.target.set(&orig.restorable(), orig);
-        if let Some((slot, _)) = h.slot.take() {
+        let res = match h.affinity.take() {
+            Some((own, set)) => res.and(h.target.set_affinity(&own, &set)),
+            None => res,
+        };
+        h.set = None;
+        if let Some(slot) = h.slot.take() {
             self.guardian.release(slot);
         }
         res.map_err(Into::into)
     }
 
+    fn set_affinity(
+        &mut self,
+        tid: u32,
+        cpus: Option<&[u32]>,
+        orig: &SchedAttr,
+    ) -> Result<(), ActError> {
+        let h = self
+            .handles
+            .get_mut(&tid)
+            .ok_or(ActError::Unknown { tid })?;
+        let Some(cpus) = cpus else {
+            // Its own mask back; the slot stays only while its attributes differ too.
+            let Some((own, set)) = h.affinity else {
+                return Ok(());
+            };
+            h.target.set_affinity(&own, &set)?;
+            h.affinity = None;
+            if let Some(slot) = h.slot {
+                if h.set.is_none() {
+                    self.guardian.release(slot);
+                    h.slot = None;
+                } else {
+                    self.guardian.update_affinity(slot, None);
+                }
+            }
+            return Ok(());
+        };
+        let mask = sched::cpu_mask(cpus)?;
+        let own = match h.affinity {
+            Some((own, _)) => own,
+            None => h.target.get_affinity()?,
+        };
+        let had_slot = h.slot.is_some();
+        let slot = slot_of(&mut self.guardian, h, orig)?;
+        self.guardian.update_affinity(slot, Some((&mask, &own)));
+        let prior = h.affinity.map_or(own, |(_, set)| set);
+        match h.target.set_affinity(&mask, &prior) {
+            Ok(()) => {
+                h.slot = Some(slot);
+                h.affinity = Some((own, mask));
+                Ok(())
+            }
+            Err(err) => {
+                if had_slot {
+                    let before = h.affinity.as_ref().map(|(own, set)| (set, own));
+                    self.guardian.update_affinity(slot, before);
+                } else {
+                    self.guardian.release(slot);
+                }
+                Err(err.into())
+            }
+        }
+    }
+
+    fn inherit_affinity(
+        &mut self,
+        child: u32,
+        parent: u32,
+        orig: &SchedAttr,
+    ) -> Result<(), ActError> {
+        let Some(masks) = self.handles.get(&parent).and_then(|p| p.affinity) else {
+            return Ok(());
+        };
+        let h = self
+            .handles
+            .get_mut(&child)
+            .ok_or(ActError::Unknown { tid: child })?;
+        let slot = slot_of(&mut self.guardian, h, orig)?;
+        self.guardian
+            .update_affinity(slot, Some((&masks.1, &masks.0)));
+        h.slot = Some(slot);
+        h.affinity = Some(masks);
+        Ok(())
+    }
+
     fn forget(&mut self, tid: u32) {
         if let Some(Handle {
-            slot: Some((slot, _)),
-            ..
+            slot: Some(slot), ..
         }) = self.handles.remove(&tid)
         {
             self.guardian.release(slot);

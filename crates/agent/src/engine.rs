@@ -222,7 +222,7 @@ impl Ctx<'_> {
         true
     }
 
-    /// Puts `tid` back to its own attributes (ending a boost, a nice level, a slice). Returns whether it was
+    /// Puts `tid` back to its own attributes (ending a boost, a nice level, a slice, a pin). Returns whether it was
     /// changed (a thread already in its own attributes needs nothing).
     pub fn restore(&mut self, tid: u32) -> bool {
         let Some(t) = self.tracker.thread(tid) else {
@@ -237,6 +237,7 @@ impl Ctx<'_> {
         let t = self.tracker.thread_mut(tid).expect("looked up above");
         t.mode = Mode::Normal;
         t.slice_ns = None;
+        t.affinity = None;
         self.counters.restores += 1;
         if let Err(err) = res {
             self.fail(err);
@@ -289,6 +290,40 @@ impl Ctx<'_> {
         ok
     }
 
+    /// Pins a thread to `cpus` (or with `None` gives it its own CPU affinity back); it holds in every mode until
+    /// the thread is restored. Returns whether it was carried out (an empty set is refused).
+    pub fn affinity(&mut self, tid: u32, cpus: Option<Vec<u32>>) -> bool {
+        let cpus = cpus.map(|mut c| {
+            c.sort_unstable();
+            c.dedup();
+            c
+        });
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
+        if cpus.as_ref().is_some_and(|c| c.is_empty()) {
+            return false;
+        }
+        if t.affinity == cpus {
+            return true;
+        }
+        let orig = t.orig;
+        match self.act.set_affinity(tid, cpus.as_deref(), &orig) {
+            Ok(()) => {
+                self.log(tid, "affinity", format_args!("cpus={cpus:?}"));
+                self.tracker
+                    .thread_mut(tid)
+                    .expect("looked up above")
+                    .affinity = cpus;
+                true
+            }
+            Err(err) => {
+                self.fail(err);
+                false
+            }
+        }
+    }
+
     /// Asks for a call to [`Policy::on_deadline`] at `at` (the earliest of the deadlines asked for wins).
     pub fn arm(&mut self, at: Nanos) {
         if self.deadline.is_none_or(|d| at < d) {
@@ -322,8 +357,10 @@ impl Ctx<'_> {
         let Some(t) = self.tracker.thread(tid) else {
             return false;
         };
-        let orig = t.orig;
+        let (orig, pinned) = (t.orig, t.affinity.is_some());
         let res = match actuator::attributes(&orig, mode, slice_ns, self.settings.rt_prio) {
+            // Its own attributes, but the agent's CPU affinity stays: keep the guard.
+            None if pinned => self.act.change(tid, &orig.restorable(), &orig),
             None => self.act.restore(tid, &orig),
             Some(want) => self.act.change(tid, &want, &orig),
         };
@@ -481,26 +518,41 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
 
     /// A managed task created thread `tid` of `tgid` (`parent`: the creating thread). A child of a thread the
     /// agent had niced or given a slice inherited that: it gets the parent's own attributes (a boosted
-    /// parent's child starts in `SCHED_OTHER` at the parent's own nice, thanks to reset-on-fork).
+    /// parent's child starts in `SCHED_OTHER` at the parent's own nice, thanks to reset-on-fork). A child of a
+    /// thread the agent had pinned keeps the pin, undone with the parent's.
     pub fn on_thread_start(&mut self, tgid: u32, tid: u32, parent: u32) {
         if !self.adopt_thread(tgid, tid) {
             return;
         }
-        let Some(porig) = self
-            .tracker
-            .thread(parent)
-            .filter(|p| matches!(p.mode, Mode::Niced { .. }) || p.slice_ns.is_some())
-            .map(|p| p.orig)
-        else {
+        let Some(p) = self.tracker.thread(parent) else {
             return;
         };
-        let child = self.tracker.thread_mut(tid).expect("adopted above");
-        let inherited = child.orig;
-        child.orig = porig;
-        if inherited.restorable() != porig.restorable() {
-            // Its own attributes from now on (the parent's): no guard, nothing to undo.
-            if let Err(err) = self.act.restore(tid, &porig) {
-                fail(&mut self.counters, err);
+        let (porig, changed, pin) = (
+            p.orig,
+            matches!(p.mode, Mode::Niced { .. }) || p.slice_ns.is_some(),
+            p.affinity.clone(),
+        );
+        if changed {
+            let child = self.tracker.thread_mut(tid).expect("adopted above");
+            let inherited = child.orig;
+            child.orig = porig;
+            if inherited.restorable() != porig.restorable() {
+                // Its own attributes from now on (the parent's): no guard, nothing to undo.
+                if let Err(err) = self.act.restore(tid, &porig) {
+                    fail(&mut self.counters, err);
+                }
+            }
+        }
+        if pin.is_some() {
+            let orig = self.tracker.thread(tid).expect("adopted above").orig;
+            match self.act.inherit_affinity(tid, parent, &orig) {
+                Ok(()) => {
+                    self.tracker
+                        .thread_mut(tid)
+                        .expect("adopted above")
+                        .affinity = pin
+                }
+                Err(err) => fail(&mut self.counters, err),
             }
         }
     }
@@ -667,6 +719,28 @@ pub(crate) mod tests {
         fn restore(&mut self, tid: u32, _orig: &SchedAttr) -> Result<(), ActError> {
             self.calls.push(format!("restore {tid}"));
             self.applied.remove(&tid);
+            Ok(())
+        }
+        fn set_affinity(
+            &mut self,
+            tid: u32,
+            cpus: Option<&[u32]>,
+            _orig: &SchedAttr,
+        ) -> Result<(), ActError> {
+            if self.refuse {
+                return Err(sched::SchedError::Gone { tid }.into());
+            }
+            self.calls.push(format!("affinity {tid} {cpus:?}"));
+            Ok(())
+        }
+        fn inherit_affinity(
+            &mut self,
+            child: u32,
+            parent: u32,
+            _orig: &SchedAttr,
+        ) -> Result<(), ActError> {
+            self.calls
+                .push(format!("inherit-affinity {child} from {parent}"));
             Ok(())
         }
         fn forget(&mut self, tid: u32) {
@@ -912,6 +986,79 @@ pub(crate) mod tests {
         e.on_arrival(&arrival(11, 2, 2_000_000), 2_000_000);
         assert_eq!(e.act.calls.len(), 2);
         assert_eq!(e.counters.boosts_granted, 1);
+    }
+
+    /// A policy that nices, slices and pins the receiver of each arrival: the other actions of the seam.
+    struct Shaper;
+
+    impl Policy for Shaper {
+        fn describe(&self) -> Vec<String> {
+            vec![]
+        }
+        fn counters(&self) -> &'static [Counter] {
+            &[]
+        }
+        fn on_arrival(&mut self, ctx: &mut Ctx, a: &Arrival) {
+            assert!(ctx.nice(a.tid, 5));
+            assert!(ctx.slice(a.tid, Some(700_000)));
+            assert!(ctx.affinity(a.tid, Some(vec![1, 0, 1])));
+            assert!(!ctx.affinity(a.tid, Some(vec![])));
+        }
+        fn on_window_end(&mut self, _ctx: &mut Ctx, _tid: u32) {}
+        fn on_tick(&mut self, ctx: &mut Ctx) {
+            for tgid in ctx.tgids() {
+                for tid in ctx.tids_of(tgid) {
+                    ctx.restore(tid);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nice_slice_and_affinity_are_carried_out_kept_on_fork_and_restored_together() {
+        let mut e = engine(Box::new(Shaper), &[10]);
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        assert_eq!(
+            e.act.calls,
+            vec![
+                "change 10 policy=0 nice=5 runtime=0",
+                "change 10 policy=0 nice=5 runtime=700000",
+                "affinity 10 Some([0, 1])",
+            ]
+        );
+        let t = e.tracker.thread(10).unwrap();
+        assert_eq!(
+            (t.mode, t.slice_ns, t.affinity.clone()),
+            (Mode::Niced { nice: 5 }, Some(700_000), Some(vec![0, 1]))
+        );
+        // A thread it creates inherited nice 5 and the slice: it gets its parent's own attributes back, and
+        // keeps the pin, which is undone like the parent's.
+        e.probe.tasks.borrow_mut().insert(
+            11,
+            intf::Task {
+                tgid: 10,
+                ..Default::default()
+            },
+        );
+        e.act.own.insert(
+            11,
+            SchedAttr {
+                sched_nice: 5,
+                sched_runtime: 700_000,
+                ..Default::default()
+            },
+        );
+        e.on_thread_start(10, 11, 10);
+        assert_eq!(
+            &e.act.calls[3..],
+            ["restore 11", "inherit-affinity 11 from 10"]
+        );
+        assert_eq!(e.tracker.thread(11).unwrap().affinity, Some(vec![0, 1]));
+        // One restore puts everything back.
+        e.on_tick(1_000_000);
+        assert_eq!(&e.act.calls[5..], ["restore 10", "restore 11"]);
+        assert!(!e.tracker.thread(10).unwrap().changed());
+        assert!(!e.tracker.thread(11).unwrap().changed());
     }
 
     #[test]

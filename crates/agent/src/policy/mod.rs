@@ -12,8 +12,8 @@
 //! boost window, a deadline the policy armed, the periodic tick, a process arriving or leaving, a thread
 //! leaving — each with a [`Ctx`]: a read-only view of the tracked tasks (per-thread [`Mode`], per-process CPU
 //! time and `R`, BPF's per-thread state such as `on_cpu`, `pending`, `rq_len`, the poll times behind
-//! [`spin_waiting`]) and the actions (`boost` for a window, `restore`, `nice`, `slice`, `arm` a deadline,
-//! `note` a counted decision). Context switches reach a policy as that BPF state, not as calls: BPF sees
+//! [`spin_waiting`]) and the actions (`boost` for a window, `restore`, `nice`, `slice`, `affinity`, `arm` a
+//! deadline, `note` a counted decision). Context switches reach a policy as that BPF state, not as calls: BPF sees
 //! thousands a second, and none of the seeds decides on one alone. The mechanism carries each action out at
 //! once and says whether it happened; a policy does no I/O and reads no clock (`Ctx::now`), so its decisions
 //! are unit-tested with made-up tasks and no root ([`crate::engine`]'s test doubles).
