@@ -252,7 +252,7 @@ impl Observer {
     }
 }
 
-impl crate::engine::Probe for Observer {
+impl crate::ctx::Probe for Observer {
     fn task(&self, tid: u32) -> Option<Task> {
         Observer::task(self, tid)
     }

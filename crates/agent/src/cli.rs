@@ -2,7 +2,7 @@
 //! [`crate::config::Config`] and policy before anything runs.
 //!
 //! `cosched agent`'s flags are the mechanism's ([`CoreArgs`]) plus every registered policy's own
-//! ([`crate::policy::registry`]); `--policy NAME` picks the policy, and a flag of another policy is an error.
+//! ([`crate::policy::registry()`]); `--policy NAME` picks the policy, and a flag of another policy is an error.
 
 use crate::config::Config;
 use crate::policy::{self, Host, Policy};
@@ -421,7 +421,65 @@ pub fn run_managed(client: &Client, command: &[String], name: &str) -> anyhow::R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::idle::IDLE_SEEN;
     use crate::proto::JobStats;
+
+    #[test]
+    fn a_do_nothing_policy_is_registered_chosen_by_flag_and_driven() {
+        // Chosen and configured from the command line like any policy: one registry line made it known.
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let m = cmd
+            .try_get_matches_from(["agent", "--policy", "idle", "--idle-every-ms", "3"])
+            .unwrap();
+        let args = AgentArgs::from_arg_matches(&m).unwrap();
+        let policy = args
+            .policy(&Host {
+                kernel_tick_ns: 4_000_000,
+            })
+            .unwrap();
+        assert_eq!(policy.describe(), vec!["idle_every_ms=3"]);
+        IDLE_SEEN.with(|s| s.borrow_mut().clear());
+        let mut e = crate::engine::tests::engine(policy, &[10]);
+        e.on_arrival(&crate::engine::tests::arrival(10, 3, 1_000_000), 1_000_000);
+        // It armed a deadline 3 ms later; the timer brings it.
+        assert_eq!(e.next_deadline(), Some(4_000_000));
+        e.on_timer(4_000_000);
+        e.on_tick(10_000_000);
+        e.remove_process(10);
+        let seen = IDLE_SEEN.with(|s| s.borrow().clone());
+        assert_eq!(
+            seen,
+            vec![
+                "process 10",
+                "arrival 10",
+                "deadline 4000000",
+                "tick 10000000",
+                "exit 10"
+            ]
+        );
+        // It did nothing, and its counter is in its statistics section.
+        assert!(e.act.calls.is_empty());
+        assert_eq!(e.counters.policy.get("ignored"), Some(&1));
+        let stats = crate::stats::policy_section("idle", e.policy().counters(), &e.counters);
+        assert_eq!((stats.refused, stats.counters["ignored"]), (1, 1));
+    }
+
+    #[test]
+    fn a_flag_of_another_policy_is_an_error() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let m = cmd
+            .try_get_matches_from(["agent", "--policy", "idle", "--exponent", "3"])
+            .unwrap();
+        let args = AgentArgs::from_arg_matches(&m).unwrap();
+        let err = args
+            .policy(&Host {
+                kernel_tick_ns: 4_000_000,
+            })
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("--exponent") && err.contains("'dcs'"), "{err}");
+    }
 
     /// Registry parameters whose agent default differs on purpose, and why. An entry that no longer differs
     /// fails the test below, so the list cannot outlive the difference.

@@ -493,7 +493,7 @@ impl Agent {
             jobs,
             policy: stats::policy_section(
                 &self.cfg.policy,
-                self.engine.policy(),
+                self.engine.policy().counters(),
                 &self.engine.counters,
             ),
         })

@@ -8,7 +8,6 @@
 //!   run-queue length at its arrivals (1 without arrivals); 1 is fair.
 
 use crate::intf;
-use crate::policy::Policy;
 use crate::proto::{JobStats, Latency, PolicyStats};
 use crate::tracker::{Process, Tracker};
 use cosched_policy::Nanos;
@@ -55,13 +54,23 @@ impl Default for Counters {
     }
 }
 
-/// The policy's section: each of its counters (zero until noted) and the sum of its refusals.
-pub fn policy_section(name: &str, policy: &dyn Policy, counters: &Counters) -> PolicyStats {
+/// One counter of a policy's statistics section (a policy lists its own, [`crate::policy::Policy::counters`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    /// Its key in the statistics (and the word in `--log-actions` lines).
+    pub name: &'static str,
+    /// Whether it counts arrivals the policy refused (summed into the shared schema's `boosts_refused`).
+    pub refusal: bool,
+    pub description: &'static str,
+}
+
+/// The policy's section: each of its `declared` counters (zero until noted) and the sum of its refusals.
+pub fn policy_section(name: &str, declared: &[Counter], counters: &Counters) -> PolicyStats {
     let mut out = PolicyStats {
         name: name.to_string(),
         ..Default::default()
     };
-    for c in policy.counters() {
+    for c in declared {
         let n = counters.policy.get(c.name).copied().unwrap_or(0);
         out.counters.insert(c.name.to_string(), n);
         if c.refusal {

@@ -19,7 +19,7 @@
 //! are unit-tested with made-up tasks and no root ([`crate::engine`]'s test doubles).
 //!
 //! Adding a policy: write its module (a flags struct deriving `clap::Args` that implements [`PolicyFlags`],
-//! the policy implementing [`Policy`]) and add one line to [`registry`]. `cosched agent --policy NAME` picks
+//! the policy implementing [`Policy`]) and add one line to [`registry()`]. `cosched agent --policy NAME` picks
 //! it; its flags and its counters (the `policy` section of the statistics) come with it.
 //!
 //! | policy | module | seed |
@@ -27,8 +27,14 @@
 //! | `dcs` | [`dcs`]: DCS fairness rule + CPU-time budget, extend / demote / park / restore | `000_e8004e1596fde6a5.txt`, `002_53dfbd94bd660dc4.txt` |
 
 pub mod dcs;
+#[cfg(test)]
+pub mod idle;
+pub mod registry;
 
-pub use crate::engine::{Ctx, ProcessView, Sample, ThreadView};
+pub use registry::{find, registry, Entry, DEFAULT_POLICY};
+
+pub use crate::ctx::{Ctx, ProcessView, Sample, ThreadView};
+pub use crate::stats::Counter;
 pub use crate::tracker::Mode;
 
 use crate::intf;
@@ -43,16 +49,6 @@ pub struct Arrival {
     pub run_queue_len: u32,
     /// When BPF saw it (CLOCK_MONOTONIC ns).
     pub time_ns: Nanos,
-}
-
-/// One counter of a policy's statistics section.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Counter {
-    /// Its key in the statistics (and the word in `--log-actions` lines).
-    pub name: &'static str,
-    /// Whether it counts arrivals the policy refused (summed into the shared schema's `boosts_refused`).
-    pub refusal: bool,
-    pub description: &'static str,
 }
 
 /// A scheduling policy. Every method gets the [`Ctx`] of the moment: the view and the actions.
@@ -93,58 +89,6 @@ pub trait PolicyFlags: clap::Args + clap::FromArgMatches + 'static {
     fn build(self, host: &Host) -> anyhow::Result<Box<dyn Policy>>;
 }
 
-/// One row of the registry.
-pub struct Entry {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// Adds the policy's flags to `cosched agent`.
-    pub flags: fn(clap::Command) -> clap::Command,
-    /// Builds the policy from the parsed flags.
-    pub build: fn(&clap::ArgMatches, &Host) -> anyhow::Result<Box<dyn Policy>>,
-}
-
-impl Entry {
-    /// The row of a policy whose flags are `F`.
-    pub fn of<F: PolicyFlags>(name: &'static str, summary: &'static str) -> Entry {
-        Entry {
-            name,
-            summary,
-            flags: F::augment_args,
-            build: |matches, host| F::from_arg_matches(matches)?.build(host),
-        }
-    }
-
-    /// The ids of this policy's flags.
-    pub fn flag_ids(&self) -> Vec<String> {
-        (self.flags)(clap::Command::new("flags"))
-            .get_arguments()
-            .map(|a| a.get_id().to_string())
-            .collect()
-    }
-}
-
-/// The policy `cosched agent` runs unless told otherwise.
-pub const DEFAULT_POLICY: &str = "dcs";
-
-/// Every policy the agent knows: one line each.
-pub fn registry() -> Vec<Entry> {
-    vec![
-        Entry::of::<dcs::DcsFlags>("dcs", dcs::SUMMARY),
-        #[cfg(test)]
-        Entry::of::<crate::engine::tests::IdleFlags>("idle", "does nothing (a test of the seam)"),
-    ]
-}
-
-/// Looks a policy up by name; an unknown name is an error that lists the valid ones.
-pub fn find(name: &str) -> anyhow::Result<Entry> {
-    let all = registry();
-    let valid: Vec<&str> = all.iter().map(|e| e.name).collect();
-    let valid = valid.join(", ");
-    all.into_iter()
-        .find(|e| e.name == name)
-        .ok_or_else(|| anyhow::anyhow!("unknown policy '{name}'; valid policies are: {valid}"))
-}
-
 /// How recently a thread must have polled an empty socket to count as spin-waiting for a message.
 pub const POLL_RECENT_NS: Nanos = 2_000_000;
 
@@ -170,23 +114,6 @@ pub fn has_unread(task: &intf::Task) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_unknown_policy_lists_the_valid_ones() {
-        let err = find("gang").err().unwrap().to_string();
-        assert!(err.contains("unknown policy 'gang'"), "{err}");
-        assert!(err.contains("dcs"), "{err}");
-        assert_eq!(find("dcs").unwrap().name, "dcs");
-    }
-
-    #[test]
-    fn policy_names_are_unique() {
-        let mut names: Vec<&str> = registry().iter().map(|e| e.name).collect();
-        let n = names.len();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), n);
-    }
 
     #[test]
     fn spin_waiting_needs_an_empty_poll_near_its_last_run_and_nothing_unread() {
