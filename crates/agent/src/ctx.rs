@@ -22,7 +22,8 @@ pub trait Probe {
     fn task(&self, tid: u32) -> Option<intf::Task>;
     /// A managed process's CPU time as BPF booked it at its threads' switch-outs, ns.
     fn proc_runtime(&self, tgid: u32) -> Option<Nanos>;
-    /// The agent boosted `tid` at `when` on its own initiative (the reaction is measured from then).
+    /// The agent is about to boost `tid` at `when` on its own initiative, not for the arrival BPF last handed
+    /// over (the reaction is measured from then).
     fn kicked(&self, tid: u32, when: Nanos);
     /// Stops watching a thread.
     fn forget_task(&self, tid: u32);
@@ -172,6 +173,13 @@ impl Ctx<'_> {
             return true;
         }
         let (tgid, slice_ns) = (t.tgid, t.slice_ns);
+        let answers_arrival = self.arrival_tid == Some(tid);
+        if !answers_arrival {
+            // Told BEFORE the boost: the boosted thread may be switched in (and its reaction measured in BPF)
+            // before sched_setattr even returns; told after, BPF would measure from an arrival it waited behind
+            // long ago.
+            self.probe.kicked(tid, self.now);
+        }
         let mode = Mode::Boosted {
             since: self.now,
             until,
@@ -188,11 +196,7 @@ impl Ctx<'_> {
         {
             job.counters.boosts += 1;
         }
-        if self.arrival_tid == Some(tid) {
-            self.answered = true;
-        } else {
-            self.probe.kicked(tid, self.now);
-        }
+        self.answered |= answers_arrival;
         self.log(tid, "boost", format_args!(""));
         if self
             .settings
