@@ -4,7 +4,7 @@
 //! `cosched agent`'s flags are the mechanism's ([`CoreArgs`]) plus every registered policy's own
 //! ([`crate::policy::registry()`]); `--policy NAME` picks the policy, and a flag of another policy is an error.
 
-use crate::config::Config;
+use crate::config::{ms, Config};
 use crate::policy::{self, Host, Policy};
 use crate::proto::{AgentStats, Client, DEFAULT_SOCKET};
 use clap::{ArgMatches, Args, FromArgMatches};
@@ -113,10 +113,6 @@ pub struct RunArgs {
     /// The command to run as a managed job.
     #[arg(trailing_var_arg = true, required_unless_present = "pid")]
     pub command: Vec<String>,
-}
-
-fn ms(v: f64, flag: &str) -> anyhow::Result<u64> {
-    policy::dcs::ms(v, flag)
 }
 
 impl AgentArgs {

@@ -66,6 +66,7 @@
 //! tick (4000 at HZ=250), and the budget's defaults ([`BudgetParams::DEFAULT`]): `--slack-ppm` 1000000,
 //! `--burst-ms` 160, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60; `--no-demote` only refuses.
 
+use crate::config::ms;
 use crate::policy::{
     has_unread, spin_waiting, Arrival, Counter, Ctx, Host, Mode, Policy, PolicyFlags,
 };
@@ -117,14 +118,6 @@ pub struct DcsFlags {
     /// Never demote an overdrawn process (only refuse its boosts).
     #[arg(long)]
     pub no_demote: bool,
-}
-
-/// A non-negative number of milliseconds, in ns.
-pub fn ms(v: f64, flag: &str) -> anyhow::Result<Nanos> {
-    if !(v.is_finite() && v >= 0.0) {
-        anyhow::bail!("--{flag} must be a non-negative number of milliseconds, got {v}");
-    }
-    Ok((v * 1e6).round() as Nanos)
 }
 
 impl DcsFlags {
