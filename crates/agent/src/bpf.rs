@@ -251,3 +251,18 @@ impl Observer {
         rows
     }
 }
+
+impl crate::ctx::Probe for Observer {
+    fn task(&self, tid: u32) -> Option<Task> {
+        Observer::task(self, tid)
+    }
+    fn proc_runtime(&self, tgid: u32) -> Option<u64> {
+        self.proc(tgid).map(|p| p.runtime_ns)
+    }
+    fn kicked(&self, tid: u32, when: u64) {
+        Observer::kicked(self, tid, when)
+    }
+    fn forget_task(&self, tid: u32) {
+        self.remove_task(tid)
+    }
+}

@@ -1,15 +1,19 @@
-//! `cosched agent` and `cosched run`: flags (units in their names) validated into a resolved `daemon::Config`
-//! before anything runs.
+//! `cosched agent` and `cosched run`: flags (units in their names) validated into a resolved
+//! [`crate::config::Config`] and policy before anything runs.
+//!
+//! `cosched agent`'s flags are the mechanism's ([`CoreArgs`]) plus every registered policy's own
+//! ([`crate::policy::registry()`]); `--policy NAME` picks the policy, and a flag of another policy is an error.
 
+use crate::config::{ms, Config};
+use crate::policy::{self, Host, Policy};
 use crate::proto::{AgentStats, Client, DEFAULT_SOCKET};
-use clap::Args;
-use cosched_policy::budget::BudgetParams;
+use clap::{ArgMatches, Args, FromArgMatches};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// `cosched agent`: run the coscheduling agent on this node (root, BPF), or query a running one.
+/// The mechanism's flags of `cosched agent`.
 #[derive(Args, Debug, Clone)]
-pub struct AgentArgs {
+pub struct CoreArgs {
     /// Control socket (root-only, mode 0600).
     #[arg(long, default_value = DEFAULT_SOCKET)]
     pub socket: PathBuf,
@@ -22,13 +26,9 @@ pub struct AgentArgs {
     /// Refresh period of --monitor.
     #[arg(long, default_value_t = 1000)]
     pub interval_ms: u64,
-    /// Length of a boost window; further arrivals extend it.
-    #[arg(long, default_value_t = 500)]
-    pub boost_us: u64,
-    /// Longest single extension of a boost while arrivals keep coming (the step doubles from --boost-us up to
-    /// this; the budget is checked at every step).
-    #[arg(long, default_value_t = 4000)]
-    pub max_extend_us: u64,
+    /// The scheduling policy (its flags follow below).
+    #[arg(long, default_value = policy::DEFAULT_POLICY)]
+    pub policy: String,
     /// An arrival for a receiver that blocked less than this long ago is left alone (the arrival wakes it and it
     /// usually preempts by itself); a receiver that was preempted while runnable is always considered.
     #[arg(long, default_value_t = 100)]
@@ -36,38 +36,11 @@ pub struct AgentArgs {
     /// A refused arrival whose receiver still waits after this long is reconsidered.
     #[arg(long, default_value_t = 1000)]
     pub renotify_us: u64,
-    /// SCHED_FIFO priority of a boosted task (1..=99; low, so the kernel's own RT threads stay above).
+    /// SCHED_FIFO priority of a boosted task (1..=98; low, so the kernel's own RT threads stay above).
     #[arg(long, default_value_t = 1)]
     pub rt_prio: u32,
-    /// DCS exponent E in `2^E (Tc - Tp) + C >= Tq R` (seed: -1 spin-only, 2 spin-block). The default 2 (with
-    /// C = 0) only spaces boost starts Tq R / 4 apart: the CPU-time budget, not E and C, holds fairness here.
-    #[arg(long, default_value_t = 2, allow_hyphen_values = true)]
-    pub exponent: i32,
-    /// DCS constant C (seed: 0 spin-only, 100 spin-block).
-    #[arg(long, default_value_t = 0.0)]
-    pub constant_ms: f64,
-    /// DCS minimum quantum Tq; default: the kernel tick (CONFIG_HZ from /boot/config-*, else 4000).
-    #[arg(long)]
-    pub quantum_us: Option<u64>,
-    /// Budget: multiplier of the fair CPU share 1/R, in ppm (1000000 = exactly fair).
-    #[arg(long, default_value_t = BudgetParams::DEFAULT.slack_ppm)]
-    pub slack_ppm: u64,
-    /// Budget: largest CPU credit a process may bank (also its starting credit).
-    #[arg(long, default_value_t = BudgetParams::DEFAULT.burst_ns as f64 / 1e6)]
-    pub burst_ms: f64,
-    /// Budget: oldest debt kept.
-    #[arg(long, default_value_t = BudgetParams::DEFAULT.floor_ns as f64 / 1e6)]
-    pub floor_ms: f64,
-    /// Budget: debt beyond which a process is demoted to nice 19 until repaid.
-    #[arg(long, default_value_t = BudgetParams::DEFAULT.demote_ns as f64 / 1e6)]
-    pub demote_ms: f64,
-    /// Budget: credit at which a demoted process runs normally again (at most --burst-ms).
-    #[arg(long, default_value_t = BudgetParams::DEFAULT.resume_ns as f64 / 1e6)]
-    pub resume_ms: f64,
-    /// Never demote an overdrawn process (only refuse its boosts).
-    #[arg(long)]
-    pub no_demote: bool,
-    /// Fairness-monitor period: budgets are updated (and demotions decided) this often.
+    /// The policy's tick (the DCS policy's fairness monitor: budgets are updated and demotions decided this
+    /// often).
     #[arg(long, default_value_t = 10.0)]
     pub tick_ms: f64,
     /// Watch messages only while some managed thread has shared its CPU within this time (the BPF message
@@ -78,7 +51,7 @@ pub struct AgentArgs {
     /// Must be above --rt-prio.
     #[arg(long, default_value_t = 2)]
     pub agent_prio: u32,
-    /// Print one line per action (boost, extend, restore, demote, refusals) on stderr.
+    /// Print one line per action (boost, nice, restore) and per decision the policy notes, on stderr.
     #[arg(long)]
     pub log_actions: bool,
     /// Stop after this many seconds (for tests and scripted runs); default: until SIGINT/SIGTERM.
@@ -88,6 +61,41 @@ pub struct AgentArgs {
     /// guardian must undo it).
     #[arg(long, hide = true, value_name = "N")]
     pub panic_after_boosts: Option<u64>,
+}
+
+/// `cosched agent`: run the coscheduling agent on this node (root, BPF), or query a running one. The
+/// mechanism's flags, and the parsed command line for the chosen policy's own.
+#[derive(Debug, Clone)]
+pub struct AgentArgs {
+    pub core: CoreArgs,
+    matches: ArgMatches,
+}
+
+impl FromArgMatches for AgentArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(AgentArgs {
+            core: CoreArgs::from_arg_matches(matches)?,
+            matches: matches.clone(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.core.update_from_arg_matches(matches)?;
+        self.matches = matches.clone();
+        Ok(())
+    }
+}
+
+impl Args for AgentArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        policy::registry()
+            .iter()
+            .fold(CoreArgs::augment_args(cmd), |cmd, entry| (entry.flags)(cmd))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 /// `cosched run`: run a command as a managed parallel job.
@@ -107,107 +115,97 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
-#[cfg(cosched_bpf)]
-fn ms(v: f64, flag: &str) -> anyhow::Result<u64> {
-    if !(v.is_finite() && v >= 0.0) {
-        anyhow::bail!("--{flag} must be a non-negative number of milliseconds, got {v}");
-    }
-    Ok((v * 1e6).round() as u64)
-}
-
-#[cfg(cosched_bpf)]
 impl AgentArgs {
-    /// Validates the flags into a resolved configuration.
-    pub fn resolve(&self) -> anyhow::Result<crate::daemon::Config> {
-        use cosched_policy::dcs::DcsParams;
-        if !(10..=10_000_000).contains(&self.boost_us) {
-            anyhow::bail!(
-                "--boost-us must be in 10..=10000000 (10 µs to 10 s), got {}",
-                self.boost_us
-            );
+    /// The chosen policy, built from its flags. An unknown name lists the valid ones; a flag given on the
+    /// command line that belongs to another policy is an error.
+    pub fn policy(&self, host: &Host) -> anyhow::Result<Box<dyn Policy>> {
+        let chosen = policy::find(&self.core.policy)?;
+        for other in policy::registry().iter().filter(|e| e.name != chosen.name) {
+            for id in other.flag_ids() {
+                if chosen.flag_ids().contains(&id) {
+                    continue;
+                }
+                if self.matches.value_source(&id) == Some(clap::parser::ValueSource::CommandLine) {
+                    anyhow::bail!(
+                        "--{} belongs to policy '{}', not to '{}' (--policy)",
+                        id.replace('_', "-"),
+                        other.name,
+                        chosen.name
+                    );
+                }
+            }
         }
-        if !(1..=98).contains(&self.rt_prio) {
-            anyhow::bail!("--rt-prio must be in 1..=98, got {}", self.rt_prio);
+        (chosen.build)(&self.matches, host)
+    }
+
+    /// Validates the flags into the mechanism's configuration and the policy.
+    pub fn resolve(&self) -> anyhow::Result<(Config, Box<dyn Policy>)> {
+        let a = &self.core;
+        if !(1..=98).contains(&a.rt_prio) {
+            anyhow::bail!("--rt-prio must be in 1..=98, got {}", a.rt_prio);
         }
-        if self.agent_prio != 0 && (self.agent_prio <= self.rt_prio || self.agent_prio > 99) {
+        if a.agent_prio != 0 && (a.agent_prio <= a.rt_prio || a.agent_prio > 99) {
             anyhow::bail!(
                 "--agent-prio must be 0 or above --rt-prio ({}) and at most 99, got {}",
-                self.rt_prio,
-                self.agent_prio
+                a.rt_prio,
+                a.agent_prio
             );
         }
-        let tick_ns = ms(self.tick_ms, "tick-ms")?;
+        let tick_ns = ms(a.tick_ms, "tick-ms")?;
         if tick_ns < 1_000_000 {
             anyhow::bail!("--tick-ms must be at least 1");
         }
-        let quantum_ns = match self.quantum_us {
-            Some(0) => anyhow::bail!("--quantum-us must be positive"),
-            Some(q) => q * 1000,
-            None => crate::daemon::kernel_tick_ns(),
-        };
-        let dcs = DcsParams {
-            exponent: self.exponent,
-            constant_ns: ms(self.constant_ms, "constant-ms")?,
-        };
-        dcs.validate()?;
-        let budget = BudgetParams {
-            slack_ppm: self.slack_ppm,
-            burst_ns: ms(self.burst_ms, "burst-ms")?,
-            floor_ns: ms(self.floor_ms, "floor-ms")?,
-            demote_ns: ms(self.demote_ms, "demote-ms")?,
-            resume_ns: ms(self.resume_ms, "resume-ms")?,
-        };
-        budget.validate()?;
-        let run_for = match self.run_for_s {
+        let run_for = match a.run_for_s {
             Some(s) if !(s.is_finite() && s > 0.0) => {
                 anyhow::bail!("--run-for-s must be positive, got {s}")
             }
             Some(s) => Some(Duration::from_secs_f64(s)),
             None => None,
         };
-        Ok(crate::daemon::Config {
-            socket: self.socket.clone(),
-            boost_ns: self.boost_us * 1000,
-            max_extend_ns: self.max_extend_us.max(self.boost_us) * 1000,
-            grace_ns: self.grace_us * 1000,
-            renotify_ns: self.renotify_us.max(1) * 1000,
-            rt_prio: self.rt_prio,
-            dcs,
-            quantum_ns,
-            budget,
-            demote: !self.no_demote,
+        let policy = self.policy(&Host {
+            kernel_tick_ns: crate::config::kernel_tick_ns(),
+        })?;
+        let cfg = Config {
+            socket: a.socket.clone(),
+            policy: a.policy.clone(),
+            grace_ns: a.grace_us * 1000,
+            renotify_ns: a.renotify_us.max(1) * 1000,
+            rt_prio: a.rt_prio,
             tick_ns,
-            watch_hold_ns: match ms(self.watch_hold_ms, "watch-hold-ms")? {
+            watch_hold_ns: match ms(a.watch_hold_ms, "watch-hold-ms")? {
                 0 => None,
                 hold => Some(hold),
             },
-            agent_prio: self.agent_prio,
-            log_actions: self.log_actions,
+            agent_prio: a.agent_prio,
+            log_actions: a.log_actions,
             run_for,
-            panic_after_boosts: self.panic_after_boosts,
-        })
+            panic_after_boosts: a.panic_after_boosts,
+        };
+        Ok((cfg, policy))
     }
 }
 
 /// `cosched agent`.
 pub fn run_agent(args: AgentArgs) -> anyhow::Result<()> {
-    if args.stats {
-        let s = Client::connect(&args.socket)?.stats()?;
+    if args.core.stats {
+        let s = Client::connect(&args.core.socket)?.stats()?;
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(());
     }
-    if args.monitor {
-        return monitor(&args);
+    if args.core.monitor {
+        return monitor(&args.core);
     }
     start_agent(args)
 }
 
 #[cfg(cosched_bpf)]
 fn start_agent(args: AgentArgs) -> anyhow::Result<()> {
-    let cfg = args.resolve()?;
+    let (cfg, policy) = args.resolve()?;
     crate::daemon::preflight()?;
-    eprintln!("cosched agent: {}", cfg.describe().join(" "));
-    let agent = crate::daemon::Agent::start(cfg)?;
+    let mut settings = cfg.describe();
+    settings.extend(policy.describe());
+    eprintln!("cosched agent: {}", settings.join(" "));
+    let agent = crate::daemon::Agent::start(cfg, policy)?;
     eprintln!(
         "cosched agent: running, pid {} (guardian {})",
         std::process::id(),
@@ -217,11 +215,13 @@ fn start_agent(args: AgentArgs) -> anyhow::Result<()> {
 }
 
 #[cfg(not(cosched_bpf))]
-fn start_agent(_args: AgentArgs) -> anyhow::Result<()> {
+fn start_agent(args: AgentArgs) -> anyhow::Result<()> {
+    // Bad flags are reported first, so they can be checked on any build.
+    args.resolve()?;
     anyhow::bail!("{}", crate::BPF_MISSING_MESSAGE)
 }
 
-fn monitor(args: &AgentArgs) -> anyhow::Result<()> {
+fn monitor(args: &CoreArgs) -> anyhow::Result<()> {
     let client = Client::connect(&args.socket)?;
     let period = Duration::from_millis(args.interval_ms.max(100));
     let mut prev: Option<AgentStats> = None;
@@ -233,6 +233,15 @@ fn monitor(args: &AgentArgs) -> anyhow::Result<()> {
         prev = Some(s);
         std::thread::sleep(period);
     }
+}
+
+/// `k v  k v ...` of a policy's counters.
+fn counters_line(counters: &std::collections::BTreeMap<String, u64>) -> String {
+    counters
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join("  ")
 }
 
 /// The `--monitor` screen.
@@ -273,15 +282,18 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.watch_closes
     );
     out += &format!(
-        "boosts   {:>10} ({:>8.0}/s)  extended {:>7}  refused dcs {:>7}  budget {:>7}  gone {:>5}  demotions {:>6}  boosted now {}\n",
+        "boosts   {:>10} ({:>8.0}/s)  restores {:>7}  refused {:>7}  gone {:>5}  boosted now {}\n",
         s.boosts_granted,
         rate(s.boosts_granted, |p| p.boosts_granted),
-        s.boosts_extended,
-        s.refused_dcs,
-        s.refused_budget,
+        s.restores,
+        s.policy.refused,
         s.refused_gone,
-        s.demotions,
         s.boosted_now
+    );
+    out += &format!(
+        "policy {}: {}\n",
+        s.policy.name,
+        counters_line(&s.policy.counters)
     );
     out += &format!(
         "LOST     ringbuf drops {}  map full {}  sock misses {}  task misses {}  malformed {}  errors {}\n",
@@ -298,10 +310,11 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         fmt(s.decision.p50_us),
         fmt(s.decision.p99_us)
     );
-    out += "job  name             root    procs thr   wall s   cpu s  share     F  boosts  extended  ref.dcs  ref.bud  demot\n";
+    out +=
+        "job  name             root    procs thr   wall s   cpu s  share     F  boosts  policy\n";
     for j in &s.jobs {
         out += &format!(
-            "{:<4} {:<16} {:<7} {:>5} {:>3} {:>8.1} {:>7.2} {:>6.3} {:>5.2} {:>7} {:>9} {:>8} {:>8} {:>6}{}\n",
+            "{:<4} {:<16} {:<7} {:>5} {:>3} {:>8.1} {:>7.2} {:>6.3} {:>5.2} {:>7}  {}{}\n",
             j.job,
             j.name,
             j.root_pid,
@@ -312,10 +325,7 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
             j.cpu_share,
             j.fairness,
             j.boosts_granted,
-            j.boosts_extended,
-            j.refused_dcs,
-            j.refused_budget,
-            j.demotions,
+            counters_line(&j.policy),
             if j.finished { "  (done)" } else { "" }
         );
     }
@@ -407,7 +417,190 @@ pub fn run_managed(client: &Client, command: &[String], name: &str) -> anyhow::R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::idle::IDLE_SEEN;
     use crate::proto::JobStats;
+
+    #[test]
+    fn a_do_nothing_policy_is_registered_chosen_by_flag_and_driven() {
+        // Chosen and configured from the command line like any policy: one registry line made it known.
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let m = cmd
+            .try_get_matches_from(["agent", "--policy", "idle", "--idle-every-ms", "3"])
+            .unwrap();
+        let args = AgentArgs::from_arg_matches(&m).unwrap();
+        let policy = args
+            .policy(&Host {
+                kernel_tick_ns: 4_000_000,
+            })
+            .unwrap();
+        assert_eq!(policy.describe(), vec!["idle_every_ms=3"]);
+        IDLE_SEEN.with(|s| s.borrow_mut().clear());
+        let mut e = crate::engine::tests::engine(policy, &[10]);
+        e.on_arrival(&crate::engine::tests::arrival(10, 3, 1_000_000), 1_000_000);
+        // It armed a deadline 3 ms later; the timer brings it.
+        assert_eq!(e.next_deadline(), Some(4_000_000));
+        e.on_timer(4_000_000);
+        e.on_tick(10_000_000);
+        e.remove_process(10);
+        let seen = IDLE_SEEN.with(|s| s.borrow().clone());
+        assert_eq!(
+            seen,
+            vec![
+                "process 10",
+                "arrival 10",
+                "deadline 4000000",
+                "tick 10000000",
+                "exit 10"
+            ]
+        );
+        // It did nothing, and its counter is in its statistics section.
+        assert!(e.act.calls.is_empty());
+        assert_eq!(e.counters.policy.get("ignored"), Some(&1));
+        let stats = crate::stats::policy_section("idle", e.policy().counters(), &e.counters);
+        assert_eq!((stats.refused, stats.counters["ignored"]), (1, 1));
+    }
+
+    #[test]
+    fn a_flag_of_another_policy_is_an_error() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let m = cmd
+            .try_get_matches_from(["agent", "--policy", "idle", "--exponent", "3"])
+            .unwrap();
+        let args = AgentArgs::from_arg_matches(&m).unwrap();
+        let err = args
+            .policy(&Host {
+                kernel_tick_ns: 4_000_000,
+            })
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("--exponent") && err.contains("'dcs'"), "{err}");
+    }
+
+    /// Registry parameters whose agent default differs on purpose, and why. An entry that no longer differs
+    /// fails the test below, so the list cannot outlive the difference.
+    const AGENT_DEFAULT_DIFFERS: &[(&str, &str, &str)] = &[(
+        "dcs",
+        "exponent",
+        "the registry gives the seed's spin-only E = -1 (the simulator's); the agent's 2 (with C = 0) only \
+         spaces boost starts, because its CPU-time budget holds fairness (docs/lab-dcs.md)",
+    )];
+
+    #[test]
+    fn every_registry_parameter_of_dcs_and_budget_is_an_agent_flag_with_the_same_default() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let mut checked = 0;
+        for policy in ["dcs", "budget"] {
+            let info = cosched_policy::registry::find(policy).unwrap();
+            for param in &info.params {
+                // constant_ms -> --constant-ms
+                let long = param.name.replace('_', "-");
+                let arg = cmd
+                    .get_arguments()
+                    .find(|a| a.get_long() == Some(long.as_str()))
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "registry parameter {policy}.{} has no agent flag --{long}",
+                            param.name
+                        )
+                    });
+                let agent: f64 = arg
+                    .get_default_values()
+                    .first()
+                    .and_then(|v| v.to_str()?.parse().ok())
+                    .unwrap_or_else(|| panic!("--{long} has no numeric default"));
+                let registry: f64 = param.default.parse().unwrap_or_else(|_| {
+                    panic!("{policy}.{} default {:?}", param.name, param.default)
+                });
+                let excused = AGENT_DEFAULT_DIFFERS
+                    .iter()
+                    .any(|(p, n, _)| *p == policy && *n == param.name);
+                if excused {
+                    assert_ne!(
+                        agent, registry,
+                        "--{long} now agrees with the registry: drop it from AGENT_DEFAULT_DIFFERS"
+                    );
+                } else {
+                    assert_eq!(
+                        agent, registry,
+                        "--{long} defaults to {agent}, the registry's {policy}.{} to {registry}",
+                        param.name
+                    );
+                }
+                checked += 1;
+            }
+        }
+        // exponent, constant_ms, slack_ppm, burst_ms, demote_ms, resume_ms at least (floor_ms once listed).
+        assert!(checked >= 6, "only {checked} parameters in the registry");
+    }
+
+    #[test]
+    fn the_agent_command_is_well_formed_and_keeps_its_flag_names() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        cmd.clone().debug_assert();
+        // The flags the lab, the docs and the tests pass.
+        for long in [
+            "socket",
+            "stats",
+            "monitor",
+            "policy",
+            "boost-us",
+            "max-extend-us",
+            "grace-us",
+            "renotify-us",
+            "rt-prio",
+            "exponent",
+            "constant-ms",
+            "quantum-us",
+            "slack-ppm",
+            "burst-ms",
+            "floor-ms",
+            "demote-ms",
+            "resume-ms",
+            "no-demote",
+            "tick-ms",
+            "watch-hold-ms",
+            "agent-prio",
+            "log-actions",
+            "run-for-s",
+            "panic-after-boosts",
+        ] {
+            assert!(
+                cmd.get_arguments().any(|a| a.get_long() == Some(long)),
+                "--{long} is gone"
+            );
+        }
+        let m = cmd
+            .try_get_matches_from(["agent", "--exponent=-1", "--slack-ppm", "1100000"])
+            .unwrap();
+        let args = AgentArgs::from_arg_matches(&m).unwrap();
+        let (cfg, policy) = args.resolve().unwrap();
+        assert_eq!(cfg.policy, "dcs");
+        let described = policy.describe();
+        assert!(
+            described.contains(&"exponent=-1".to_string()),
+            "{described:?}"
+        );
+        assert!(described.contains(&"slack_ppm=1100000".to_string()));
+    }
+
+    #[test]
+    fn an_unknown_policy_is_a_clear_error() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let m = cmd
+            .try_get_matches_from(["agent", "--policy", "gang"])
+            .unwrap();
+        let err = AgentArgs::from_arg_matches(&m)
+            .unwrap()
+            .resolve()
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("unknown policy 'gang'") && err.contains("dcs"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn monitor_screen_shows_losses_rates_and_jobs() {

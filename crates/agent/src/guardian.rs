@@ -6,12 +6,13 @@
 //!
 //! ## Approach
 //! Before it loads anything, the agent forks a small guardian process and shares with it an anonymous
-//! `MAP_SHARED` table of slots. Before each `sched_setattr` that changes a task, the agent writes the slot
-//! (tid, start time, the attributes it sets, the task's original attributes) and marks it live; after
+//! `MAP_SHARED` table of slots. Before each `sched_setattr` (or `sched_setaffinity`) that changes a task, the
+//! agent writes the slot (tid, start time, the attributes and CPU mask it sets, the task's own) and marks it
+//! live; after
 //! restoring, it marks the slot free. The guardian does nothing but wait on a pidfd of the agent (no wake-ups
 //! while the agent runs, so it costs nothing); when that pidfd becomes readable (the agent exited, however), it
 //! restores every live slot whose task is still the same task (tid + start time) and still has exactly the
-//! attributes the agent set, then exits. It runs in its own session and ignores SIGINT/SIGTERM/SIGHUP, so a
+//! attributes (and CPU mask) the agent set, then exits. It runs in its own session and ignores SIGINT/SIGTERM/SIGHUP, so a
 //! signal to the agent's process group does not take it down with the agent. If the guardian dies first, the
 //! agent sees its pidfd, restores everything itself and stops.
 //!
@@ -20,7 +21,7 @@
 //! - `start_time`: field 22 of `/proc/<tgid>/task/<tid>/stat`; with the tid it identifies the task across pid
 //!   reuse.
 
-use crate::sched::{self, SchedAttr};
+use crate::sched::{self, CpuMask, SchedAttr};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Slots in the shared table (boosted or demoted threads at one time).
@@ -36,10 +37,13 @@ struct Slot {
     state: AtomicU32,
     tid: u32,
     tgid: u32,
-    _pad: u32,
+    /// 1 when the agent also changed the task's CPU affinity (`set_mask`; its own is `orig_mask`).
+    affinity: u32,
     start_time: u64,
     set: SchedAttr,
     orig: SchedAttr,
+    set_mask: CpuMask,
+    orig_mask: CpuMask,
 }
 
 /// The agent's handle on the guardian and the shared table.
@@ -119,6 +123,7 @@ impl Guardian {
             (*s).start_time = start_time;
             (*s).set = *set;
             (*s).orig = *orig;
+            (*s).affinity = 0;
             (*s).state.store(LIVE, Ordering::SeqCst);
         }
         Some(SlotId(i))
@@ -133,6 +138,25 @@ impl Guardian {
             let s = self.table.add(slot.0);
             (*s).state.store(FREE, Ordering::SeqCst);
             (*s).set = *set;
+            (*s).state.store(LIVE, Ordering::SeqCst);
+        }
+    }
+
+    /// Records in a live slot that the task is about to get CPU affinity `set` (its own is `orig`), or with
+    /// `None` that its own affinity is back. Call BEFORE the `sched_setaffinity`, like [`record`](Self::record).
+    pub fn update_affinity(&mut self, slot: SlotId, masks: Option<(&CpuMask, &CpuMask)>) {
+        // SAFETY: as in `update`.
+        unsafe {
+            let s = self.table.add(slot.0);
+            (*s).state.store(FREE, Ordering::SeqCst);
+            match masks {
+                Some((set, orig)) => {
+                    (*s).set_mask = *set;
+                    (*s).orig_mask = *orig;
+                    (*s).affinity = 1;
+                }
+                None => (*s).affinity = 0,
+            }
             (*s).state.store(LIVE, Ordering::SeqCst);
         }
     }
@@ -216,10 +240,60 @@ fn restore_all(table: *mut Slot) -> usize {
         let same = now.sched_policy == s.set.sched_policy
             && now.sched_priority == s.set.sched_priority
             && (now.is_realtime() || now.sched_nice == s.set.sched_nice);
-        if same && sched::set_attr(s.tid, &s.orig.restorable()).is_ok() {
+        let mut restored = same && sched::set_attr(s.tid, &s.orig.restorable()).is_ok();
+        if s.affinity != 0 && sched::get_affinity(s.tid).ok() == Some(s.set_mask) {
+            restored |= sched::set_affinity(s.tid, &s.orig_mask).is_ok();
+        }
+        if restored {
             n += 1;
         }
         s.state.store(FREE, Ordering::SeqCst);
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guardian_puts_back_a_cpu_mask_the_agent_set() {
+        // Unprivileged: a thread of our own, pinned to its first allowed CPU as the agent would pin it, and a
+        // table slot that says so; the guardian's restore gives it its own mask back.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let helper = std::thread::spawn(move || {
+            tid_tx.send(nix::unistd::gettid().as_raw() as u32).unwrap();
+            let _ = rx.recv();
+        });
+        let tid = tid_rx.recv().unwrap();
+        let tgid = std::process::id();
+        let own = sched::get_affinity(tid).unwrap();
+        let first = (0..sched::CPU_MASK_BITS)
+            .find(|&c| own[c / 64] & (1 << (c % 64)) != 0)
+            .unwrap();
+        let pinned = sched::cpu_mask(&[first as u32]).unwrap();
+        let attr = sched::get_attr(tid).unwrap();
+        // SAFETY: all-integer fields and an AtomicU32: all zeroes is every slot FREE.
+        let mut table: Vec<Slot> = (0..SLOTS).map(|_| unsafe { std::mem::zeroed() }).collect();
+        {
+            let s = &mut table[3];
+            s.tid = tid;
+            s.tgid = tgid;
+            s.start_time = sched::start_time(tgid, tid).unwrap();
+            s.set = attr;
+            s.orig = attr;
+            s.affinity = 1;
+            s.set_mask = pinned;
+            s.orig_mask = own;
+            s.state.store(LIVE, Ordering::SeqCst);
+        }
+        sched::set_affinity(tid, &pinned).unwrap();
+        assert_eq!(sched::get_affinity(tid).unwrap(), pinned);
+        assert_eq!(restore_all(table.as_mut_ptr()), 1);
+        assert_eq!(sched::get_affinity(tid).unwrap(), own);
+        assert_eq!(table[3].state.load(Ordering::SeqCst), FREE);
+        drop(tx);
+        helper.join().unwrap();
+    }
 }

@@ -2,23 +2,40 @@
 //!
 //! Dynamic coscheduling (DCS, seed `000_e8004e1596fde6a5.txt`; on Windows NT, `002_53dfbd94bd660dc4.txt`) on a
 //! stock Linux kernel: BPF tracepoints watch message arrivals and context switches of *managed* jobs; when a
-//! message arrives for a thread that is waiting for its CPU, the agent applies the DCS fairness rule
-//! `2^E (Tc - Tp) + C >= Tq R` ([`cosched_policy::dcs`]) and the CPU-time boost budget
+//! message arrives for a thread that is waiting for its CPU, the default policy ([`policy::dcs`]) applies the
+//! DCS fairness rule `2^E (Tc - Tp) + C >= Tq R` ([`cosched_policy::dcs`]) and the CPU-time boost budget
 //! ([`cosched_policy::budget`]), and if both agree boosts the thread to `SCHED_FIFO` for a short window, then
 //! restores its original policy and nice. This is the one crate of the workspace with `unsafe` and C.
+//!
+//! The mechanism (observe, track, act, serve) is kept apart from the policy (decide): a policy is one module
+//! behind [`policy::Policy`], sees the tracked tasks read-only and asks for actions through [`ctx::Ctx`], does
+//! no I/O, and is unit-tested with made-up tasks and no root. Dependencies point one way (no cycle between
+//! files): `daemon` → `engine` → `policy` → `ctx` → `actuator`, `tracker`, `stats`; `cli` → `policy::registry`
+//! → each policy.
 //!
 //! | module | role |
 //! |---|---|
 //! | `src/bpf/intf.h`, [`intf`] | the one interface shared by C and Rust (constants, layouts, stat indices) |
 //! | `src/bpf/cosched.bpf.c`, `bpf` | observation: socket owners, on-CPU state, flagged arrivals, reaction histogram |
-//! | `daemon` | decide (DCS + budget) and act; the fairness-monitor tick; the control socket |
-//! | [`sched`] | `sched_setattr` / `sched_getattr`, pidfd-guarded targets (no pid-reuse accidents) |
-//! | [`guardian`] | a forked process that restores every boosted task if the agent dies in any way |
+//! | `daemon` | the event loop: epoll over the ring buffer, timers, signals, pidfds and the control socket; registration; the watch gate |
+//! | [`control`] | the control socket's server side: accept, read request lines without blocking, reply |
+//! | [`tracker`] | threads, processes and jobs, with an index from each process to its threads |
+//! | [`ctx`] | the seam: [`ctx::Ctx`], a policy's read-only view of the tasks and its actions, carried out at once |
+//! | [`engine`] | hands each event to the policy with a `Ctx`; window ends, deadlines, the tick's samples |
+//! | [`actuator`] | every attribute change (SCHED_FIFO window, nice, slice, CPU affinity), guarded by the guardian and pidfds |
+//! | [`stats`] | the mechanism's counters, the policy's section, per-job CPU share and fairness |
+//! | [`policy`] | the `Policy` trait and the registry (`--policy NAME`); [`policy::dcs`]: DCS + budget, the default |
+//! | [`config`] | the mechanism's resolved configuration |
+//! | [`sched`] | `sched_setattr` / `sched_getattr` / affinity, pidfd-guarded targets (no pid-reuse accidents) |
+//! | [`guardian`] | a forked process that restores every changed task if the agent dies in any way |
 //! | [`proto`] | the control-socket protocol, [`proto::AgentStats`], and [`proto::Client`] |
-//! | [`cli`] | `cosched agent` and `cosched run` |
+//! | [`cli`] | `cosched agent` (the mechanism's flags plus every policy's) and `cosched run` |
+//!
+//! Adding a policy: a new module under `src/policy/` (its flags struct implementing [`policy::PolicyFlags`],
+//! its [`policy::Policy`]) and one line in [`policy::registry()`].
 //!
 //! ## Using it (lab, scripts)
-//! - Start: `cosched agent [--socket PATH] [--boost-us 500] ...` as root, in the ROOT cpu cgroup or in a cpu
+//! - Start: `cosched agent [--socket PATH] [--policy dcs] [--boost-us 500] ...` as root, in the ROOT cpu cgroup or in a cpu
 //!   cgroup with `cpu.rt_runtime_us > 0` for the managed jobs (RT group scheduling is on here). It refuses to
 //!   start without root, BTF or a BPF-enabled build, saying what is missing.
 //! - Register: `cosched run [--socket PATH] [--name N] -- cmd args...` starts `cmd` held before `exec`,
@@ -52,15 +69,23 @@
 //!   CPU time the kernel booked for it (`se.sum_exec_runtime`), not the time between switch tracepoints.
 //! - The agent only ever touches tasks it was asked to manage, and their descendants.
 
+pub mod actuator;
 #[cfg(cosched_bpf)]
 mod bpf;
 pub mod cli;
+pub mod config;
+pub mod control;
+pub mod ctx;
 #[cfg(cosched_bpf)]
 pub mod daemon;
+pub mod engine;
 pub mod guardian;
 pub mod intf;
+pub mod policy;
 pub mod proto;
 pub mod sched;
+pub mod stats;
+pub mod tracker;
 
 #[cfg(cosched_bpf)]
 #[allow(

@@ -5,6 +5,7 @@
 //! [`Client`] is the library API the lab and `cosched run` use.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -71,12 +72,31 @@ pub struct JobStats {
     /// Mean over its processes of `F = N × Tcpu / Twall`, `N` the mean run-queue length seen at its arrivals
     /// (1 when it had none): the seed's fairness fraction, 1 is fair.
     pub fairness: f64,
+    /// Boosts carried out for its threads.
     pub boosts_granted: u64,
-    pub boosts_extended: u64,
-    pub refused_dcs: u64,
-    pub refused_budget: u64,
-    pub demotions: u64,
+    /// The policy's counters for this job (see [`PolicyStats`]).
+    pub policy: BTreeMap<String, u64>,
     pub finished: bool,
+}
+
+/// The policy's own section of the statistics (`cosched agent --policy NAME`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PolicyStats {
+    /// The policy's name.
+    pub name: String,
+    /// Arrivals it refused to act on: the sum of its refusal counters.
+    pub refused: u64,
+    /// Each of its counters by name (the DCS policy's: `refused_dcs`, `refused_budget`, `boosts_extended`,
+    /// `demotions`, `parks`, ... — `crate::policy::dcs::COUNTERS`).
+    pub counters: BTreeMap<String, u64>,
+}
+
+impl PolicyStats {
+    /// One counter, 0 when the policy has none of that name.
+    pub fn get(&self, name: &str) -> u64 {
+        self.counters.get(name).copied().unwrap_or(0)
+    }
 }
 
 /// Everything the agent serves live (`cosched agent --stats`, `--monitor`).
@@ -111,24 +131,21 @@ pub struct AgentStats {
     pub map_full: u64,
     pub forks: u64,
     pub switches: u64,
-    /// User-space decisions.
+    /// BPF events the agent read.
     pub events: u64,
+    /// Boosts carried out (a thread went to `SCHED_FIFO`).
     pub boosts_granted: u64,
-    pub boosts_extended: u64,
-    pub refused_dcs: u64,
-    pub refused_budget: u64,
+    /// Changes not made because the thread had exited.
     pub refused_gone: u64,
-    /// Flagged arrivals that needed no boost: the receiver had no competitor at its level (R = 1), or it got its
-    /// CPU by itself before the agent read the event.
-    pub not_needed: u64,
+    /// Changes the kernel refused (see `last_error`).
     pub boost_errors: u64,
+    /// Threads put back to their own attributes.
     pub restores: u64,
     /// The watch gate: whether it is open now (some managed thread shared its CPU within --watch-hold-ms),
     /// whether the BPF message hooks are attached (they are while it is open), and how often it was closed.
     pub watching: bool,
     pub message_hooks_attached: bool,
     pub watch_closes: u64,
-    pub demotions: u64,
     pub malformed_events: u64,
     pub boosted_now: usize,
     /// Arrival → receiver on a CPU, measured in BPF at the receiver's switch-in. `reaction_boosted`: it was boosted
@@ -141,6 +158,8 @@ pub struct AgentStats {
     /// Flagged arrival → the agent read it from the ring buffer (its wake-up).
     pub wakeup: Latency,
     pub jobs: Vec<JobStats>,
+    /// What the policy decided (its own counters).
+    pub policy: PolicyStats,
     /// The last error the agent met acting on a task (with the pid and the cause).
     pub last_error: Option<String>,
 }
@@ -149,7 +168,7 @@ impl AgentStats {
     /// Copies the agent's part of a result into the shared schema (`cosched_report::schema::Measurement`).
     pub fn fill_measurement(&self, m: &mut cosched_report::schema::Measurement) {
         m.boosts_granted = self.boosts_granted;
-        m.boosts_refused = self.refused_dcs + self.refused_budget;
+        m.boosts_refused = self.policy.refused;
         // The reaction is the agent's: arrival → receiver on its CPU for the arrivals it boosted. An arrival it
         // refused (the receiver has had its share) waits its turn by design, up to a budget burst: kept apart.
         m.reaction_p50_us = self.reaction_boosted.p50_us;
@@ -164,12 +183,11 @@ impl AgentStats {
             .insert("agent_ringbuf_drops".into(), self.ringbuf_drops as f64);
         m.extra
             .insert("agent_map_full".into(), self.map_full as f64);
-        m.extra
-            .insert("agent_boosts_extended".into(), self.boosts_extended as f64);
-        m.extra
-            .insert("agent_refused_budget".into(), self.refused_budget as f64);
-        m.extra
-            .insert("agent_demotions".into(), self.demotions as f64);
+        // The policy's counters, each as `agent_<name>` (the DCS policy's `agent_boosts_extended`,
+        // `agent_refused_budget`, `agent_demotions`, ...).
+        for (name, &n) in &self.policy.counters {
+            m.extra.insert(format!("agent_{name}"), n as f64);
+        }
         m.extra
             .insert("agent_watch_closes".into(), self.watch_closes as f64);
     }

@@ -107,6 +107,76 @@ pub enum SchedError {
     },
     #[error("pidfd_open({tid}) failed: {source}")]
     Pidfd { tid: u32, source: std::io::Error },
+    #[error("sched_{op}affinity({tid}) failed: {source}")]
+    Affinity {
+        tid: u32,
+        op: &'static str,
+        source: std::io::Error,
+    },
+    #[error("CPU {cpu} is beyond the {CPU_MASK_BITS} CPUs an affinity mask of the agent holds")]
+    CpuOutOfRange { cpu: u32 },
+}
+
+/// CPUs an affinity mask holds.
+pub const CPU_MASK_BITS: usize = 1024;
+
+/// A CPU affinity mask, as `sched_setaffinity` takes it (bit `c` of word `c / 64` = CPU `c`).
+pub type CpuMask = [u64; CPU_MASK_BITS / 64];
+
+/// The mask of `cpus`.
+pub fn cpu_mask(cpus: &[u32]) -> Result<CpuMask, SchedError> {
+    let mut mask = [0u64; CPU_MASK_BITS / 64];
+    for &cpu in cpus {
+        if cpu as usize >= CPU_MASK_BITS {
+            return Err(SchedError::CpuOutOfRange { cpu });
+        }
+        mask[cpu as usize / 64] |= 1 << (cpu % 64);
+    }
+    Ok(mask)
+}
+
+/// `sched_getaffinity(tid)`.
+pub fn get_affinity(tid: u32) -> Result<CpuMask, SchedError> {
+    let mut mask = [0u64; CPU_MASK_BITS / 64];
+    // SAFETY: the kernel writes at most the given size into `mask`, which is exactly that large.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            tid as libc::pid_t,
+            std::mem::size_of::<CpuMask>(),
+            mask.as_mut_ptr(),
+        )
+    };
+    if rc < 0 {
+        return Err(affinity_error(tid, "get"));
+    }
+    Ok(mask)
+}
+
+/// `sched_setaffinity(tid, mask)`.
+pub fn set_affinity(tid: u32, mask: &CpuMask) -> Result<(), SchedError> {
+    // SAFETY: `mask` is a fully initialised buffer of the size given.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setaffinity,
+            tid as libc::pid_t,
+            std::mem::size_of::<CpuMask>(),
+            mask.as_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(affinity_error(tid, "set"));
+    }
+    Ok(())
+}
+
+fn affinity_error(tid: u32, op: &'static str) -> SchedError {
+    let source = std::io::Error::last_os_error();
+    if source.raw_os_error() == Some(libc::ESRCH) {
+        SchedError::Gone { tid }
+    } else {
+        SchedError::Affinity { tid, op, source }
+    }
 }
 
 /// `sched_getattr(tid)`.
@@ -267,6 +337,28 @@ impl Target {
         get_attr(self.tid)
     }
 
+    /// Reads the thread's CPU affinity, if it is alive.
+    pub fn get_affinity(&self) -> Result<CpuMask, SchedError> {
+        if !self.alive() {
+            return Err(SchedError::Gone { tid: self.tid });
+        }
+        get_affinity(self.tid)
+    }
+
+    /// Writes a CPU affinity, guarded by the pidfd on both sides like [`set`](Self::set): if the thread died
+    /// meanwhile, `prior` is written back and `Gone` returned.
+    pub fn set_affinity(&self, mask: &CpuMask, prior: &CpuMask) -> Result<(), SchedError> {
+        if !self.alive() {
+            return Err(SchedError::Gone { tid: self.tid });
+        }
+        set_affinity(self.tid, mask)?;
+        if !self.alive() {
+            let _ = set_affinity(self.tid, prior);
+            return Err(SchedError::Gone { tid: self.tid });
+        }
+        Ok(())
+    }
+
     /// Writes `attr`, guarded by the pidfd on both sides. `prior` is what `get` returned just before: if the
     /// thread died meanwhile, `prior` (whoever's it was) is written back and `Gone` returned.
     pub fn set(&self, attr: &SchedAttr, prior: &SchedAttr) -> Result<(), SchedError> {
@@ -315,6 +407,27 @@ mod tests {
             (r.sched_nice, r.sched_runtime, r.sched_util_min),
             (5, 3_000_000, 0)
         );
+    }
+
+    #[test]
+    fn cpu_masks_set_one_bit_per_cpu_and_reject_cpus_beyond_the_mask() {
+        let m = cpu_mask(&[0, 3, 64, 1023]).unwrap();
+        assert_eq!((m[0], m[1], m[15]), (0b1001, 1, 1 << 63));
+        assert!(matches!(
+            cpu_mask(&[1024]),
+            Err(SchedError::CpuOutOfRange { cpu: 1024 })
+        ));
+    }
+
+    #[test]
+    fn own_affinity_reads_back_and_is_written_unchanged() {
+        // Unprivileged: our own thread's mask, written back as it was.
+        let tid = nix::unistd::gettid().as_raw() as u32;
+        let t = Target::open(std::process::id(), tid).unwrap();
+        let mask = t.get_affinity().unwrap();
+        assert!(mask.iter().any(|w| *w != 0));
+        t.set_affinity(&mask, &mask).unwrap();
+        assert_eq!(t.get_affinity().unwrap(), mask);
     }
 
     #[test]

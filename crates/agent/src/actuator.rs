@@ -1,0 +1,354 @@
+//! The actuator: every change the agent makes to a thread's scheduling attributes — the `SCHED_FIFO` boost
+//! window, a nice level, a custom slice (`sched_runtime`), its CPU affinity — each guarded by the guardian and
+//! by a pidfd.
+//!
+//! ## Problem
+//! A policy asks for a boost, a nice level or a slice; the change must be undone whatever happens to the agent
+//! (the guardian, [`crate::guardian`]), must never touch a stranger that reused the tid (a pidfd,
+//! [`crate::sched::Target`]), and must never lower a thread that is real-time by its own choice.
+//!
+//! ## Approach
+//! [`attributes`] computes, from a thread's own attributes and the mode the policy wants, the one `sched_attr`
+//! to write (pure, unit-tested). [`Actuate`] carries it out: [`SchedActuator`] records the change in a guardian
+//! slot *before* the `sched_setattr` (and reverts the slot if the call fails), and releases the slot after
+//! restoring. Tests use their own [`Actuate`] that only records what it was asked.
+//!
+//! ## Terminology
+//! - `orig`: the thread's own attributes, read when the agent adopted it.
+//! - `want`: what the thread should have now (`SCHED_FIFO` at `--rt-prio`, or `orig` at another nice level or
+//!   with another slice).
+//! - slot: a guardian table entry holding `want` and `orig` (and the CPU masks) while the thread differs from
+//!   its own.
+
+use crate::guardian::{Guardian, SlotId};
+use crate::sched::{self, CpuMask, SchedAttr, SchedError, Target};
+use crate::tracker::{Mode, Thread};
+use std::collections::HashMap;
+
+/// Why a change was not carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum ActError {
+    #[error(transparent)]
+    Sched(#[from] SchedError),
+    #[error(
+        "the guardian table is full ({} slots); the change of thread {tid} was skipped",
+        crate::guardian::SLOTS
+    )]
+    GuardianFull { tid: u32 },
+    #[error("thread {tid} has no handle (it was never adopted, or it exited)")]
+    Unknown { tid: u32 },
+}
+
+impl ActError {
+    /// The thread exited: nothing was changed, and nothing is wrong.
+    pub fn gone(&self) -> bool {
+        matches!(self, ActError::Sched(SchedError::Gone { .. }))
+    }
+}
+
+/// Carries out attribute changes: the one place the agent's policies reach the kernel through.
+pub trait Actuate {
+    /// Opens a handle on thread `tid` of process `tgid` and reads its own attributes.
+    fn adopt(&mut self, tgid: u32, tid: u32) -> Result<SchedAttr, ActError>;
+    /// Gives `tid` the attributes `want` (its own are `orig`), guarded so they are undone if the agent dies.
+    fn change(&mut self, tid: u32, want: &SchedAttr, orig: &SchedAttr) -> Result<(), ActError>;
+    /// Writes `orig` back (and the thread's own CPU affinity, if the agent changed it) and drops the guard.
+    fn restore(&mut self, tid: u32, orig: &SchedAttr) -> Result<(), ActError>;
+    /// Gives `tid` CPU affinity `cpus` (with `None`, its own back), guarded like [`change`](Self::change).
+    fn set_affinity(
+        &mut self,
+        tid: u32,
+        cpus: Option<&[u32]>,
+        orig: &SchedAttr,
+    ) -> Result<(), ActError>;
+    /// `child` was created by `parent` while the agent held `parent`'s affinity, and inherited it: its own
+    /// affinity is `parent`'s own, and the agent's is to be undone like the parent's (no system call).
+    fn inherit_affinity(
+        &mut self,
+        child: u32,
+        parent: u32,
+        orig: &SchedAttr,
+    ) -> Result<(), ActError>;
+    /// Drops the handle and guard of a thread that exited (nothing is written).
+    fn forget(&mut self, tid: u32);
+}
+
+/// Whether a thread's own policy is time-sharing (`SCHED_OTHER` or `SCHED_BATCH`): only those are given
+/// another nice level or slice.
+pub fn time_sharing(orig: &SchedAttr) -> bool {
+    orig.sched_policy == sched::SCHED_OTHER || orig.sched_policy == sched::SCHED_BATCH
+}
+
+/// Whether a thread may be boosted: not real-time or deadline by its own choice (nothing to add, and the
+/// agent never lowers it).
+pub fn boostable(orig: &SchedAttr) -> bool {
+    !orig.is_realtime() && orig.sched_policy != sched::SCHED_DEADLINE
+}
+
+/// The attributes a thread has in `mode` with its `slice_ns` override, given its own `orig`; `None` when that
+/// is exactly `orig` (restore it).
+pub fn attributes(
+    orig: &SchedAttr,
+    mode: Mode,
+    slice_ns: Option<u64>,
+    rt_prio: u32,
+) -> Option<SchedAttr> {
+    let mut a = match mode {
+        Mode::Boosted { .. } => return Some(SchedAttr::fifo(rt_prio)),
+        Mode::Normal if slice_ns.is_none() => return None,
+        Mode::Normal | Mode::Niced { .. } => orig.restorable(),
+    };
+    if let Mode::Niced { nice } = mode {
+        a.sched_nice = nice;
+    }
+    if let Some(slice) = slice_ns {
+        a.sched_runtime = slice;
+    }
+    Some(a)
+}
+
+/// The thread's attributes as the agent wants them now (see [`attributes`]).
+pub fn wanted(t: &Thread, rt_prio: u32) -> Option<SchedAttr> {
+    attributes(&t.orig, t.mode, t.slice_ns, rt_prio)
+}
+
+/// A managed thread the actuator can act on: its pidfd, its guardian slot, and what the slot says it has.
+struct Handle {
+    target: Target,
+    slot: Option<SlotId>,
+    /// The attributes the agent gave it (`None`: its own).
+    set: Option<SchedAttr>,
+    /// `(its own, the agent's)` CPU masks while the agent holds its affinity.
+    affinity: Option<(CpuMask, CpuMask)>,
+}
+
+/// The real actuator: `sched_setattr` / `sched_setaffinity` through pidfd-guarded targets, every change
+/// recorded with the guardian first.
+pub struct SchedActuator {
+    guardian: Guardian,
+    handles: HashMap<u32, Handle>,
+}
+
+impl SchedActuator {
+    pub fn new(guardian: Guardian) -> SchedActuator {
+        SchedActuator {
+            guardian,
+            handles: HashMap::new(),
+        }
+    }
+
+    pub fn guardian_pid(&self) -> u32 {
+        self.guardian.pid()
+    }
+}
+
+/// A handle's slot, or a new one that says "its own attributes" (for a change of affinity alone).
+fn slot_of(guardian: &mut Guardian, h: &Handle, orig: &SchedAttr) -> Result<SlotId, ActError> {
+    match h.slot {
+        Some(slot) => Ok(slot),
+        None => guardian
+            .record(h.target.tgid, h.target.tid, h.target.start_time, orig, orig)
+            .ok_or(ActError::GuardianFull { tid: h.target.tid }),
+    }
+}
+
+impl Actuate for SchedActuator {
+    fn adopt(&mut self, tgid: u32, tid: u32) -> Result<SchedAttr, ActError> {
+        let target = Target::open(tgid, tid)?;
+        let orig = target.get()?;
+        let handle = Handle {
+            target,
+            slot: None,
+            set: None,
+            affinity: None,
+        };
+        if let Some(Handle {
+            slot: Some(slot), ..
+        }) = self.handles.insert(tid, handle)
+        {
+            self.guardian.release(slot);
+        }
+        Ok(orig)
+    }
+
+    fn change(&mut self, tid: u32, want: &SchedAttr, orig: &SchedAttr) -> Result<(), ActError> {
+        let h = self
+            .handles
+            .get_mut(&tid)
+            .ok_or(ActError::Unknown { tid })?;
+        // The slot says `want` before the kernel does, so a crash in between is undone too.
+        let had_slot = h.slot.is_some();
+        let slot = slot_of(&mut self.guardian, h, orig)?;
+        self.guardian.update(slot, want);
+        match h.target.set(want, orig) {
+            Ok(()) => {
+                h.slot = Some(slot);
+                h.set = Some(*want);
+                Ok(())
+            }
+            Err(err) => {
+                if had_slot {
+                    // Still as before: the slot goes back to saying so.
+                    self.guardian.update(slot, &h.set.unwrap_or(*orig));
+                } else {
+                    self.guardian.release(slot);
+                }
+                Err(err.into())
+            }
+        }
+    }
+
+    fn restore(&mut self, tid: u32, orig: &SchedAttr) -> Result<(), ActError> {
+        let h = self
+            .handles
+            .get_mut(&tid)
+            .ok_or(ActError::Unknown { tid })?;
+        let res = h.target.set(&orig.restorable(), orig);
+        let res = match h.affinity.take() {
+            Some((own, set)) => res.and(h.target.set_affinity(&own, &set)),
+            None => res,
+        };
+        h.set = None;
+        if let Some(slot) = h.slot.take() {
+            self.guardian.release(slot);
+        }
+        res.map_err(Into::into)
+    }
+
+    fn set_affinity(
+        &mut self,
+        tid: u32,
+        cpus: Option<&[u32]>,
+        orig: &SchedAttr,
+    ) -> Result<(), ActError> {
+        let h = self
+            .handles
+            .get_mut(&tid)
+            .ok_or(ActError::Unknown { tid })?;
+        let Some(cpus) = cpus else {
+            // Its own mask back; the slot stays only while its attributes differ too.
+            let Some((own, set)) = h.affinity else {
+                return Ok(());
+            };
+            h.target.set_affinity(&own, &set)?;
+            h.affinity = None;
+            if let Some(slot) = h.slot {
+                if h.set.is_none() {
+                    self.guardian.release(slot);
+                    h.slot = None;
+                } else {
+                    self.guardian.update_affinity(slot, None);
+                }
+            }
+            return Ok(());
+        };
+        let mask = sched::cpu_mask(cpus)?;
+        let own = match h.affinity {
+            Some((own, _)) => own,
+            None => h.target.get_affinity()?,
+        };
+        let had_slot = h.slot.is_some();
+        let slot = slot_of(&mut self.guardian, h, orig)?;
+        self.guardian.update_affinity(slot, Some((&mask, &own)));
+        let prior = h.affinity.map_or(own, |(_, set)| set);
+        match h.target.set_affinity(&mask, &prior) {
+            Ok(()) => {
+                h.slot = Some(slot);
+                h.affinity = Some((own, mask));
+                Ok(())
+            }
+            Err(err) => {
+                if had_slot {
+                    let before = h.affinity.as_ref().map(|(own, set)| (set, own));
+                    self.guardian.update_affinity(slot, before);
+                } else {
+                    self.guardian.release(slot);
+                }
+                Err(err.into())
+            }
+        }
+    }
+
+    fn inherit_affinity(
+        &mut self,
+        child: u32,
+        parent: u32,
+        orig: &SchedAttr,
+    ) -> Result<(), ActError> {
+        let Some(masks) = self.handles.get(&parent).and_then(|p| p.affinity) else {
+            return Ok(());
+        };
+        let h = self
+            .handles
+            .get_mut(&child)
+            .ok_or(ActError::Unknown { tid: child })?;
+        let slot = slot_of(&mut self.guardian, h, orig)?;
+        self.guardian
+            .update_affinity(slot, Some((&masks.1, &masks.0)));
+        h.slot = Some(slot);
+        h.affinity = Some(masks);
+        Ok(())
+    }
+
+    fn forget(&mut self, tid: u32) {
+        if let Some(Handle {
+            slot: Some(slot), ..
+        }) = self.handles.remove(&tid)
+        {
+            self.guardian.release(slot);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn other(nice: i32) -> SchedAttr {
+        SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            sched_policy: sched::SCHED_OTHER,
+            sched_nice: nice,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn each_mode_maps_to_one_set_of_attributes() {
+        let orig = other(5);
+        // Normal without overrides: exactly its own attributes (restore).
+        assert_eq!(attributes(&orig, Mode::Normal, None, 1), None);
+        // Boosted: SCHED_FIFO at --rt-prio, reset on fork, whatever its nice or slice.
+        let b = attributes(
+            &orig,
+            Mode::Boosted { since: 0, until: 1 },
+            Some(3_000_000),
+            7,
+        )
+        .unwrap();
+        assert_eq!(
+            (b.sched_policy, b.sched_priority, b.sched_flags),
+            (sched::SCHED_FIFO, 7, sched::SCHED_FLAG_RESET_ON_FORK)
+        );
+        // Niced: its own policy at the new nice, its own slice.
+        let n = attributes(&orig, Mode::Niced { nice: 19 }, None, 1).unwrap();
+        assert_eq!((n.sched_policy, n.sched_nice), (sched::SCHED_OTHER, 19));
+        // A slice override holds in Normal and Niced.
+        let s = attributes(&orig, Mode::Normal, Some(700_000), 1).unwrap();
+        assert_eq!((s.sched_nice, s.sched_runtime), (5, 700_000));
+        let ns = attributes(&orig, Mode::Niced { nice: 19 }, Some(700_000), 1).unwrap();
+        assert_eq!((ns.sched_nice, ns.sched_runtime), (19, 700_000));
+    }
+
+    #[test]
+    fn real_time_threads_are_never_boosted_or_reniced() {
+        let fifo = SchedAttr::fifo(50);
+        assert!(!boostable(&fifo) && !time_sharing(&fifo));
+        let idle = SchedAttr {
+            sched_policy: sched::SCHED_IDLE,
+            ..other(0)
+        };
+        assert!(boostable(&idle) && !time_sharing(&idle));
+        assert!(boostable(&other(0)) && time_sharing(&other(0)));
+    }
+}

@@ -1,0 +1,76 @@
+//! The agent's resolved configuration: what `cosched agent`'s mechanism flags became ([`crate::cli`] validates
+//! them), apart from the policy's own (see [`crate::policy`]).
+
+use cosched_policy::Nanos;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The mechanism's settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub socket: PathBuf,
+    /// The policy's name (`--policy`).
+    pub policy: String,
+    /// An arrival for a receiver that ran within this long is not flagged (BPF).
+    pub grace_ns: Nanos,
+    /// A refused arrival still waiting after this long is reconsidered (BPF).
+    pub renotify_ns: Nanos,
+    /// `SCHED_FIFO` priority of a boosted thread.
+    pub rt_prio: u32,
+    /// The policy's tick period.
+    pub tick_ns: Nanos,
+    /// Close the BPF watch gate once no managed thread has shared its CPU for this long (`None`: never).
+    pub watch_hold_ns: Option<Nanos>,
+    /// The agent's own SCHED_FIFO priority (0 = stay SCHED_OTHER).
+    pub agent_prio: u32,
+    /// Print one line per action and per decision the policy notes, on stderr.
+    pub log_actions: bool,
+    /// Stop after this long (tests), `None` = until SIGINT/SIGTERM.
+    pub run_for: Option<Duration>,
+    /// Fault injection (safety tests): panic right after this many boosts, with the last one still in place.
+    pub panic_after_boosts: Option<u64>,
+}
+
+impl Config {
+    /// `key=value` lines for the statistics header (the policy's own follow them).
+    pub fn describe(&self) -> Vec<String> {
+        vec![
+            format!("socket={}", self.socket.display()),
+            format!("policy={}", self.policy),
+            format!("grace_us={}", self.grace_ns / 1000),
+            format!("renotify_us={}", self.renotify_ns / 1000),
+            format!("rt_prio={}", self.rt_prio),
+            format!("tick_ms={}", self.tick_ns as f64 / 1e6),
+            format!(
+                "watch_hold_ms={}",
+                self.watch_hold_ns.map_or(0.0, |h| h as f64 / 1e6)
+            ),
+            format!("agent_prio={}", self.agent_prio),
+            format!("log_actions={}", self.log_actions),
+        ]
+    }
+}
+
+/// A flag's non-negative number of milliseconds, in ns; anything else is an error that names `--flag`.
+pub fn ms(v: f64, flag: &str) -> anyhow::Result<Nanos> {
+    if !(v.is_finite() && v >= 0.0) {
+        anyhow::bail!("--{flag} must be a non-negative number of milliseconds, got {v}");
+    }
+    Ok((v * 1e6).round() as Nanos)
+}
+
+/// The kernel tick, from `CONFIG_HZ` in `/boot/config-$(uname -r)`; 4 ms (HZ=250) when unreadable.
+pub fn kernel_tick_ns() -> Nanos {
+    let release = nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    std::fs::read_to_string(format!("/boot/config-{release}"))
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find_map(|l| l.strip_prefix("CONFIG_HZ=")?.trim().parse::<u64>().ok())
+        })
+        .filter(|hz| *hz > 0)
+        .map(|hz| 1_000_000_000 / hz)
+        .unwrap_or(4_000_000)
+}

@@ -1,0 +1,395 @@
+//! The seam between mechanism and policy: [`Ctx`], what a policy sees and does for one event.
+//!
+//! A policy reads the tracked tasks through it (per-thread [`Mode`], per-process CPU time and `R`, BPF's
+//! per-thread state) and acts through it: [`Ctx::boost`] for a window, [`Ctx::restore`], [`Ctx::nice`],
+//! [`Ctx::slice`], [`Ctx::affinity`], [`Ctx::arm`] a deadline, [`Ctx::note`] a counted decision. Each action
+//! is carried out at once through the [`Actuate`] (the kernel's guarded path, or a test double), its result
+//! written into the tracker and the counters, and its success returned. What BPF knows comes through a
+//! [`Probe`] (its maps, or a test double). The mechanism's own rules hold whatever the policy asks: a thread
+//! real-time by its own choice is never boosted, only time-sharing threads get another nice level or slice,
+//! and a boost the policy makes on its own (not for the arrival being decided) is told to BPF ("kicked") so the
+//! reaction is measured from it.
+
+use crate::actuator::{self, ActError, Actuate};
+use crate::intf;
+use crate::stats::Counters;
+use crate::tracker::{Mode, Tracker};
+use cosched_policy::Nanos;
+
+/// What the engine reads from (and tells) the BPF side.
+pub trait Probe {
+    /// A managed thread's BPF state.
+    fn task(&self, tid: u32) -> Option<intf::Task>;
+    /// A managed process's CPU time as BPF booked it at its threads' switch-outs, ns.
+    fn proc_runtime(&self, tgid: u32) -> Option<Nanos>;
+    /// The agent is about to boost `tid` at `when` on its own initiative, not for the arrival BPF last handed
+    /// over (the reaction is measured from then).
+    fn kicked(&self, tid: u32, when: Nanos);
+    /// Stops watching a thread.
+    fn forget_task(&self, tid: u32);
+}
+
+/// The mechanism's settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// `SCHED_FIFO` priority of a boosted thread.
+    pub rt_prio: u32,
+    /// Print one line per action and per noted decision on stderr.
+    pub log_actions: bool,
+    /// Fault injection (safety tests): panic right after this many boosts, with the last one in place.
+    pub panic_after_boosts: Option<u64>,
+    /// When the agent started (the log's time origin).
+    pub started_ns: Nanos,
+}
+
+/// A process's CPU time while managed (ns) and its current `R`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// What BPF booked at its threads' switch-outs, plus the running part of every thread on a CPU now (a
+    /// thread that spins alone is never switched out, so its booked time lags).
+    pub cpu_ns: Nanos,
+    /// The largest run-queue length its threads saw at their last switch-in or arrival (`None`: none seen).
+    pub rq_len: Option<u32>,
+}
+
+/// One look at a process in BPF (one lookup per thread, through the tracker's index).
+pub fn sample(probe: &dyn Probe, tracker: &Tracker, tgid: u32, now: Nanos) -> Option<Sample> {
+    let booked = probe.proc_runtime(tgid)?;
+    let mut running = 0;
+    let mut rq_len = None;
+    for task in tracker.threads_of(tgid).filter_map(|t| probe.task(t.tid)) {
+        if task.on_cpu != 0 {
+            running += now.saturating_sub(task.switched_in_ns);
+        }
+        if task.rq_len > 0 {
+            rq_len = Some(rq_len.unwrap_or(0).max(task.rq_len));
+        }
+    }
+    Some(Sample {
+        cpu_ns: booked + running,
+        rq_len,
+    })
+}
+
+/// A policy's view of one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadView {
+    pub tid: u32,
+    pub tgid: u32,
+    pub mode: Mode,
+}
+
+/// A policy's view of one process, as sampled at the last tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcessView {
+    pub tgid: u32,
+    pub job: u64,
+    /// CPU time while managed and `R` at the last tick (`None` when BPF had no entry for it then).
+    pub sampled: Option<Sample>,
+}
+
+/// The policy's window on the world for one event: a read-only view of the tracked tasks, and the actions.
+pub struct Ctx<'a> {
+    pub(crate) now: Nanos,
+    pub(crate) tracker: &'a mut Tracker,
+    pub(crate) act: &'a mut dyn Actuate,
+    pub(crate) probe: &'a dyn Probe,
+    pub(crate) counters: &'a mut Counters,
+    pub(crate) settings: &'a Settings,
+    /// The deadline the policy armed, if any.
+    pub(crate) deadline: &'a mut Option<Nanos>,
+    /// Some window end or deadline moved earlier: the loop must arm its timer again.
+    pub(crate) timer_stale: &'a mut bool,
+    /// The thread whose arrival is being decided (its boost answers that arrival).
+    pub(crate) arrival_tid: Option<u32>,
+    /// Whether that thread was boosted.
+    pub(crate) answered: bool,
+}
+
+impl Ctx<'_> {
+    /// The time of the event, CLOCK_MONOTONIC ns (the clock of BPF's times).
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    pub fn thread(&self, tid: u32) -> Option<ThreadView> {
+        self.tracker.thread(tid).map(|t| ThreadView {
+            tid: t.tid,
+            tgid: t.tgid,
+            mode: t.mode,
+        })
+    }
+
+    /// BPF's state of a managed thread (`on_cpu`, `pending`, `rq_len`, arrival and poll times, ...).
+    pub fn task(&self, tid: u32) -> Option<intf::Task> {
+        self.probe.task(tid)
+    }
+
+    pub fn process(&self, tgid: u32) -> Option<ProcessView> {
+        self.tracker.process(tgid).map(|p| ProcessView {
+            tgid: p.tgid,
+            job: p.job,
+            sampled: p.cpu_ns.map(|cpu_ns| Sample {
+                cpu_ns,
+                rq_len: p.rq_len,
+            }),
+        })
+    }
+
+    /// A process's CPU time and `R` now (fresh from BPF).
+    pub fn sample(&self, tgid: u32) -> Option<Sample> {
+        sample(self.probe, self.tracker, tgid, self.now)
+    }
+
+    /// The tracked processes, ascending.
+    pub fn tgids(&self) -> Vec<u32> {
+        self.tracker.tgids()
+    }
+
+    /// A process's tracked threads, ascending.
+    pub fn tids_of(&self, tgid: u32) -> Vec<u32> {
+        self.tracker.tids_of(tgid)
+    }
+
+    /// Boosts `tid` to `SCHED_FIFO` until `until`; for a boosted thread, moves its window end to `until`.
+    /// Returns whether the thread is boosted now.
+    pub fn boost(&mut self, tid: u32, until: Nanos) -> bool {
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
+        if !actuator::boostable(&t.orig) {
+            return false;
+        }
+        if let Mode::Boosted {
+            since,
+            until: before,
+        } = t.mode
+        {
+            if until < before {
+                *self.timer_stale = true;
+            }
+            self.tracker.thread_mut(tid).expect("looked up above").mode =
+                Mode::Boosted { since, until };
+            return true;
+        }
+        let (tgid, slice_ns) = (t.tgid, t.slice_ns);
+        let answers_arrival = self.arrival_tid == Some(tid);
+        if !answers_arrival {
+            // Told BEFORE the boost: the boosted thread may be switched in (and its reaction measured in BPF)
+            // before sched_setattr even returns; told after, BPF would measure from an arrival it waited behind
+            // long ago.
+            self.probe.kicked(tid, self.now);
+        }
+        let mode = Mode::Boosted {
+            since: self.now,
+            until,
+        };
+        if !self.carry_out(tid, mode, slice_ns) {
+            return false;
+        }
+        *self.timer_stale = true;
+        self.counters.boosts_granted += 1;
+        if let Some(job) = self
+            .tracker
+            .job_of(tgid)
+            .and_then(|j| self.tracker.job_mut(j))
+        {
+            job.counters.boosts += 1;
+        }
+        self.answered |= answers_arrival;
+        self.log(tid, "boost", format_args!(""));
+        if self
+            .settings
+            .panic_after_boosts
+            .is_some_and(|n| self.counters.boosts_granted >= n)
+        {
+            panic!("--panic-after-boosts: injected panic with tid {tid} boosted");
+        }
+        true
+    }
+
+    /// Puts `tid` back to its own attributes (ending a boost, a nice level, a slice, a pin). Returns whether it was
+    /// changed (a thread already in its own attributes needs nothing).
+    pub fn restore(&mut self, tid: u32) -> bool {
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
+        if !t.changed() {
+            return false;
+        }
+        let orig = t.orig;
+        let res = self.act.restore(tid, &orig);
+        // Whatever the result, the guard is gone: the thread counts as restored (a failure is counted).
+        let t = self.tracker.thread_mut(tid).expect("looked up above");
+        t.mode = Mode::Normal;
+        t.slice_ns = None;
+        t.affinity = None;
+        self.counters.restores += 1;
+        if let Err(err) = res {
+            self.fail(err);
+        }
+        self.log(tid, "restore", format_args!(""));
+        true
+    }
+
+    /// Gives a time-sharing thread (its own policy `SCHED_OTHER` or `SCHED_BATCH`) nice level `nice`; ends a
+    /// boost. Returns whether it has that level now.
+    pub fn nice(&mut self, tid: u32, nice: i32) -> bool {
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
+        if !actuator::time_sharing(&t.orig) || !(-20..=19).contains(&nice) {
+            return false;
+        }
+        if t.mode == (Mode::Niced { nice }) {
+            return true;
+        }
+        let (was_boosted, slice_ns) = (matches!(t.mode, Mode::Boosted { .. }), t.slice_ns);
+        if was_boosted {
+            *self.timer_stale = true;
+        }
+        let ok = self.carry_out(tid, Mode::Niced { nice }, slice_ns);
+        if ok {
+            self.log(tid, "nice", format_args!("nice={nice}"));
+        }
+        ok
+    }
+
+    /// Sets (or with `None` removes) a time-sharing thread's custom slice (`sched_runtime`, ns; the kernel
+    /// keeps it within 0.1–100 ms). It holds until the thread is restored, under any nice level; a boosted
+    /// thread gets it when its boost ends. Returns whether it was carried out.
+    pub fn slice(&mut self, tid: u32, slice_ns: Option<Nanos>) -> bool {
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
+        if !actuator::time_sharing(&t.orig) {
+            return false;
+        }
+        if t.slice_ns == slice_ns {
+            return true;
+        }
+        let mode = t.mode;
+        let ok = self.carry_out(tid, mode, slice_ns);
+        if ok {
+            self.log(tid, "slice", format_args!("slice_ns={slice_ns:?}"));
+        }
+        ok
+    }
+
+    /// Pins a thread to `cpus` (or with `None` gives it its own CPU affinity back); it holds in every mode until
+    /// the thread is restored. Returns whether it was carried out (an empty set is refused).
+    pub fn affinity(&mut self, tid: u32, cpus: Option<Vec<u32>>) -> bool {
+        let cpus = cpus.map(|mut c| {
+            c.sort_unstable();
+            c.dedup();
+            c
+        });
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
+        if cpus.as_ref().is_some_and(|c| c.is_empty()) {
+            return false;
+        }
+        if t.affinity == cpus {
+            return true;
+        }
+        let orig = t.orig;
+        match self.act.set_affinity(tid, cpus.as_deref(), &orig) {
+            Ok(()) => {
+                self.log(tid, "affinity", format_args!("cpus={cpus:?}"));
+                self.tracker
+                    .thread_mut(tid)
+                    .expect("looked up above")
+                    .affinity = cpus;
+                true
+            }
+            Err(err) => {
+                self.fail(err);
+                false
+            }
+        }
+    }
+
+    /// Asks for a call to [`crate::policy::Policy::on_deadline`] at `at` (the earliest of the deadlines asked for wins).
+    pub fn arm(&mut self, at: Nanos) {
+        if self.deadline.is_none_or(|d| at < d) {
+            *self.deadline = Some(at);
+            *self.timer_stale = true;
+        }
+    }
+
+    /// Counts a decision under one of the policy's [`crate::policy::Counter`]s (for the whole agent and for
+    /// the process's job) and, with `--log-actions`, prints it with `detail`.
+    pub fn note(
+        &mut self,
+        tgid: u32,
+        tid: u32,
+        counter: &'static str,
+        detail: std::fmt::Arguments,
+    ) {
+        *self.counters.policy.entry(counter).or_default() += 1;
+        if let Some(job) = self
+            .tracker
+            .job_of(tgid)
+            .and_then(|j| self.tracker.job_mut(j))
+        {
+            *job.counters.policy.entry(counter).or_default() += 1;
+        }
+        self.log_process(tgid, tid, counter, detail);
+    }
+
+    /// Gives `tid` the attributes of `mode` with `slice_ns` through the actuator; on success records them.
+    fn carry_out(&mut self, tid: u32, mode: Mode, slice_ns: Option<Nanos>) -> bool {
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
+        let (orig, pinned) = (t.orig, t.affinity.is_some());
+        let res = match actuator::attributes(&orig, mode, slice_ns, self.settings.rt_prio) {
+            // Its own attributes, but the agent's CPU affinity stays: keep the guard.
+            None if pinned => self.act.change(tid, &orig.restorable(), &orig),
+            None => self.act.restore(tid, &orig),
+            Some(want) => self.act.change(tid, &want, &orig),
+        };
+        match res {
+            Ok(()) => {
+                let t = self.tracker.thread_mut(tid).expect("looked up above");
+                t.mode = mode;
+                t.slice_ns = slice_ns;
+                true
+            }
+            Err(err) => {
+                self.fail(err);
+                false
+            }
+        }
+    }
+
+    fn fail(&mut self, err: ActError) {
+        fail(self.counters, err);
+    }
+
+    fn log(&self, tid: u32, what: &str, detail: std::fmt::Arguments) {
+        let tgid = self.tracker.thread(tid).map_or(0, |t| t.tgid);
+        self.log_process(tgid, tid, what, detail);
+    }
+
+    fn log_process(&self, tgid: u32, tid: u32, what: &str, detail: std::fmt::Arguments) {
+        if self.settings.log_actions {
+            let job = self.tracker.job_of(tgid).unwrap_or(0);
+            eprintln!(
+                "[{:>12.6}] (job{job}:pid{tgid}) {what} tid={tid} {detail}",
+                self.now.saturating_sub(self.settings.started_ns) as f64 / 1e9
+            );
+        }
+    }
+}
+
+/// Counts a failed action: a thread that exited is no error; anything else is kept as the last error.
+pub(crate) fn fail(counters: &mut Counters, err: ActError) {
+    if err.gone() {
+        counters.refused_gone += 1;
+    } else {
+        counters.boost_errors += 1;
+        counters.last_error = Some(err.to_string());
+    }
+}

@@ -1,0 +1,575 @@
+//! The engine: hands the events the loop reads to the policy, and carries out what the policy decides.
+//!
+//! ## Problem
+//! A policy must decide from the tracked tasks and act on them without doing I/O, and every action must go
+//! through the same guarded path ([`crate::actuator`]) whatever policy asked for it.
+//!
+//! ## Approach
+//! [`Engine`] owns the [`Tracker`], an [`Actuate`] (the kernel, or a test double), a [`Probe`] (BPF's maps, or
+//! a test double) and the policy. For each event it builds a [`Ctx`] ([`crate::ctx`]) — the policy's view of
+//! the tasks and its actions — and calls the policy. An action is carried out at once and its success
+//! returned, so the policy's state follows what happened (DCS records `Tp` only for a boost carried out). The engine has no file descriptors and reads no clock: the loop
+//! ([`crate::daemon`]) passes `now`, so the whole path from event to action runs in unit tests without root.
+//!
+//! ## Algorithm
+//! ```text
+//! arrival(tid, R, t):   adopt tid if new; R statistics; policy.on_arrival
+//! timer(now):           for each thread boosted with until <= now + 1 ms: policy.on_window_end(tid);
+//!                           still boosted with until <= now: restore
+//!                       if the policy's deadline <= now: policy.on_deadline
+//! tick(now):            for each process: sample (CPU time, R) from BPF; policy.on_tick
+//! ```
+
+use crate::actuator::Actuate;
+use crate::ctx::fail;
+pub use crate::ctx::{sample, Ctx, Probe, ProcessView, Sample, Settings, ThreadView};
+use crate::intf::Event;
+use crate::policy::{Arrival, Policy};
+use crate::proto::Latency;
+use crate::stats::Counters;
+use crate::tracker::{Mode, Process, Thread, Tracker};
+use cosched_policy::Nanos;
+
+/// Boost windows ending this close together are decided at one timer wake-up: the ranks of a coscheduled job
+/// then share one deadline, and the agent, which preempts a rank whenever it wakes, wakes once for all.
+pub const TIMER_COALESCE_NS: Nanos = 1_000_000;
+
+/// The mechanism around one policy.
+pub struct Engine<A: Actuate, P: Probe> {
+    pub tracker: Tracker,
+    pub act: A,
+    pub probe: P,
+    pub counters: Counters,
+    pub settings: Settings,
+    policy: Box<dyn Policy>,
+    /// The deadline the policy armed, if any.
+    deadline: Option<Nanos>,
+    /// Some window end or deadline moved earlier since the loop last armed its timer.
+    pub timer_stale: bool,
+    /// The clock for the decision latency (arrival → boost carried out).
+    clock: fn() -> Nanos,
+}
+
+impl<A: Actuate, P: Probe> Engine<A, P> {
+    pub fn new(
+        policy: Box<dyn Policy>,
+        act: A,
+        probe: P,
+        settings: Settings,
+        clock: fn() -> Nanos,
+    ) -> Self {
+        Engine {
+            tracker: Tracker::new(),
+            act,
+            probe,
+            counters: Counters::default(),
+            settings,
+            policy,
+            deadline: None,
+            timer_stale: false,
+            clock,
+        }
+    }
+
+    pub fn policy(&self) -> &dyn Policy {
+        self.policy.as_ref()
+    }
+
+    /// Runs `f` with the policy and a [`Ctx`] at `now`; returns whether the arrival's thread was boosted.
+    fn with_policy(
+        &mut self,
+        now: Nanos,
+        arrival_tid: Option<u32>,
+        f: impl FnOnce(&mut dyn Policy, &mut Ctx),
+    ) -> bool {
+        let mut ctx = Ctx {
+            now,
+            tracker: &mut self.tracker,
+            act: &mut self.act,
+            probe: &self.probe,
+            counters: &mut self.counters,
+            settings: &self.settings,
+            deadline: &mut self.deadline,
+            timer_stale: &mut self.timer_stale,
+            arrival_tid,
+            answered: false,
+        };
+        f(self.policy.as_mut(), &mut ctx);
+        ctx.answered
+    }
+
+    /// The earliest moment the timer must fire: a window end or the policy's deadline.
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        match (self.tracker.next_window_end(), self.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Starts tracking a process of `job` (its threads come with [`adopt_thread`](Self::adopt_thread)).
+    pub fn add_process(&mut self, tgid: u32, job: u64, cpu_at_start_ticks: u64, now: Nanos) {
+        self.tracker.add_process(Process {
+            tgid,
+            job,
+            registered_ns: now,
+            cpu_at_start_ticks,
+            cpu_ns: None,
+            rq_len: None,
+            r_sum: 0,
+            r_count: 0,
+        });
+        self.with_policy(now, None, |p, ctx| p.on_process_arrival(ctx, tgid));
+    }
+
+    /// A thread BPF manages but the engine has not met (one that existed at registration, or whose fork event
+    /// was lost): open its handle, then check BPF still has it — entries vanish at exit and are only created for
+    /// tasks of managed processes, so a present entry proves the handle names the right task.
+    pub fn adopt_thread(&mut self, tgid: u32, tid: u32) -> bool {
+        if self.tracker.process(tgid).is_none() {
+            return false;
+        }
+        let orig = match self.act.adopt(tgid, tid) {
+            Ok(orig) => orig,
+            Err(_) => {
+                self.probe.forget_task(tid);
+                return false;
+            }
+        };
+        if self.probe.task(tid).is_none_or(|t| t.tgid != tgid) {
+            self.act.forget(tid);
+            return false;
+        }
+        self.tracker.add_thread(Thread::new(tid, tgid, orig))
+    }
+
+    /// A managed task created thread `tid` of `tgid` (`parent`: the creating thread). A child of a thread the
+    /// agent had niced or given a slice inherited that: it gets the parent's own attributes (a boosted
+    /// parent's child starts in `SCHED_OTHER` at the parent's own nice, thanks to reset-on-fork). A child of a
+    /// thread the agent had pinned keeps the pin, undone with the parent's.
+    pub fn on_thread_start(&mut self, tgid: u32, tid: u32, parent: u32) {
+        if !self.adopt_thread(tgid, tid) {
+            return;
+        }
+        let Some(p) = self.tracker.thread(parent) else {
+            return;
+        };
+        let (porig, changed, pin) = (
+            p.orig,
+            matches!(p.mode, Mode::Niced { .. }) || p.slice_ns.is_some(),
+            p.affinity.clone(),
+        );
+        if changed {
+            let child = self.tracker.thread_mut(tid).expect("adopted above");
+            let inherited = child.orig;
+            child.orig = porig;
+            if inherited.restorable() != porig.restorable() {
+                // Its own attributes from now on (the parent's): no guard, nothing to undo.
+                if let Err(err) = self.act.restore(tid, &porig) {
+                    fail(&mut self.counters, err);
+                }
+            }
+        }
+        if pin.is_some() {
+            let orig = self.tracker.thread(tid).expect("adopted above").orig;
+            match self.act.inherit_affinity(tid, parent, &orig) {
+                Ok(()) => {
+                    self.tracker
+                        .thread_mut(tid)
+                        .expect("adopted above")
+                        .affinity = pin
+                }
+                Err(err) => fail(&mut self.counters, err),
+            }
+        }
+    }
+
+    /// A flagged arrival.
+    pub fn on_arrival(&mut self, e: &Event, now: Nanos) {
+        let (tid, tgid) = (e.tid, e.tgid);
+        if self.tracker.thread(tid).is_none() && !self.adopt_thread(tgid, tid) {
+            return;
+        }
+        let Some(p) = self.tracker.process_mut(tgid) else {
+            return;
+        };
+        p.r_sum += u64::from(e.nr_running.max(1));
+        p.r_count += 1;
+        let arrival = Arrival {
+            tid,
+            tgid,
+            run_queue_len: e.nr_running,
+            time_ns: e.time_ns,
+        };
+        let answered = self.with_policy(now, Some(tid), |p, ctx| p.on_arrival(ctx, &arrival));
+        if answered {
+            let us = (self.clock)().saturating_sub(e.time_ns) / 1000;
+            let b = Latency::bucket(us, self.counters.decision_hist.len());
+            self.counters.decision_hist[b] += 1;
+        }
+    }
+
+    /// The timer fired: the boost windows that ended, and the policy's deadline.
+    pub fn on_timer(&mut self, now: Nanos) {
+        let mut due: Vec<u32> = self
+            .tracker
+            .threads()
+            .filter_map(|t| match t.mode {
+                Mode::Boosted { until, .. } if until <= now + TIMER_COALESCE_NS => Some(t.tid),
+                _ => None,
+            })
+            .collect();
+        due.sort_unstable();
+        for tid in due {
+            // An earlier decision of this batch (a whole process demoted) may have changed it already.
+            if !matches!(
+                self.tracker.thread(tid).map(|t| t.mode),
+                Some(Mode::Boosted { .. })
+            ) {
+                continue;
+            }
+            self.with_policy(now, None, |p, ctx| {
+                p.on_window_end(ctx, tid);
+                if let Some(ThreadView {
+                    mode: Mode::Boosted { until, .. },
+                    ..
+                }) = ctx.thread(tid)
+                {
+                    if until <= now {
+                        // A window is a window: the policy did not renew it.
+                        ctx.restore(tid);
+                    }
+                }
+            });
+        }
+        if self.deadline.is_some_and(|d| d <= now) {
+            self.deadline = None;
+            self.with_policy(now, None, |p, ctx| p.on_deadline(ctx));
+        }
+        self.timer_stale = true;
+    }
+
+    /// The periodic tick: every process's CPU time and `R` are sampled, then the policy looks.
+    pub fn on_tick(&mut self, now: Nanos) {
+        for tgid in self.tracker.tgids() {
+            let s = sample(&self.probe, &self.tracker, tgid, now);
+            let p = self.tracker.process_mut(tgid).expect("listed above");
+            p.cpu_ns = s.map(|s| s.cpu_ns);
+            p.rq_len = s.and_then(|s| s.rq_len);
+        }
+        self.with_policy(now, None, |p, ctx| p.on_tick(ctx));
+    }
+
+    /// A managed thread exited.
+    pub fn on_thread_exit(&mut self, tid: u32) {
+        if self.tracker.remove_thread(tid).is_some() {
+            self.policy.on_thread_exit(tid);
+        }
+        self.act.forget(tid);
+        self.probe.forget_task(tid);
+    }
+
+    /// A managed process exited: its threads go, then the process. Returns it, with its CPU time as BPF
+    /// booked it (read before its entry goes).
+    pub fn remove_process(&mut self, tgid: u32) -> Option<(Process, Nanos)> {
+        let booked = self.probe.proc_runtime(tgid);
+        for tid in self.tracker.tids_of(tgid) {
+            self.on_thread_exit(tid);
+        }
+        let p = self.tracker.remove_process(tgid)?;
+        self.policy.on_process_exit(tgid);
+        let booked = booked.unwrap_or(0).max(p.cpu_ns.unwrap_or(0));
+        Some((p, booked))
+    }
+
+    /// Restores every thread the agent changed (shutdown; the guardian covers the other ways to end).
+    pub fn restore_everything(&mut self, now: Nanos) {
+        let tids: Vec<u32> = self
+            .tracker
+            .threads()
+            .filter(|t| t.changed())
+            .map(|t| t.tid)
+            .collect();
+        self.with_policy(now, None, |_, ctx| {
+            for tid in tids {
+                ctx.restore(tid);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! Test doubles of the kernel side ([`FakeActuator`], [`FakeProbe`]) for the policies' unit tests, and the
+    //! mechanism's own rules.
+    use super::*;
+    use crate::actuator::ActError;
+    use crate::intf;
+    use crate::policy::Counter;
+    use crate::sched::{self, SchedAttr};
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    /// Records every change instead of making it; `refuse` makes every change fail as if the thread had exited.
+    #[derive(Default)]
+    pub struct FakeActuator {
+        /// tid → the attributes it has now (absent: its own).
+        pub applied: HashMap<u32, SchedAttr>,
+        /// One line per call: "change 7 policy=1 nice=0", "restore 7".
+        pub calls: Vec<String>,
+        /// tid → its own attributes (adopt returns these; default SCHED_OTHER nice 0).
+        pub own: HashMap<u32, SchedAttr>,
+        pub refuse: bool,
+    }
+
+    impl Actuate for FakeActuator {
+        fn adopt(&mut self, _tgid: u32, tid: u32) -> Result<SchedAttr, ActError> {
+            Ok(self.own.get(&tid).copied().unwrap_or_else(|| SchedAttr {
+                size: std::mem::size_of::<SchedAttr>() as u32,
+                ..Default::default()
+            }))
+        }
+        fn change(
+            &mut self,
+            tid: u32,
+            want: &SchedAttr,
+            _orig: &SchedAttr,
+        ) -> Result<(), ActError> {
+            if self.refuse {
+                return Err(sched::SchedError::Gone { tid }.into());
+            }
+            self.calls.push(format!(
+                "change {tid} policy={} nice={} runtime={}",
+                want.sched_policy, want.sched_nice, want.sched_runtime
+            ));
+            self.applied.insert(tid, *want);
+            Ok(())
+        }
+        fn restore(&mut self, tid: u32, _orig: &SchedAttr) -> Result<(), ActError> {
+            self.calls.push(format!("restore {tid}"));
+            self.applied.remove(&tid);
+            Ok(())
+        }
+        fn set_affinity(
+            &mut self,
+            tid: u32,
+            cpus: Option<&[u32]>,
+            _orig: &SchedAttr,
+        ) -> Result<(), ActError> {
+            if self.refuse {
+                return Err(sched::SchedError::Gone { tid }.into());
+            }
+            self.calls.push(format!("affinity {tid} {cpus:?}"));
+            Ok(())
+        }
+        fn inherit_affinity(
+            &mut self,
+            child: u32,
+            parent: u32,
+            _orig: &SchedAttr,
+        ) -> Result<(), ActError> {
+            self.calls
+                .push(format!("inherit-affinity {child} from {parent}"));
+            Ok(())
+        }
+        fn forget(&mut self, tid: u32) {
+            self.applied.remove(&tid);
+        }
+    }
+
+    /// BPF's maps, made up: tasks and booked CPU time per process.
+    #[derive(Default)]
+    pub struct FakeProbe {
+        pub tasks: RefCell<HashMap<u32, intf::Task>>,
+        pub runtime: RefCell<HashMap<u32, Nanos>>,
+        pub kicked: RefCell<Vec<(u32, Nanos)>>,
+    }
+
+    impl Probe for FakeProbe {
+        fn task(&self, tid: u32) -> Option<intf::Task> {
+            self.tasks.borrow().get(&tid).copied()
+        }
+        fn proc_runtime(&self, tgid: u32) -> Option<Nanos> {
+            self.runtime.borrow().get(&tgid).copied()
+        }
+        fn kicked(&self, tid: u32, when: Nanos) {
+            self.kicked.borrow_mut().push((tid, when));
+        }
+        fn forget_task(&self, tid: u32) {
+            self.tasks.borrow_mut().remove(&tid);
+        }
+    }
+
+    fn clock() -> Nanos {
+        0
+    }
+
+    /// An engine around `policy` with test doubles, and processes `tgids` (one thread each, tid = tgid, off
+    /// its CPU, an arrival pending) in job 1.
+    pub fn engine(policy: Box<dyn Policy>, tgids: &[u32]) -> Engine<FakeActuator, FakeProbe> {
+        let settings = Settings {
+            rt_prio: 1,
+            log_actions: false,
+            panic_after_boosts: None,
+            started_ns: 0,
+        };
+        let mut e = Engine::new(
+            policy,
+            FakeActuator::default(),
+            FakeProbe::default(),
+            settings,
+            clock,
+        );
+        let job = e.tracker.new_job_id();
+        e.tracker.add_job(job, "test".into(), tgids[0], 0);
+        for &tgid in tgids {
+            e.probe.runtime.borrow_mut().insert(tgid, 0);
+            e.probe.tasks.borrow_mut().insert(
+                tgid,
+                intf::Task {
+                    tgid,
+                    pending: 1,
+                    ..Default::default()
+                },
+            );
+            e.add_process(tgid, job, 0, 0);
+            assert!(e.adopt_thread(tgid, tgid));
+        }
+        e
+    }
+
+    /// A flagged arrival for `tid` with `R` = `r` at `t`.
+    pub fn arrival(tid: u32, r: u32, t: Nanos) -> Event {
+        Event {
+            kind: intf::COSCHED_EV_ARRIVAL as u32,
+            tid,
+            tgid: tid,
+            nr_running: r,
+            time_ns: t,
+            ..Default::default()
+        }
+    }
+
+    /// A policy that boosts every arrival for 1 ms and does nothing else: for the mechanism's own rules.
+    struct Eager;
+
+    impl Policy for Eager {
+        fn describe(&self) -> Vec<String> {
+            vec![]
+        }
+        fn counters(&self) -> &'static [Counter] {
+            &[]
+        }
+        fn on_arrival(&mut self, ctx: &mut Ctx, a: &Arrival) {
+            ctx.boost(a.tid, ctx.now() + 1_000_000);
+        }
+        fn on_window_end(&mut self, _ctx: &mut Ctx, _tid: u32) {}
+    }
+
+    #[test]
+    fn a_window_the_policy_does_not_renew_ends_and_real_time_threads_are_left_alone() {
+        let mut e = engine(Box::new(Eager), &[10]);
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        assert_eq!(e.act.calls, vec!["change 10 policy=1 nice=0 runtime=0"]);
+        assert_eq!(e.tracker.next_window_end(), Some(1_000_000));
+        // The policy says nothing at the window end: the mechanism restores.
+        e.on_timer(1_000_000);
+        assert_eq!(e.act.calls.last().unwrap(), "restore 10");
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        // A thread real-time by its own choice is never boosted (nor lowered).
+        e.act.own.insert(11, SchedAttr::fifo(50));
+        e.probe.runtime.borrow_mut().insert(11, 0);
+        e.probe.tasks.borrow_mut().insert(
+            11,
+            intf::Task {
+                tgid: 11,
+                ..Default::default()
+            },
+        );
+        e.add_process(11, 1, 0, 0);
+        e.on_arrival(&arrival(11, 2, 2_000_000), 2_000_000);
+        assert_eq!(e.act.calls.len(), 2);
+        assert_eq!(e.counters.boosts_granted, 1);
+    }
+
+    /// A policy that nices, slices and pins the receiver of each arrival: the other actions of the seam.
+    struct Shaper;
+
+    impl Policy for Shaper {
+        fn describe(&self) -> Vec<String> {
+            vec![]
+        }
+        fn counters(&self) -> &'static [Counter] {
+            &[]
+        }
+        fn on_arrival(&mut self, ctx: &mut Ctx, a: &Arrival) {
+            assert!(ctx.nice(a.tid, 5));
+            assert!(ctx.slice(a.tid, Some(700_000)));
+            assert!(ctx.affinity(a.tid, Some(vec![1, 0, 1])));
+            assert!(!ctx.affinity(a.tid, Some(vec![])));
+        }
+        fn on_window_end(&mut self, _ctx: &mut Ctx, _tid: u32) {}
+        fn on_tick(&mut self, ctx: &mut Ctx) {
+            for tgid in ctx.tgids() {
+                for tid in ctx.tids_of(tgid) {
+                    ctx.restore(tid);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nice_slice_and_affinity_are_carried_out_kept_on_fork_and_restored_together() {
+        let mut e = engine(Box::new(Shaper), &[10]);
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        assert_eq!(
+            e.act.calls,
+            vec![
+                "change 10 policy=0 nice=5 runtime=0",
+                "change 10 policy=0 nice=5 runtime=700000",
+                "affinity 10 Some([0, 1])",
+            ]
+        );
+        let t = e.tracker.thread(10).unwrap();
+        assert_eq!(
+            (t.mode, t.slice_ns, t.affinity.clone()),
+            (Mode::Niced { nice: 5 }, Some(700_000), Some(vec![0, 1]))
+        );
+        // A thread it creates inherited nice 5 and the slice: it gets its parent's own attributes back, and
+        // keeps the pin, which is undone like the parent's.
+        e.probe.tasks.borrow_mut().insert(
+            11,
+            intf::Task {
+                tgid: 10,
+                ..Default::default()
+            },
+        );
+        e.act.own.insert(
+            11,
+            SchedAttr {
+                sched_nice: 5,
+                sched_runtime: 700_000,
+                ..Default::default()
+            },
+        );
+        e.on_thread_start(10, 11, 10);
+        assert_eq!(
+            &e.act.calls[3..],
+            ["restore 11", "inherit-affinity 11 from 10"]
+        );
+        assert_eq!(e.tracker.thread(11).unwrap().affinity, Some(vec![0, 1]));
+        // One restore puts everything back.
+        e.on_tick(1_000_000);
+        assert_eq!(&e.act.calls[5..], ["restore 10", "restore 11"]);
+        assert!(!e.tracker.thread(10).unwrap().changed());
+        assert!(!e.tracker.thread(11).unwrap().changed());
+    }
+
+    #[test]
+    fn a_failed_change_leaves_the_thread_as_it_was() {
+        let mut e = engine(Box::new(Eager), &[10]);
+        e.act.refuse = true;
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!((e.counters.boosts_granted, e.counters.refused_gone), (0, 1));
+    }
+}

@@ -1,0 +1,813 @@
+//! `--policy dcs`: dynamic coscheduling's fairness rule plus a CPU-time budget — boost a receiver that waits
+//! for its CPU when that is fair, extend the boost while messages keep coming, and make a process that had
+//! more than its share (or spins for a peer that stopped answering) give its CPU back.
+//!
+//! ## Problem
+//! A message arrives for a managed thread that is waiting for its CPU behind CPU-bound local work (seed
+//! `000_e8004e1596fde6a5.txt` §3.3; `002_53dfbd94bd660dc4.txt` §2.2). Run it now if that is fair; otherwise let it
+//! wait its turn.
+//!
+//! ## Approach
+//! BPF flags only arrivals whose receiver is off its CPU and has not run for the grace time. For each the
+//! policy applies, in order:
+//! 1. DCS ([`cosched_policy::dcs::DcsState`], keyed by tgid) with `Tc` = now, `Tp` = the process's last boost
+//!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = the receiver CPU's `nr_running` at the
+//!    arrival (read in BPF);
+//! 2. the budget ([`cosched_policy::budget::Budget`]): the process's CPU time (measured in BPF at every context
+//!    switch) may not exceed its fair share `slack/R` of wall time plus a burst.
+//!
+//! If both allow it, the receiving thread is boosted for `--boost-us` and `Tp` = now; a refusal by either leaves
+//! `Tp` (a boost that did not happen preempted nobody). At the end of the window the boost is extended while
+//! arrivals keep coming and the budget allows, else the thread's own attributes come back. Unless
+//! `--no-demote`, a boost that ends because the budget ran out hands the CPU back: the process is lowered to
+//! nice 19 until its balance is back to `resume` (spin-waiting ranks never give their CPU back by themselves,
+//! so without this a boosted job keeps its full CFS share on top of its boosts). A boost that ends because the
+//! peer stopped answering (no arrival within the window) while the thread spin-waits *parks* the process at
+//! nice 19 too: its peer is off its CPU, so spinning on in CFS would spend this side's share on nothing and
+//! leave the two sides' budgets out of step. A demoted or parked thread is boosted again by the next arrival its
+//! budget allows, or, holding an unread message, as soon as it has repaid — so both sides spend their CPU
+//! while coscheduled, and burst together. The tick (the seed `002` §2.2.1 fairness monitor) updates every
+//! budget, lifts repaid processes and lowers processes overdrawn by their CFS time alone.
+//!
+//! ## Terminology
+//! - `Tp`: per process, when its last boost was carried out ([`DcsState`]); `Tc`, `Tq`, `R`, `E`, `C`: as in
+//!   [`cosched_policy::dcs`].
+//! - `window`: `--boost-us`; `ext`: the current extension step of a boosted thread (doubles up to
+//!   `--max-extend-us`); `since`: when its boost began.
+//! - `tokens`, `may_boost`, `overdrawn`, `repaid`: the budget's ([`cosched_policy::budget`]).
+//! - demoted / parked: nice 19 ([`Mode::Niced`]); `spin_waiting`, `has_unread`: [`crate::policy`].
+//!
+//! ## Algorithm
+//! ```text
+//! on arrival (tid, R, now):
+//!     if tid boosted: until = max(until, now + window); done
+//!     if tid on its CPU or no longer pending: not needed; done
+//!     if R <= 1: not needed (nothing to preempt); done
+//!     if dcs.consider(tgid, Tc = now, Tq, R) != Boost: refuse (dcs); done
+//!     if not budget.may_boost(): refuse (budget); done      (budget as of the last tick)
+//!     if boost(tid, now + window) carried out: Tp = now; ext = window
+//! on window end (tid, now):
+//!     R = tid's rq_len if seen; budget.update(now, cpu, R)
+//!     contested = rq_len == 0 or rq_len > 1
+//!     if may_boost and contested and an arrival since the boost, the last within a window:
+//!         ext = min(2 ext, max_extend); until = now + ext
+//!     elif demote and not may_boost: demote(process)              (nice 19 until repaid)
+//!     elif demote and contested and spin_waiting(tid): park(process) (nice 19 until an arrival)
+//!     else restore(tid)
+//! every tick: for each process: budget.update(now, cpu, R)
+//!     if repaid or R <= 1: for each demoted tid:
+//!         R <= 1: restore | unread message, off CPU: boost if DCS allows | not spin-waiting: restore
+//!     elif overdrawn and no thread boosted: demote(process)
+//! ```
+//!
+//! ## Parameters
+//! `--boost-us` 500, `--max-extend-us` 4000, `--exponent` 2 and `--constant-ms` 0 (the budget holds fairness, so
+//! DCS only spaces boost starts; the seed's spin-only setting is `--exponent -1`), `--quantum-us` = the kernel
+//! tick (4000 at HZ=250), and the budget's defaults ([`BudgetParams::DEFAULT`]): `--slack-ppm` 1000000,
+//! `--burst-ms` 160, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60; `--no-demote` only refuses.
+
+use crate::config::ms;
+use crate::policy::{
+    has_unread, spin_waiting, Arrival, Counter, Ctx, Host, Mode, Policy, PolicyFlags,
+};
+use cosched_policy::budget::{Budget, BudgetParams};
+use cosched_policy::dcs::{DcsDecision, DcsParams, DcsState, NodeNow};
+use cosched_policy::Nanos;
+use std::collections::HashMap;
+
+/// The registry's one-line summary.
+pub const SUMMARY: &str =
+    "DCS fairness rule + CPU-time budget: boost a waiting receiver, extend, demote, park, restore";
+
+/// `cosched agent --policy dcs` flags.
+#[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "Policy dcs (DCS + budget)")]
+pub struct DcsFlags {
+    /// Length of a boost window; further arrivals extend it.
+    #[arg(long, default_value_t = 500)]
+    pub boost_us: u64,
+    /// Longest single extension of a boost while arrivals keep coming (the step doubles from --boost-us up to
+    /// this; the budget is checked at every step).
+    #[arg(long, default_value_t = 4000)]
+    pub max_extend_us: u64,
+    /// DCS exponent E in `2^E (Tc - Tp) + C >= Tq R` (seed: -1 spin-only, 2 spin-block). The default 2 (with
+    /// C = 0) only spaces boost starts Tq R / 4 apart: the CPU-time budget, not E and C, holds fairness here.
+    #[arg(long, default_value_t = 2, allow_hyphen_values = true)]
+    pub exponent: i32,
+    /// DCS constant C (seed: 0 spin-only, 100 spin-block).
+    #[arg(long, default_value_t = 0.0)]
+    pub constant_ms: f64,
+    /// DCS minimum quantum Tq; default: the kernel tick (CONFIG_HZ from /boot/config-*, else 4000).
+    #[arg(long)]
+    pub quantum_us: Option<u64>,
+    /// Budget: multiplier of the fair CPU share 1/R, in ppm (1000000 = exactly fair).
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.slack_ppm)]
+    pub slack_ppm: u64,
+    /// Budget: largest CPU credit a process may bank (also its starting credit).
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.burst_ns as f64 / 1e6)]
+    pub burst_ms: f64,
+    /// Budget: oldest debt kept.
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.floor_ns as f64 / 1e6)]
+    pub floor_ms: f64,
+    /// Budget: debt beyond which a process is demoted to nice 19 until repaid.
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.demote_ns as f64 / 1e6)]
+    pub demote_ms: f64,
+    /// Budget: credit at which a demoted process runs normally again (at most --burst-ms).
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.resume_ns as f64 / 1e6)]
+    pub resume_ms: f64,
+    /// Never demote an overdrawn process (only refuse its boosts).
+    #[arg(long)]
+    pub no_demote: bool,
+}
+
+impl DcsFlags {
+    /// Validates the flags.
+    pub fn resolve(&self, host: &Host) -> anyhow::Result<DcsConfig> {
+        if !(10..=10_000_000).contains(&self.boost_us) {
+            anyhow::bail!(
+                "--boost-us must be in 10..=10000000 (10 µs to 10 s), got {}",
+                self.boost_us
+            );
+        }
+        let quantum_ns = match self.quantum_us {
+            Some(0) => anyhow::bail!("--quantum-us must be positive"),
+            Some(q) => q * 1000,
+            None => host.kernel_tick_ns,
+        };
+        let dcs = DcsParams {
+            exponent: self.exponent,
+            constant_ns: ms(self.constant_ms, "constant-ms")?,
+        };
+        dcs.validate()?;
+        let budget = BudgetParams {
+            slack_ppm: self.slack_ppm,
+            burst_ns: ms(self.burst_ms, "burst-ms")?,
+            floor_ns: ms(self.floor_ms, "floor-ms")?,
+            demote_ns: ms(self.demote_ms, "demote-ms")?,
+            resume_ns: ms(self.resume_ms, "resume-ms")?,
+        };
+        budget.validate()?;
+        Ok(DcsConfig {
+            window_ns: self.boost_us * 1000,
+            max_extend_ns: self.max_extend_us.max(self.boost_us) * 1000,
+            dcs,
+            quantum_ns,
+            budget,
+            demote: !self.no_demote,
+        })
+    }
+}
+
+impl PolicyFlags for DcsFlags {
+    fn build(self, host: &Host) -> anyhow::Result<Box<dyn Policy>> {
+        Ok(Box::new(Dcs::new(self.resolve(host)?)))
+    }
+}
+
+/// The resolved parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DcsConfig {
+    /// `--boost-us`, ns.
+    pub window_ns: Nanos,
+    /// Longest single extension of a boost, ns.
+    pub max_extend_ns: Nanos,
+    /// `E`, `C`.
+    pub dcs: DcsParams,
+    /// `Tq`, ns.
+    pub quantum_ns: Nanos,
+    pub budget: BudgetParams,
+    /// Demote overdrawn processes and park spin-waiters (else only refuse).
+    pub demote: bool,
+}
+
+/// Counter: an arrival needed no boost (the receiver got its CPU by itself, or had no competitor, R <= 1).
+pub const NOT_NEEDED: &str = "not_needed";
+/// Counter: DCS refused (`2^E (Tc - Tp) + C < Tq R`).
+pub const REFUSED_DCS: &str = "refused_dcs";
+/// Counter: the budget refused (the process had its share).
+pub const REFUSED_BUDGET: &str = "refused_budget";
+/// Counter: a boost window extended because arrivals kept coming.
+pub const EXTENDED: &str = "boosts_extended";
+/// Counter: a process lowered to nice 19 (overdrawn, or parked).
+pub const DEMOTIONS: &str = "demotions";
+/// Counter: a process parked (spin-waiting for a peer that stopped answering).
+pub const PARKS: &str = "parks";
+/// Counter: a demoted thread holding an unread message boosted as soon as it repaid.
+pub const REPAID_BOOSTS: &str = "repaid_boosts";
+/// Counter: a demoted thread restored (repaid and not spin-waiting, or alone on its CPU).
+pub const LIFTED: &str = "lifted";
+
+/// The statistics section of `--policy dcs`.
+pub const COUNTERS: &[Counter] = &[
+    Counter {
+        name: NOT_NEEDED,
+        refusal: false,
+        description: "arrivals that needed no boost: the receiver got its CPU by itself, or R <= 1",
+    },
+    Counter {
+        name: REFUSED_DCS,
+        refusal: true,
+        description: "arrivals DCS refused: 2^E (Tc - Tp) + C < Tq R",
+    },
+    Counter {
+        name: REFUSED_BUDGET,
+        refusal: true,
+        description: "arrivals the budget refused: the process had had its share",
+    },
+    Counter {
+        name: EXTENDED,
+        refusal: false,
+        description: "boost windows extended because arrivals kept coming",
+    },
+    Counter {
+        name: DEMOTIONS,
+        refusal: false,
+        description: "processes lowered to nice 19 (overdrawn, or parked)",
+    },
+    Counter {
+        name: PARKS,
+        refusal: false,
+        description: "processes parked: spin-waiting for a peer that stopped answering",
+    },
+    Counter {
+        name: REPAID_BOOSTS,
+        refusal: false,
+        description: "demoted threads holding an unread message, boosted once repaid",
+    },
+    Counter {
+        name: LIFTED,
+        refusal: false,
+        description: "demoted threads restored: repaid and not spin-waiting, or alone on their CPU",
+    },
+];
+
+/// The budget side of one process.
+#[derive(Clone, Copy, Debug)]
+struct ProcBudget {
+    budget: Budget,
+    /// The `R` the budget's share is computed with: the latest seen (arrival, window end, tick).
+    last_r: u32,
+}
+
+/// The policy.
+pub struct Dcs {
+    cfg: DcsConfig,
+    /// `Tp` per process (tgid).
+    state: DcsState<u32>,
+    budgets: HashMap<u32, ProcBudget>,
+    /// The extension step of each boosted thread (tid).
+    ext: HashMap<u32, Nanos>,
+}
+
+impl Dcs {
+    pub fn new(cfg: DcsConfig) -> Dcs {
+        Dcs {
+            cfg,
+            state: DcsState::new(cfg.dcs),
+            budgets: HashMap::new(),
+            ext: HashMap::new(),
+        }
+    }
+
+    /// `Tp` of a process (tests, statistics).
+    pub fn previous_boost(&self, tgid: u32) -> Option<Nanos> {
+        self.state.previous_boost(tgid)
+    }
+
+    /// A process's balance, ns (tests).
+    pub fn tokens(&self, tgid: u32) -> Option<i64> {
+        self.budgets.get(&tgid).map(|b| b.budget.tokens())
+    }
+
+    fn node(&self, now: Nanos, r: u32) -> NodeNow {
+        NodeNow {
+            now,
+            min_quantum: self.cfg.quantum_ns,
+            run_queue_len: r,
+        }
+    }
+
+    /// Boosts `tid` for a window and records `Tp`, if carried out.
+    fn boost(&mut self, ctx: &mut Ctx, tgid: u32, tid: u32) -> bool {
+        let now = ctx.now();
+        if !ctx.boost(tid, now + self.cfg.window_ns) {
+            return false;
+        }
+        self.state.record_boost(tgid, now);
+        self.ext.insert(tid, self.cfg.window_ns);
+        true
+    }
+
+    /// Lowers every thread of a process to nice 19 (overdrawn or parked).
+    fn demote_process(&mut self, ctx: &mut Ctx, tgid: u32) {
+        let mut any = false;
+        for tid in ctx.tids_of(tgid) {
+            if !matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. })) {
+                any |= ctx.nice(tid, 19);
+            }
+        }
+        if any {
+            let tokens = self.tokens(tgid).unwrap_or(0);
+            ctx.note(
+                tgid,
+                tgid,
+                DEMOTIONS,
+                format_args!("tokens_ms={:.3}", tokens as f64 / 1e6),
+            );
+        }
+    }
+
+    /// Notes `counter` with the process's `R` and balance in the log line.
+    fn note(&self, ctx: &mut Ctx, tgid: u32, tid: u32, counter: &'static str) {
+        let (r, tokens) = self
+            .budgets
+            .get(&tgid)
+            .map_or((0, 0), |b| (b.last_r, b.budget.tokens()));
+        ctx.note(
+            tgid,
+            tid,
+            counter,
+            format_args!("R={r} tokens_ms={:.3}", tokens as f64 / 1e6),
+        );
+    }
+}
+
+impl Policy for Dcs {
+    fn describe(&self) -> Vec<String> {
+        let c = &self.cfg;
+        vec![
+            format!("boost_us={}", c.window_ns / 1000),
+            format!("max_extend_us={}", c.max_extend_ns / 1000),
+            format!("exponent={}", c.dcs.exponent),
+            format!("constant_ms={}", c.dcs.constant_ns as f64 / 1e6),
+            format!("quantum_us={}", c.quantum_ns / 1000),
+            format!("slack_ppm={}", c.budget.slack_ppm),
+            format!("burst_ms={}", c.budget.burst_ns as f64 / 1e6),
+            format!("floor_ms={}", c.budget.floor_ns as f64 / 1e6),
+            format!("demote_ms={}", c.budget.demote_ns as f64 / 1e6),
+            format!("resume_ms={}", c.budget.resume_ns as f64 / 1e6),
+            format!("demote={}", c.demote),
+        ]
+    }
+
+    fn counters(&self) -> &'static [Counter] {
+        COUNTERS
+    }
+
+    fn on_process_arrival(&mut self, ctx: &mut Ctx, tgid: u32) {
+        let cpu = ctx.sample(tgid).map_or(0, |s| s.cpu_ns);
+        self.budgets.insert(
+            tgid,
+            ProcBudget {
+                budget: Budget::new(self.cfg.budget, ctx.now(), cpu),
+                last_r: 1,
+            },
+        );
+    }
+
+    fn on_process_exit(&mut self, tgid: u32) {
+        self.budgets.remove(&tgid);
+        self.state.forget(tgid);
+    }
+
+    fn on_thread_exit(&mut self, tid: u32) {
+        self.ext.remove(&tid);
+    }
+
+    fn on_arrival(&mut self, ctx: &mut Ctx, a: &Arrival) {
+        let now = ctx.now();
+        let (tid, tgid) = (a.tid, a.tgid);
+        let r = a.run_queue_len.max(1);
+        let Some(b) = self.budgets.get_mut(&tgid) else {
+            return;
+        };
+        b.last_r = r;
+        let may_boost = b.budget.may_boost();
+        let Some(thread) = ctx.thread(tid) else {
+            return;
+        };
+        if let Mode::Boosted { until, .. } = thread.mode {
+            // Boosted yet off its CPU beyond grace: the window is still ours; push its end.
+            ctx.boost(tid, until.max(now + self.cfg.window_ns));
+            return;
+        }
+        if ctx
+            .task(tid)
+            .is_some_and(|t| t.pending == 0 || t.on_cpu != 0)
+        {
+            // The receiver got its CPU by itself while the event travelled (a woken receiver usually preempts at
+            // once; a preempted one gets it back at once when what preempted it was short): a boost now would
+            // only start a burst the kernel's own scheduling did not need.
+            self.note(ctx, tgid, tid, NOT_NEEDED);
+            return;
+        }
+        if r <= 1 {
+            // Nobody else wants this CPU at the receiver's level: it runs as soon as it can without help, and a
+            // boost would only meet the RT throttle (950 ms/s) later.
+            self.note(ctx, tgid, tid, NOT_NEEDED);
+            return;
+        }
+        if self.state.consider(tgid, false, self.node(now, r)) != DcsDecision::Boost {
+            self.note(ctx, tgid, tid, REFUSED_DCS);
+            return;
+        }
+        // The budget as of the last tick (at most --tick-ms old): updating it here would put two map lookups on
+        // every reaction's path. A refusal here leaves Tp: no boost, no preemption.
+        if !may_boost {
+            self.note(ctx, tgid, tid, REFUSED_BUDGET);
+            return;
+        }
+        self.boost(ctx, tgid, tid);
+    }
+
+    fn on_window_end(&mut self, ctx: &mut Ctx, tid: u32) {
+        let now = ctx.now();
+        let window = self.cfg.window_ns;
+        let Some(thread) = ctx.thread(tid) else {
+            return;
+        };
+        let Mode::Boosted { since, .. } = thread.mode else {
+            return;
+        };
+        let tgid = thread.tgid;
+        let task = ctx.task(tid).unwrap_or_default();
+        let cpu = ctx.sample(tgid).map_or(0, |s| s.cpu_ns);
+        let (may, over) = match self.budgets.get_mut(&tgid) {
+            Some(b) => {
+                if task.rq_len > 0 {
+                    b.last_r = task.rq_len;
+                }
+                b.budget.update(now, cpu, b.last_r);
+                (b.budget.may_boost(), b.budget.overdrawn())
+            }
+            None => (false, false),
+        };
+        let contested = task.rq_len == 0 || task.rq_len > 1;
+        let last_arrival = task.last_arrival_ns;
+        if may && contested && last_arrival > since && last_arrival + window > now {
+            // Arrivals keep coming: extend, doubling the step up to --max-extend-us so that a long exchange
+            // costs the agent a few wake-ups, not one per window.
+            let ext = self.ext.get(&tid).copied().unwrap_or(window);
+            let ext = (ext * 2).min(self.cfg.max_extend_ns).max(window);
+            if ctx.boost(tid, now + ext) {
+                self.ext.insert(tid, ext);
+                self.note(ctx, tgid, tid, EXTENDED);
+            }
+        } else if self.cfg.demote && (over || !may) {
+            // The boost ended because the budget ran out: yield now and pay back, so that the job's next
+            // coscheduled burst is paid for by time it does not run, not by its competitors' share.
+            self.demote_process(ctx, tgid);
+        } else if self.cfg.demote && contested && spin_waiting(&task, now) {
+            // Its peer stopped answering (off its CPU: out of budget, or preempted). Spinning on in CFS would
+            // spend this process's share while nothing can arrive, and leave the two sides' budgets out of
+            // step; park it at nice 19 until the next arrival boosts it.
+            self.note(ctx, tgid, tid, PARKS);
+            self.demote_process(ctx, tgid);
+        } else {
+            ctx.restore(tid);
+        }
+    }
+
+    fn on_tick(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        for tgid in ctx.tgids() {
+            let Some(sampled) = ctx.process(tgid).and_then(|p| p.sampled) else {
+                continue;
+            };
+            let Some(b) = self.budgets.get_mut(&tgid) else {
+                continue;
+            };
+            if let Some(r) = sampled.rq_len {
+                b.last_r = r;
+            }
+            b.budget.update(now, sampled.cpu_ns, b.last_r);
+            let (over, repaid, r) = (b.budget.overdrawn(), b.budget.repaid(), b.last_r);
+            if !self.cfg.demote {
+                continue;
+            }
+            let contested = r > 1;
+            if repaid || !contested {
+                let demoted: Vec<u32> = ctx
+                    .tids_of(tgid)
+                    .into_iter()
+                    .filter(|&tid| {
+                        matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. }))
+                    })
+                    .collect();
+                for tid in demoted {
+                    let task = ctx.task(tid).unwrap_or_default();
+                    if !contested {
+                        // Nobody left to yield to.
+                        self.note(ctx, tgid, tid, LIFTED);
+                        ctx.restore(tid);
+                    } else if has_unread(&task) && task.on_cpu == 0 {
+                        // A peer sent while this thread was demoted and waits for the reply: start the next
+                        // coscheduled burst now instead of waiting for the next flagged arrival.
+                        if self.state.consider(tgid, false, self.node(now, r)) == DcsDecision::Boost
+                            && self.boost(ctx, tgid, tid)
+                        {
+                            self.note(ctx, tgid, tid, REPAID_BOOSTS);
+                        }
+                    } else if !spin_waiting(&task, now) {
+                        // Computing (or blocked): its share is its own to use.
+                        self.note(ctx, tgid, tid, LIFTED);
+                        ctx.restore(tid);
+                    }
+                    // Else it spins for a message that has not come: stay parked; an arrival boosts it.
+                }
+            } else if over {
+                let boosted_now = ctx.tids_of(tgid).into_iter().any(|tid| {
+                    matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Boosted { .. }))
+                });
+                if !boosted_now {
+                    self.demote_process(ctx, tgid);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The policy's decisions with made-up tasks (no root): [`crate::engine`]'s test doubles stand for BPF and
+    //! the kernel. Throughout: `Tq` = 4 ms, `E` = 2, `C` = 0, so DCS allows a boost when
+    //! `4 (Tc - Tp) >= 4 ms × R`, i.e. after `R` ms (2 ms at `R` = 2); window 0.5 ms, extension up to 4 ms;
+    //! budget: exactly fair (`s` = 1/R), burst 20 ms (also the start), floor 100 ms, overdrawn past 10 ms of
+    //! debt, repaid at 10 ms of credit.
+    use super::*;
+    use crate::engine::tests::{arrival, engine, FakeActuator, FakeProbe};
+    use crate::engine::Engine;
+    use crate::intf::Task;
+    use cosched_policy::MILLIS;
+
+    const US: Nanos = 1000;
+
+    fn config() -> DcsConfig {
+        DcsConfig {
+            window_ns: 500 * US,
+            max_extend_ns: 4 * MILLIS,
+            dcs: DcsParams {
+                exponent: 2,
+                constant_ns: 0,
+            },
+            quantum_ns: 4 * MILLIS,
+            budget: BudgetParams {
+                slack_ppm: 1_000_000,
+                burst_ns: 20 * MILLIS,
+                floor_ns: 100 * MILLIS,
+                demote_ns: 10 * MILLIS,
+                resume_ns: 10 * MILLIS,
+            },
+            demote: true,
+        }
+    }
+
+    /// Process 10 (one thread, 10) managed at 0 with no CPU time used, off its CPU, an arrival pending, R = 2.
+    fn setup() -> Engine<FakeActuator, FakeProbe> {
+        let e = engine(Box::new(Dcs::new(config())), &[10]);
+        task(&e, |t| t.rq_len = 2);
+        e
+    }
+
+    fn task(e: &Engine<FakeActuator, FakeProbe>, f: impl FnOnce(&mut Task)) {
+        f(e.probe.tasks.borrow_mut().get_mut(&10).unwrap());
+    }
+
+    /// The process's CPU time as BPF booked it.
+    fn cpu(e: &Engine<FakeActuator, FakeProbe>, ns: Nanos) {
+        e.probe.runtime.borrow_mut().insert(10, ns);
+    }
+
+    fn mode(e: &Engine<FakeActuator, FakeProbe>) -> Mode {
+        e.tracker.thread(10).unwrap().mode
+    }
+
+    fn count(e: &Engine<FakeActuator, FakeProbe>, counter: &str) -> u64 {
+        e.counters.policy.get(counter).copied().unwrap_or(0)
+    }
+
+    #[test]
+    fn a_fair_arrival_boosts_for_one_window() {
+        let mut e = setup();
+        // First arrival (no Tp yet: fair), R = 2 > 1, budget 20 ms > 0: SCHED_FIFO until 1 + 0.5 = 1.5 ms.
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        assert_eq!(e.act.calls, vec!["change 10 policy=1 nice=0 runtime=0"]);
+        assert_eq!(
+            mode(&e),
+            Mode::Boosted {
+                since: MILLIS,
+                until: 1500 * US
+            }
+        );
+        assert_eq!(e.counters.boosts_granted, 1);
+        // The boost answered the arrival itself: BPF is not told of a boost of the agent's own.
+        assert!(e.probe.kicked.borrow().is_empty());
+    }
+
+    #[test]
+    fn an_arrival_that_needs_no_boost_is_let_be() {
+        let mut e = setup();
+        // R = 1: nobody to preempt.
+        e.on_arrival(&arrival(10, 1, MILLIS), MILLIS);
+        // The receiver got its CPU while the event travelled.
+        task(&e, |t| t.on_cpu = 1);
+        e.on_arrival(&arrival(10, 2, 2 * MILLIS), 2 * MILLIS);
+        assert!(e.act.calls.is_empty());
+        assert_eq!(count(&e, NOT_NEEDED), 2);
+    }
+
+    #[test]
+    fn dcs_refuses_until_r_milliseconds_have_passed_and_a_window_with_no_arrival_restores() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // boost, Tp = 1 ms
+                                                       // Window end at 1.5 ms, no arrival since the boost, not spin-waiting: restore.
+        e.on_timer(1500 * US);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!(e.act.calls.last().unwrap(), "restore 10");
+        // At 2 ms: 4 × (2 - 1) = 4 < 4 × 2 = 8: refused by DCS.
+        e.on_arrival(&arrival(10, 2, 2 * MILLIS), 2 * MILLIS);
+        assert_eq!(count(&e, REFUSED_DCS), 1);
+        assert_eq!(mode(&e), Mode::Normal);
+        // At 3 ms: 4 × (3 - 1) = 8 >= 8: boosted again.
+        e.on_arrival(&arrival(10, 2, 3 * MILLIS), 3 * MILLIS);
+        assert!(matches!(mode(&e), Mode::Boosted { .. }));
+        assert_eq!(e.counters.boosts_granted, 2);
+    }
+
+    #[test]
+    fn a_budget_refusal_leaves_tp_so_the_dcs_clock_is_not_restarted() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // boost, Tp = 1 ms
+        e.on_timer(1500 * US); // restore; budget 20 + 0.75 clamped to the 20 ms burst
+                               // Tick at 11.5 ms with 25 ms of CPU used: 20 + (11.5 - 1.5) / 2 - 25 = 0 ms, not > 0: no boost.
+        cpu(&e, 25 * MILLIS);
+        e.on_tick(11_500 * US);
+        // At 12 ms DCS says yes (4 × 11 >= 8) but the budget refuses: Tp stays 1 ms.
+        e.on_arrival(&arrival(10, 2, 12 * MILLIS), 12 * MILLIS);
+        assert_eq!(count(&e, REFUSED_BUDGET), 1);
+        assert_eq!(mode(&e), Mode::Normal);
+        // Tick at 13 ms: 0 + 1.5 / 2 = 0.75 ms > 0: boosts allowed again.
+        e.on_tick(13 * MILLIS);
+        // At 13.5 ms: from Tp = 1 ms, 4 × 12.5 >= 8: boosted. (Had the refusal set Tp = 12 ms, 4 × 1.5 = 6 < 8
+        // would have refused it: the old agent's reading.)
+        e.on_arrival(&arrival(10, 2, 13_500 * US), 13_500 * US);
+        assert_eq!(count(&e, REFUSED_DCS), 0);
+        assert!(matches!(mode(&e), Mode::Boosted { .. }));
+    }
+
+    #[test]
+    fn the_boost_is_extended_while_arrivals_keep_coming() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // boost until 1.5 ms
+                                                       // An arrival at 1.4 ms (after the boost began, within a window of the end): extend by 2 × 0.5 = 1 ms.
+        task(&e, |t| t.last_arrival_ns = 1400 * US);
+        e.on_timer(1500 * US);
+        assert_eq!(
+            mode(&e),
+            Mode::Boosted {
+                since: MILLIS,
+                until: 2500 * US
+            }
+        );
+        // Another at 2.3 ms: the step doubles to 2 ms, until 4.5 ms.
+        task(&e, |t| t.last_arrival_ns = 2300 * US);
+        e.on_timer(2500 * US);
+        assert_eq!(e.tracker.next_window_end(), Some(4500 * US));
+        assert_eq!(count(&e, EXTENDED), 2);
+        // An arrival for the boosted thread pushes its end to at least now + 0.5 ms: 4.5 ms already is.
+        e.on_arrival(&arrival(10, 2, 3 * MILLIS), 3 * MILLIS);
+        assert_eq!(e.tracker.next_window_end(), Some(4500 * US));
+        // None since 2.3 ms: 2.3 + 0.5 < 4.5, so the window ends: restore.
+        e.on_timer(4500 * US);
+        assert_eq!(mode(&e), Mode::Normal);
+        // Extensions cost no system call: one change (the boost), one restore.
+        assert_eq!(e.act.calls.len(), 2);
+    }
+
+    #[test]
+    fn a_boost_that_ran_out_of_budget_demotes_the_process() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        // Window end at 1.5 ms with 30 ms used: 20 + 1.5 / 2 - 30 = -9.25 ms, not > 0, even with an arrival.
+        cpu(&e, 30 * MILLIS);
+        task(&e, |t| t.last_arrival_ns = 1400 * US);
+        e.on_timer(1500 * US);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        assert_eq!(
+            e.act.calls.last().unwrap(),
+            "change 10 policy=0 nice=19 runtime=0"
+        );
+        assert_eq!((count(&e, DEMOTIONS), count(&e, EXTENDED)), (1, 0));
+    }
+
+    #[test]
+    fn a_spin_waiter_whose_peer_stopped_is_parked() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        // At 1.5 ms it spins on its CPU: last arrival 0.9 ms (before the boost), read at 0.95 ms, an empty poll at
+        // 1.45 ms (1.45 + 2 >= 1.5 now); the budget is full (no CPU used).
+        task(&e, |t| {
+            t.on_cpu = 1;
+            t.last_arrival_ns = 900 * US;
+            t.last_got_ns = 950 * US;
+            t.last_poll_ns = 1450 * US;
+        });
+        e.on_timer(1500 * US);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        assert_eq!((count(&e, PARKS), count(&e, DEMOTIONS)), (1, 1));
+    }
+
+    #[test]
+    fn a_repaid_process_is_lifted_and_one_holding_a_message_is_boosted() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // Tp = 1 ms
+        cpu(&e, 30 * MILLIS);
+        e.on_timer(1500 * US); // -9.25 ms: demoted
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        // Tick at 30 ms, no more CPU: -9.25 + 28.5 / 2 = 5 ms < 10: not repaid yet, stays at nice 19.
+        e.on_tick(30 * MILLIS);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        // Tick at 40 ms: 5 + 10 / 2 = 10 ms >= 10: repaid; not spin-waiting, nothing unread: lifted.
+        e.on_tick(40 * MILLIS);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!(count(&e, LIFTED), 1);
+
+        // The same again, but at the repaying tick a message waits unread (arrived 39 ms, last read 0): boosted
+        // at once if DCS allows (4 × (40 - 1) >= 8), and BPF is told (the reaction is measured from the kick).
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        cpu(&e, 30 * MILLIS);
+        e.on_timer(1500 * US);
+        e.on_tick(30 * MILLIS);
+        task(&e, |t| t.last_arrival_ns = 39 * MILLIS);
+        e.on_tick(40 * MILLIS);
+        assert!(matches!(mode(&e), Mode::Boosted { .. }));
+        assert_eq!(count(&e, REPAID_BOOSTS), 1);
+        assert_eq!(*e.probe.kicked.borrow(), vec![(10, 40 * MILLIS)]);
+    }
+
+    #[test]
+    fn a_process_overdrawn_by_its_cfs_time_alone_is_demoted_and_alone_it_is_lifted() {
+        let mut e = setup();
+        // Never boosted; tick at 10 ms with 40 ms used: 20 + 10 / 2 - 40 = -15 ms < -10: overdrawn.
+        cpu(&e, 40 * MILLIS);
+        e.on_tick(10 * MILLIS);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        // Its CPU has nobody else now (R = 1): nobody to yield to, lifted at the next tick.
+        task(&e, |t| t.rq_len = 1);
+        e.on_tick(20 * MILLIS);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!((count(&e, DEMOTIONS), count(&e, LIFTED)), (1, 1));
+    }
+
+    #[test]
+    fn a_process_exit_forgets_its_tp() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // Tp = 1 ms
+        e.remove_process(10);
+        // The tgid comes back (pid reuse) at 1.2 ms: a new process, no Tp, fair at once (else 4 × 0.2 < 8).
+        e.probe.tasks.borrow_mut().insert(
+            10,
+            Task {
+                tgid: 10,
+                pending: 1,
+                rq_len: 2,
+                ..Default::default()
+            },
+        );
+        e.add_process(10, 1, 0, 1200 * US);
+        assert!(e.adopt_thread(10, 10));
+        e.on_arrival(&arrival(10, 2, 1200 * US), 1200 * US);
+        assert_eq!((e.counters.boosts_granted, count(&e, REFUSED_DCS)), (2, 0));
+    }
+
+    #[test]
+    fn flags_resolve_with_their_defaults_and_bad_values_name_the_flag() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cmd {
+            #[command(flatten)]
+            flags: DcsFlags,
+        }
+        let host = Host {
+            kernel_tick_ns: 4 * MILLIS,
+        };
+        let c = Cmd::parse_from(["x"]).flags.resolve(&host).unwrap();
+        assert_eq!(
+            (c.window_ns, c.max_extend_ns, c.quantum_ns),
+            (500 * US, 4 * MILLIS, 4 * MILLIS)
+        );
+        assert_eq!(c.dcs.exponent, 2);
+        assert_eq!(c.budget, BudgetParams::DEFAULT);
+        let bad = Cmd::parse_from(["x", "--burst-ms=-1"])
+            .flags
+            .resolve(&host)
+            .unwrap_err();
+        assert!(bad.to_string().contains("--burst-ms"), "{bad}");
+        let bad = Cmd::parse_from(["x", "--boost-us", "5"])
+            .flags
+            .resolve(&host)
+            .unwrap_err();
+        assert!(bad.to_string().contains("--boost-us"), "{bad}");
+    }
+}

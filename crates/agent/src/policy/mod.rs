@@ -1,0 +1,144 @@
+//! Policies: what the agent decides, apart from how it carries it out.
+//!
+//! ## Problem
+//! The seeds differ in *when* a thread should get its CPU (DCS on message arrivals, periodic boosts, budgets
+//! of CPU time, slices per job) but not in *how*: every one of them changes a thread's scheduling attributes
+//! for a while and puts them back. The how (BPF, `sched_setattr`, pidfds, the guardian, timers, the control
+//! socket) is the mechanism; each when is a policy.
+//!
+//! ## Approach
+//! A policy is one module behind the one trait [`Policy`] (the shape of scx_rustland's core/policy split).
+//! Events come in as calls — an arrival flagged by BPF (the receiver's wake-up as BPF reports it), the end of a
+//! boost window, a deadline the policy armed, the periodic tick, a process arriving or leaving, a thread
+//! leaving — each with a [`Ctx`]: a read-only view of the tracked tasks (per-thread [`Mode`], per-process CPU
+//! time and `R`, BPF's per-thread state such as `on_cpu`, `pending`, `rq_len`, the poll times behind
+//! [`spin_waiting`]) and the actions (`boost` for a window, `restore`, `nice`, `slice`, `affinity`, `arm` a
+//! deadline, `note` a counted decision). Context switches reach a policy as that BPF state, not as calls: BPF sees
+//! thousands a second, and none of the seeds decides on one alone. The mechanism carries each action out at
+//! once and says whether it happened; a policy does no I/O and reads no clock (`Ctx::now`), so its decisions
+//! are unit-tested with made-up tasks and no root ([`crate::engine`]'s test doubles).
+//!
+//! Adding a policy: write its module (a flags struct deriving `clap::Args` that implements [`PolicyFlags`],
+//! the policy implementing [`Policy`]) and add one line to [`registry()`]. `cosched agent --policy NAME` picks
+//! it; its flags and its counters (the `policy` section of the statistics) come with it.
+//!
+//! | policy | module | seed |
+//! |---|---|---|
+//! | `dcs` | [`dcs`]: DCS fairness rule + CPU-time budget, extend / demote / park / restore | `000_e8004e1596fde6a5.txt`, `002_53dfbd94bd660dc4.txt` |
+
+pub mod dcs;
+#[cfg(test)]
+pub mod idle;
+pub mod registry;
+
+pub use registry::{find, registry, Entry, DEFAULT_POLICY};
+
+pub use crate::ctx::{Ctx, ProcessView, Sample, ThreadView};
+pub use crate::stats::Counter;
+pub use crate::tracker::Mode;
+
+use crate::intf;
+use cosched_policy::Nanos;
+
+/// A message arrival BPF flagged: the receiver is off its CPU and has not run for the grace time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub tid: u32,
+    pub tgid: u32,
+    /// `R`: the run-queue length of the receiver's CPU at the arrival (`nr_running`, read in BPF).
+    pub run_queue_len: u32,
+    /// When BPF saw it (CLOCK_MONOTONIC ns).
+    pub time_ns: Nanos,
+}
+
+/// A scheduling policy. Every method gets the [`Ctx`] of the moment: the view and the actions.
+pub trait Policy {
+    /// Its resolved parameters, as `key=value` strings (the statistics' `config`, the start-up line).
+    fn describe(&self) -> Vec<String>;
+    /// The counters it notes with [`Ctx::note`] (shown with zeros before the first).
+    fn counters(&self) -> &'static [Counter];
+    /// A process became managed (registered, or forked by a managed one).
+    fn on_process_arrival(&mut self, _ctx: &mut Ctx, _tgid: u32) {}
+    /// A process is gone (its threads went first, through [`on_thread_exit`](Self::on_thread_exit)).
+    fn on_process_exit(&mut self, _tgid: u32) {}
+    /// A managed thread exited.
+    fn on_thread_exit(&mut self, _tid: u32) {}
+    /// BPF flagged a message arrival for a thread that waits for its CPU.
+    fn on_arrival(&mut self, ctx: &mut Ctx, arrival: &Arrival);
+    /// The boost window of `tid` ended (windows ending within a millisecond of each other are handed over at
+    /// one timer wake-up). Extend it (`boost` again), or say what comes next; a thread still boosted with its
+    /// window over after this call is restored by the mechanism.
+    fn on_window_end(&mut self, ctx: &mut Ctx, tid: u32);
+    /// The deadline armed with [`Ctx::arm`] came.
+    fn on_deadline(&mut self, _ctx: &mut Ctx) {}
+    /// The periodic tick (`--tick-ms`), while any process is managed; the processes' CPU time and `R` were
+    /// sampled just before ([`Ctx::process`]).
+    fn on_tick(&mut self, _ctx: &mut Ctx) {}
+}
+
+/// What a policy may read about the machine when it is built.
+#[derive(Clone, Copy, Debug)]
+pub struct Host {
+    /// The kernel tick, ns (`CONFIG_HZ`).
+    pub kernel_tick_ns: Nanos,
+}
+
+/// A policy's own flags (a struct deriving `clap::Args`), and how they become the policy.
+pub trait PolicyFlags: clap::Args + clap::FromArgMatches + 'static {
+    /// Validates the flags into the policy; a bad value is an error that names the flag.
+    fn build(self, host: &Host) -> anyhow::Result<Box<dyn Policy>>;
+}
+
+/// How recently a thread must have polled an empty socket to count as spin-waiting for a message.
+pub const POLL_RECENT_NS: Nanos = 2_000_000;
+
+/// Whether a thread is spin-waiting for a message: its last receive found nothing, it polled within
+/// [`POLL_RECENT_NS`] of its last moment on a CPU, and nothing has arrived since its last successful receive.
+/// Such a thread's CPU time is wasted while its peer is off its CPU.
+pub fn spin_waiting(task: &intf::Task, now: Nanos) -> bool {
+    let last_on_cpu = if task.on_cpu != 0 {
+        now
+    } else {
+        task.last_ran_ns
+    };
+    task.last_poll_ns > task.last_got_ns
+        && task.last_poll_ns + POLL_RECENT_NS >= last_on_cpu
+        && !has_unread(task)
+}
+
+/// Whether a message arrived for a thread after its last successful receive (it has something to read).
+pub fn has_unread(task: &intf::Task) -> bool {
+    task.last_arrival_ns > task.last_got_ns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spin_waiting_needs_an_empty_poll_near_its_last_run_and_nothing_unread() {
+        // Polled at 10 ms (found nothing), last got a message at 5 ms, ran until 11 ms: 10 + 2 >= 11.
+        let task = intf::Task {
+            last_poll_ns: 10_000_000,
+            last_got_ns: 5_000_000,
+            last_ran_ns: 11_000_000,
+            ..Default::default()
+        };
+        assert!(spin_waiting(&task, 50_000_000));
+        // It ran on until 13 ms after that poll: 10 + 2 < 13, it was computing.
+        let computing = intf::Task {
+            last_ran_ns: 13_000_000,
+            ..task
+        };
+        assert!(!spin_waiting(&computing, 50_000_000));
+        // A message came at 12 ms and is unread: it has work.
+        let unread = intf::Task {
+            last_arrival_ns: 12_000_000,
+            ..task
+        };
+        assert!(has_unread(&unread) && !spin_waiting(&unread, 50_000_000));
+        // On its CPU now (50 ms): 10 + 2 < 50.
+        let running = intf::Task { on_cpu: 1, ..task };
+        assert!(!spin_waiting(&running, 50_000_000));
+    }
+}

@@ -1,0 +1,261 @@
+//! Statistics: the mechanism's counters, the policy's section, and the per-job figures the agent serves live
+//! ([`crate::proto::AgentStats`], `cosched agent --stats` / `--monitor`).
+//!
+//! ## Terminology
+//! - `cpu_s`: a process's utime + stime while managed, from `/proc/<pid>/stat`; `booked_cpu_s`: the same as
+//!   BPF booked it from the kernel's `se.sum_exec_runtime` at every context switch (what a budget is charged).
+//! - `F = N Tcpu / Twall` (seed `000_e8004e1596fde6a5.txt` §4.1.1): a process's fairness, `N` the mean
+//!   run-queue length at its arrivals (1 without arrivals); 1 is fair.
+
+use crate::intf;
+use crate::proto::{JobStats, Latency, PolicyStats};
+use crate::tracker::{Process, Tracker};
+use cosched_policy::Nanos;
+use std::collections::BTreeMap;
+
+/// The mechanism's counters, and the policy's by name.
+#[derive(Clone, Debug)]
+pub struct Counters {
+    /// BPF events read.
+    pub events: u64,
+    /// Boosts carried out.
+    pub boosts_granted: u64,
+    /// Threads put back to their own attributes.
+    pub restores: u64,
+    /// Changes not made because the thread had exited.
+    pub refused_gone: u64,
+    /// Changes the kernel refused (the last one is `last_error`).
+    pub boost_errors: u64,
+    /// Times the watch gate was closed.
+    pub watch_closes: u64,
+    /// Flagged arrival → the agent's `sched_setattr` returned (log2 µs buckets).
+    pub decision_hist: Vec<u64>,
+    /// Flagged arrival → the agent read it (log2 µs buckets).
+    pub wakeup_hist: Vec<u64>,
+    /// The policy's counters ([`crate::policy::Counter`] names).
+    pub policy: BTreeMap<&'static str, u64>,
+    pub last_error: Option<String>,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            events: 0,
+            boosts_granted: 0,
+            restores: 0,
+            refused_gone: 0,
+            boost_errors: 0,
+            watch_closes: 0,
+            decision_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
+            wakeup_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
+            policy: BTreeMap::new(),
+            last_error: None,
+        }
+    }
+}
+
+/// One counter of a policy's statistics section (a policy lists its own, [`crate::policy::Policy::counters`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    /// Its key in the statistics (and the word in `--log-actions` lines).
+    pub name: &'static str,
+    /// Whether it counts arrivals the policy refused (summed into the shared schema's `boosts_refused`).
+    pub refusal: bool,
+    pub description: &'static str,
+}
+
+/// The policy's section: each of its `declared` counters (zero until noted) and the sum of its refusals.
+pub fn policy_section(name: &str, declared: &[Counter], counters: &Counters) -> PolicyStats {
+    let mut out = PolicyStats {
+        name: name.to_string(),
+        ..Default::default()
+    };
+    for c in declared {
+        let n = counters.policy.get(c.name).copied().unwrap_or(0);
+        out.counters.insert(c.name.to_string(), n);
+        if c.refusal {
+            out.refused += n;
+        }
+    }
+    // A counter noted without being declared is shown too (never dropped silently).
+    for (&k, &v) in &counters.policy {
+        out.counters.entry(k.to_string()).or_insert(v);
+    }
+    out
+}
+
+/// Books a process that ended into its job (CPU time, share, fairness), and marks the job finished when it
+/// was the last one.
+pub fn retire_process(tracker: &mut Tracker, p: &Process, booked_ns: Nanos, now: Nanos) {
+    // The process is a zombie or gone: its final CPU time is readable while it is a zombie.
+    let cpu_s = proc_cpu_ticks(p.tgid)
+        .map(|t| t.saturating_sub(p.cpu_at_start_ticks))
+        .unwrap_or(0) as f64
+        / ticks_per_s();
+    let wall = now.saturating_sub(p.registered_ns) as f64 / 1e9;
+    let alive = tracker.job_alive(p.job);
+    if let Some(j) = tracker.job_mut(p.job) {
+        j.done_cpu_s += cpu_s;
+        j.done_booked_s += booked_ns as f64 / 1e9;
+        if wall > 0.0 {
+            j.done_shares
+                .push((cpu_s / wall, p.mean_r() * cpu_s / wall));
+        }
+        if !alive {
+            j.ended_ns = Some(now);
+        }
+    }
+}
+
+/// Every job's figures now. `booked` gives a live process's CPU time as BPF booked it.
+pub fn job_stats(
+    tracker: &Tracker,
+    now: Nanos,
+    booked: impl Fn(u32) -> Option<Nanos>,
+) -> Vec<JobStats> {
+    tracker
+        .jobs()
+        .map(|j| {
+            let mut cpu_s = j.done_cpu_s;
+            let mut booked_s = j.done_booked_s;
+            let mut shares = j.done_shares.clone();
+            let mut live_threads = 0;
+            let mut live_processes = 0;
+            for p in tracker.processes().filter(|p| p.job == j.id) {
+                live_processes += 1;
+                live_threads += tracker.threads_of(p.tgid).count();
+                let c = proc_cpu_ticks(p.tgid)
+                    .unwrap_or(0)
+                    .saturating_sub(p.cpu_at_start_ticks) as f64
+                    / ticks_per_s();
+                let wall = now.saturating_sub(p.registered_ns) as f64 / 1e9;
+                cpu_s += c;
+                booked_s += booked(p.tgid).or(p.cpu_ns).unwrap_or(0) as f64 / 1e9;
+                if wall > 0.0 {
+                    shares.push((c / wall, p.mean_r() * c / wall));
+                }
+            }
+            let k = shares.len().max(1) as f64;
+            JobStats {
+                job: j.id,
+                name: j.name.clone(),
+                root_pid: j.root,
+                live_processes,
+                live_threads,
+                wall_s: j.ended_ns.unwrap_or(now).saturating_sub(j.registered_ns) as f64 / 1e9,
+                cpu_s,
+                booked_cpu_s: booked_s,
+                cpu_share: shares.iter().map(|s| s.0).sum::<f64>() / k,
+                fairness: shares.iter().map(|s| s.1).sum::<f64>() / k,
+                boosts_granted: j.counters.boosts,
+                policy: j
+                    .counters
+                    .policy
+                    .iter()
+                    .map(|(&k, &v)| (k.to_string(), v))
+                    .collect(),
+                finished: j.ended_ns.is_some(),
+            }
+        })
+        .collect()
+}
+
+/// utime + stime of a process in clock ticks (`/proc/<pid>/stat` fields 14 and 15).
+pub fn proc_cpu_ticks(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(crate::sched::parse_stat_field(&s, 14)? + crate::sched::parse_stat_field(&s, 15)?)
+}
+
+pub fn ticks_per_s() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// The agent's own CPU time (this process; the guardian sleeps).
+pub fn self_cpu_s() -> f64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map(|u| {
+            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+            t(u.user_time()) + t(u.system_time())
+        })
+        .unwrap_or(0.0)
+}
+
+/// What the loop read from BPF for a statistics reply.
+pub struct BpfReadings {
+    /// `COSCHED_STAT_*`, summed over CPUs.
+    pub counters: [u64; intf::COSCHED_NR_STATS as usize],
+    /// The reaction histogram, `[row][bucket]`.
+    pub histogram: Vec<Vec<u64>>,
+    pub watching: bool,
+    pub message_hooks_attached: bool,
+    pub malformed_events: u64,
+}
+
+/// Everything a statistics reply is made of.
+pub struct Snapshot<'a> {
+    pub uptime_s: f64,
+    pub guardian_pid: u32,
+    /// The mechanism's and the policy's `key=value` settings.
+    pub config: Vec<String>,
+    pub bpf: BpfReadings,
+    pub counters: &'a Counters,
+    pub boosted_now: usize,
+    pub jobs: Vec<JobStats>,
+    pub policy: PolicyStats,
+}
+
+/// The statistics reply.
+pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
+    let cpu = self_cpu_s();
+    let b = &s.bpf.counters;
+    let stat = |i: u64| b[i as usize];
+    let h = &s.bpf.histogram;
+    crate::proto::AgentStats {
+        agent_pid: std::process::id(),
+        guardian_pid: s.guardian_pid,
+        uptime_s: s.uptime_s,
+        agent_cpu_s: cpu,
+        agent_cpu_fraction: if s.uptime_s > 0.0 {
+            cpu / s.uptime_s
+        } else {
+            0.0
+        },
+        config: s.config,
+        arrivals: stat(intf::COSCHED_STAT_ARRIVALS),
+        flagged: stat(intf::COSCHED_STAT_FLAGGED),
+        arrivals_on_cpu: stat(intf::COSCHED_STAT_ON_CPU),
+        arrivals_recent: stat(intf::COSCHED_STAT_RECENT),
+        arrivals_alone: stat(intf::COSCHED_STAT_ALONE),
+        arrivals_boosted: stat(intf::COSCHED_STAT_BOOSTED),
+        arrivals_pending: stat(intf::COSCHED_STAT_PENDING),
+        ringbuf_drops: stat(intf::COSCHED_STAT_RINGBUF_DROPS),
+        sock_misses: stat(intf::COSCHED_STAT_SOCK_MISSES),
+        task_misses: stat(intf::COSCHED_STAT_TASK_MISSES),
+        map_full: stat(intf::COSCHED_STAT_MAP_FULL),
+        forks: stat(intf::COSCHED_STAT_FORKS),
+        switches: stat(intf::COSCHED_STAT_SWITCHES),
+        events: s.counters.events,
+        boosts_granted: s.counters.boosts_granted,
+        refused_gone: s.counters.refused_gone,
+        boost_errors: s.counters.boost_errors,
+        restores: s.counters.restores,
+        watching: s.bpf.watching,
+        message_hooks_attached: s.bpf.message_hooks_attached,
+        watch_closes: s.counters.watch_closes,
+        malformed_events: s.bpf.malformed_events,
+        boosted_now: s.boosted_now,
+        reaction_boosted: Latency::from_log2(h[intf::COSCHED_HIST_BOOSTED as usize].clone()),
+        reaction_unboosted: Latency::from_log2(h[intf::COSCHED_HIST_UNBOOSTED as usize].clone()),
+        decision: Latency::from_log2(s.counters.decision_hist.clone()),
+        wakeup: Latency::from_log2(s.counters.wakeup_hist.clone()),
+        jobs: s.jobs,
+        policy: s.policy,
+        last_error: s.counters.last_error.clone(),
+    }
+}
