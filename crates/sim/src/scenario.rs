@@ -69,10 +69,15 @@ pub enum ParallelProgram {
 
 /// The node's own timesharing scheduler.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+/// In an experiment file it is the `[os]` table (or a configuration's `os = { model = "...", ... }`), tagged by
+/// `model`; unknown fields are rejected.
+#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum OsModel {
     /// Solaris 2.4 TS dispatcher, seed `000` Table 1. `slpret_ablation` sets `ts_slpret[n] = n` (Figure 9).
-    SolarisTs { slpret_ablation: bool },
+    SolarisTs {
+        #[serde(default)]
+        slpret_ablation: bool,
+    },
 }
 
 impl OsModel {

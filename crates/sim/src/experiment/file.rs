@@ -40,6 +40,7 @@
 //! The policy table is [`cosched_policy::config::PolicyConfig`], the type the registry is generated from: its
 //! fields, defaults and checks are the policy crate's, not this file's.
 
+use crate::scenario::OsModel;
 use cosched_policy::config::PolicyConfig;
 use serde::Deserialize;
 
@@ -60,7 +61,8 @@ pub struct ExperimentFile {
     pub time_limit_s: Option<u64>,
     pub cluster: ClusterSection,
     pub network: NetworkSection,
-    pub os: OsSection,
+    /// The OS model of every node: the scenario's own [`OsModel`] (tagged by `model`).
+    pub os: OsModel,
     pub workload: WorkloadSection,
     pub sweep: SweepSection,
     pub configurations: Vec<ConfigSection>,
@@ -81,20 +83,6 @@ pub struct NetworkSection {
     pub latency_us: u64,
     /// Bandwidth in 10^6 bytes per second.
     pub bandwidth_mb_per_s: f64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OsModelName {
-    SolarisTs,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OsSection {
-    pub model: OsModelName,
-    #[serde(default)]
-    pub slpret_ablation: bool,
 }
 
 /// Exactly one of the workloads, as a sub-table: `[workload.latency]`, `[workload.barrier]` or `[workload.mixed]`.
@@ -175,6 +163,6 @@ pub struct ConfigSection {
     /// Mixed workload only: run the jobs one after another instead of together (the seed's Batch baseline).
     #[serde(default)]
     pub batch: bool,
-    /// Overrides `[os] slpret_ablation` for this configuration (seed 000 Figure 9 puts both in one plot).
-    pub slpret_ablation: Option<bool>,
+    /// Replaces `[os]` for this configuration (seed 000 Figure 9 puts both dispatch tables in one plot).
+    pub os: Option<OsModel>,
 }

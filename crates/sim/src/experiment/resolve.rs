@@ -9,10 +9,10 @@
 //! same point (common random numbers), so differences between lines of a figure come from the policies, not
 //! from the dice. The seed depends on nothing else (not the thread count, not the run order).
 
-use super::file::{ConfigSection, ExperimentFile, OsModelName, ReceiveName, WorkloadSection};
+use super::file::{ConfigSection, ExperimentFile, ReceiveName, WorkloadSection};
 use crate::scenario::{
-    simulated_kinds, simulates, NetworkParams, OsModel, PolicyConfig, Scenario, SequentialJob,
-    SorParams, Workload,
+    simulated_kinds, simulates, NetworkParams, PolicyConfig, Scenario, SequentialJob, SorParams,
+    Workload,
 };
 use cosched_policy::spin::{ReceiveMode, DEFAULT_SPIN};
 use cosched_policy::{Nanos, MICROS, MILLIS, SECONDS};
@@ -341,11 +341,7 @@ fn resolve(
         let scenario = Scenario {
             nodes: c.nodes,
             cpus_per_node: c.cpus_per_node,
-            os: match raw.os.model {
-                OsModelName::SolarisTs => OsModel::SolarisTs {
-                    slpret_ablation: section.slpret_ablation.unwrap_or(raw.os.slpret_ablation),
-                },
-            },
+            os: section.os.clone().unwrap_or_else(|| raw.os.clone()),
             context_switch_ns: c.context_switch_us * MICROS,
             network,
             coscheduling,

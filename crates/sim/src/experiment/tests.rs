@@ -1,7 +1,7 @@
 //! Experiment files: every shipped file resolves; malformed files give errors naming the field.
 
 use super::*;
-use crate::scenario::{PolicyConfig, Workload};
+use crate::scenario::{OsModel, PolicyConfig, Workload};
 use cosched_policy::config::NoneConfig;
 use cosched_policy::dcs::DcsParams;
 use cosched_policy::registry;
@@ -695,4 +695,48 @@ fn the_engine_refuses_a_policy_it_does_not_model_and_bad_parameters() {
         err.contains("coscheduling: dcs policy: exponent: 41 is out of range -40..=40"),
         "{err}"
     );
+}
+
+#[test]
+fn the_os_table_is_the_scenarios_model_tagged_and_strict() {
+    // `[os]` deserialises straight into `scenario::OsModel`: an unknown model lists the known ones, an unknown
+    // field names itself and the valid ones.
+    let err = error_after("model = \"solaris-ts\"", "model = \"linux-22\"");
+    assert!(
+        err.contains("os.model: unknown variant `linux-22`, expected `solaris-ts`"),
+        "{err}"
+    );
+    let err = error_after(
+        "model = \"solaris-ts\"",
+        "model = \"solaris-ts\"\nts_quantum_ms = 5",
+    );
+    assert!(
+        err.contains("os: unknown field `ts_quantum_ms`, expected `slpret_ablation`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_configuration_may_replace_the_os_model() {
+    // Figure 9 puts both dispatch tables in one experiment: the ablated configurations say so themselves.
+    let e = load(
+        &shipped_dir().join("fig09-slpret-ablation.toml"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let ablated: Vec<bool> = e
+        .configs
+        .iter()
+        .map(|c| {
+            c.scenario.os
+                == OsModel::SolarisTs {
+                    slpret_ablation: true,
+                }
+        })
+        .collect();
+    let labels: Vec<&str> = e.configs.iter().map(|c| c.label.as_str()).collect();
+    for (label, ablated) in labels.iter().zip(&ablated) {
+        assert_eq!(*ablated, label.contains("ts_slpret[n]=n"), "{label}");
+    }
+    assert!(ablated.iter().any(|a| *a) && ablated.iter().any(|a| !*a));
 }
