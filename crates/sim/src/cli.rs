@@ -6,6 +6,7 @@
 //! `results/<name>/` (see [`crate::experiment::output`]).
 
 use crate::experiment::{self, output, runner, Experiment, Overrides};
+use crate::scenario::{ParallelProgram, Workload};
 use crate::speed::{TARGET_EVENTS_PER_S, TARGET_LATENCY_WALL_S};
 use anyhow::Context;
 use clap::Args;
@@ -168,7 +169,7 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
         let mut scenario = config.scenario.clone();
         scenario.competitors_per_node = args.competitors;
         match &mut scenario.workload {
-            crate::scenario::Workload::Latency { round_trips, .. } => {
+            Workload::Parallel(ParallelProgram::Latency { round_trips, .. }) => {
                 *round_trips = args.round_trips
             }
             other => anyhow::bail!(

@@ -48,7 +48,9 @@ pub struct ArrivingJob {
     pub program: ParallelProgram,
 }
 
-/// What a parallel job runs (the same programs as the seed workloads' parallel jobs, [`crate::workloads`]).
+/// What a parallel job runs: the scenario's own job ([`Workload::parallel`]) and every arriving job alike, built
+/// into per-rank programs by one builder ([`crate::workloads`]) and checked by one check
+/// ([`ParallelProgram::check`]).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ParallelProgram {
@@ -65,6 +67,62 @@ pub enum ParallelProgram {
     },
     /// An SOR-like nearest-neighbour stencil over its ranks.
     Sor(SorParams),
+}
+
+impl ParallelProgram {
+    /// Its name, which names the job when it is the scenario's own: `latency`, `barrier` or `sor`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ParallelProgram::Latency { .. } => "latency",
+            ParallelProgram::Barrier { .. } => "barrier",
+            ParallelProgram::Sor(_) => "sor",
+        }
+    }
+
+    /// Its ranks as the scenario's own job on `nodes` nodes, rank `r` on node `r`: a latency job's 2, any other
+    /// job one on every node.
+    pub fn own_ranks(&self, nodes: u32) -> u32 {
+        match self {
+            ParallelProgram::Latency { .. } => 2,
+            ParallelProgram::Barrier { .. } | ParallelProgram::Sor(_) => nodes,
+        }
+    }
+
+    /// Checks it for a job of `ranks` ranks; a problem comes back as the parameter at fault and what is wrong.
+    pub fn check(&self, ranks: u64) -> Result<(), (&'static str, String)> {
+        let problem = |param, text: &str| Err((param, text.to_string()));
+        match *self {
+            ParallelProgram::Latency { .. } if ranks != 2 => {
+                Err(("ranks", format!("a latency job has 2 ranks, got {ranks}")))
+            }
+            ParallelProgram::Latency { round_trips: 0, .. } => {
+                problem("round_trips", "must be at least 1 (the seed ran 1,000,000)")
+            }
+            ParallelProgram::Barrier { .. } if ranks == 0 => {
+                problem("ranks", "a barrier job needs at least 1 rank")
+            }
+            ParallelProgram::Barrier { iterations: 0, .. } => {
+                problem("iterations", "must be at least 1 (the seed ran 100,000)")
+            }
+            ParallelProgram::Sor(sor) if ranks == 0 || (sor.grid as u64) < ranks => Err((
+                "grid",
+                format!(
+                    "{} rows cannot be split over {ranks} ranks; every rank needs at least one row",
+                    sor.grid
+                ),
+            )),
+            ParallelProgram::Sor(sor) if sor.iterations == 0 => {
+                problem("iterations", "must be at least 1")
+            }
+            ParallelProgram::Latency {
+                message_bytes: 0, ..
+            }
+            | ParallelProgram::Barrier {
+                message_bytes: 0, ..
+            } => problem("message_bytes", "must be at least 1 (the seed used 128)"),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The node's own timesharing scheduler.
@@ -119,27 +177,44 @@ pub fn simulates(policy: &PolicyConfig) -> bool {
     matches!(policy, PolicyConfig::None(_) | PolicyConfig::Dcs(_))
 }
 
-/// The parallel job and what runs beside it.
+/// The scenario's own jobs: one parallel job, alone or beside sequential jobs. The parallel job is a
+/// [`ParallelProgram`] ([`Workload::parallel`]), the type an arriving job runs too, so one builder and one check
+/// serve both; it runs rank `r` on node `r` ([`ParallelProgram::own_ranks`]: a latency job on nodes 0 and 1,
+/// the others on every node) and is named after its program.
+///
+/// Serialised (`experiment.json`) with the tag `kind`: a job alone as its program (`latency`, `barrier`,
+/// `sor`), the Mixed workload as `mixed`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Workload {
-    /// Two processes on two nodes exchange a token `round_trips` times.
-    Latency {
-        round_trips: u64,
-        message_bytes: u32,
-    },
-    /// Root broadcasts "passed", every node computes `compute_ns`, sends "at barrier" to root; `iterations` times.
-    Barrier {
-        iterations: u64,
-        compute_ns: Nanos,
-        message_bytes: u32,
-    },
-    /// An SOR-like nearest-neighbour exchange beside sequential jobs (seed `000` Mixed workload).
+    /// An SOR over every node beside sequential jobs (seed `000` Mixed workload), all started together, or one
+    /// after another (the SOR first) when `batch`.
     Mixed {
         sor: SorParams,
         sequential: Vec<SequentialJob>,
         batch: bool,
     },
+    /// A parallel job alone (seed `000` Latency and Barrier).
+    #[serde(untagged)]
+    Parallel(ParallelProgram),
+}
+
+impl Workload {
+    /// The parallel job's program.
+    pub fn parallel(&self) -> ParallelProgram {
+        match self {
+            Workload::Mixed { sor, .. } => ParallelProgram::Sor(*sor),
+            Workload::Parallel(program) => *program,
+        }
+    }
+
+    /// The sequential jobs beside it (Mixed's; none otherwise).
+    pub fn sequential(&self) -> &[SequentialJob] {
+        match self {
+            Workload::Mixed { sequential, .. } => sequential,
+            Workload::Parallel(_) => &[],
+        }
+    }
 }
 
 /// An SOR-like stencil: a `grid × grid` matrix split in row blocks over all nodes; each iteration computes its
@@ -170,14 +245,14 @@ pub struct SequentialJob {
 #[error("{field}: {problem}")]
 pub struct ScenarioError {
     /// The field, as a path from the scenario (`workload.round_trips`).
-    pub field: &'static str,
+    pub field: String,
     /// What is wrong and what to do about it.
     pub problem: String,
 }
 
-fn invalid(field: &'static str, problem: impl Into<String>) -> Result<(), ScenarioError> {
+fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Result<(), ScenarioError> {
     Err(ScenarioError {
-        field,
+        field: field.into(),
         problem: problem.into(),
     })
 }
@@ -261,96 +336,55 @@ impl Scenario {
                 ),
             );
         }
-        match &self.workload {
-            Workload::Latency {
-                round_trips,
-                message_bytes,
-            } => {
-                if self.nodes < 2 {
-                    return invalid(
-                        "nodes",
-                        format!(
-                            "Latency needs 2 nodes (one process on each), got {}",
-                            self.nodes
-                        ),
-                    );
-                }
-                if *round_trips == 0 {
-                    return invalid(
-                        "workload.round_trips",
-                        "must be at least 1 (the seed ran 1,000,000)",
-                    );
-                }
-                if *message_bytes == 0 {
-                    return invalid(
-                        "workload.message_bytes",
-                        "must be at least 1 (the seed used 128)",
-                    );
-                }
+        let program = self.workload.parallel();
+        let ranks = program.own_ranks(self.nodes);
+        if ranks > self.nodes {
+            return invalid(
+                "nodes",
+                format!(
+                    "the {} job needs {ranks} nodes (one rank on each), got {}",
+                    program.name(),
+                    self.nodes
+                ),
+            );
+        }
+        let prefix = match self.workload {
+            Workload::Mixed { .. } => "workload.sor",
+            Workload::Parallel(_) => "workload",
+        };
+        if let Err((param, problem)) = program.check(ranks as u64) {
+            return invalid(format!("{prefix}.{param}"), problem);
+        }
+        for job in self.workload.sequential() {
+            if job.node >= self.nodes {
+                return invalid(
+                    "workload.sequential.node",
+                    format!(
+                        "job '{}' is placed on node {}, but nodes are numbered 0..{}",
+                        job.name, job.node, self.nodes
+                    ),
+                );
             }
-            Workload::Barrier {
-                iterations,
-                message_bytes,
-                ..
-            } => {
-                if *iterations == 0 {
-                    return invalid(
-                        "workload.iterations",
-                        "must be at least 1 (the seed ran 100,000)",
-                    );
-                }
-                if *message_bytes == 0 {
-                    return invalid("workload.message_bytes", "must be at least 1");
-                }
+            if job.total_cpu_ns == 0 {
+                return invalid(
+                    "workload.sequential.total_cpu_ns",
+                    format!("job '{}' needs some CPU time", job.name),
+                );
             }
-            Workload::Mixed {
-                sor, sequential, ..
-            } => {
-                if sor.iterations == 0 {
-                    return invalid("workload.sor.iterations", "must be at least 1");
-                }
-                if sor.grid < self.nodes {
-                    return invalid(
-                        "workload.sor.grid",
-                        format!("{} rows cannot be split over {} nodes; every node needs at least one row", sor.grid, self.nodes),
-                    );
-                }
-                for job in sequential {
-                    if job.node >= self.nodes {
-                        return invalid(
-                            "workload.sequential.node",
-                            format!(
-                                "job '{}' is placed on node {}, but nodes are numbered 0..{}",
-                                job.name, job.node, self.nodes
-                            ),
-                        );
-                    }
-                    if job.total_cpu_ns == 0 {
-                        return invalid(
-                            "workload.sequential.total_cpu_ns",
-                            format!("job '{}' needs some CPU time", job.name),
-                        );
-                    }
-                    if job.mean_burst_ns == 0 {
-                        return invalid(
-                            "workload.sequential.mean_burst_ns",
-                            format!("job '{}': the mean CPU burst must be positive", job.name),
-                        );
-                    }
-                }
+            if job.mean_burst_ns == 0 {
+                return invalid(
+                    "workload.sequential.mean_burst_ns",
+                    format!("job '{}': the mean CPU burst must be positive", job.name),
+                );
             }
         }
         self.validate_arrivals()
     }
 
     fn validate_arrivals(&self) -> Result<(), ScenarioError> {
-        let mut names: Vec<&str> = match &self.workload {
-            Workload::Latency { .. } => vec!["latency"],
-            Workload::Barrier { .. } => vec!["barrier"],
-            Workload::Mixed { sequential, .. } => std::iter::once("sor")
-                .chain(sequential.iter().map(|j| j.name.as_str()))
-                .collect(),
-        };
+        let mut names: Vec<&str> = std::iter::once(self.workload.parallel().name())
+            .chain(self.workload.sequential().iter().map(|j| j.name.as_str()))
+            .collect();
         names.push("competitors");
         for job in &self.arrivals {
             if job.name.is_empty() || names.contains(&job.name.as_str()) {
@@ -373,39 +407,11 @@ impl Scenario {
                     ),
                 );
             }
-            let ranks = job.nodes.len() as u64;
-            let problem = match job.program {
-                ParallelProgram::Latency { .. } if ranks != 2 => {
-                    Some(format!("a latency job has 2 ranks, got {ranks} nodes"))
-                }
-                ParallelProgram::Latency { round_trips: 0, .. } => {
-                    Some("needs at least 1 round trip".to_string())
-                }
-                ParallelProgram::Barrier { .. } if ranks == 0 => {
-                    Some("a barrier job needs at least 1 rank".to_string())
-                }
-                ParallelProgram::Barrier { iterations: 0, .. } => {
-                    Some("needs at least 1 iteration".to_string())
-                }
-                ParallelProgram::Sor(sor) if ranks == 0 || (sor.grid as u64) < ranks => {
-                    Some(format!(
-                    "{} rows cannot be split over {ranks} ranks; every rank needs at least one row",
-                    sor.grid
-                ))
-                }
-                ParallelProgram::Sor(sor) if sor.iterations == 0 => {
-                    Some("needs at least 1 iteration".to_string())
-                }
-                ParallelProgram::Latency {
-                    message_bytes: 0, ..
-                }
-                | ParallelProgram::Barrier {
-                    message_bytes: 0, ..
-                } => Some("messages need at least 1 byte".to_string()),
-                _ => None,
-            };
-            if let Some(problem) = problem {
-                return invalid("arrivals.program", format!("job '{}': {problem}", job.name));
+            if let Err((param, problem)) = job.program.check(job.nodes.len() as u64) {
+                return invalid(
+                    "arrivals.program",
+                    format!("job '{}': {param}: {problem}", job.name),
+                );
             }
         }
         Ok(())
@@ -484,10 +490,10 @@ impl Scenario {
             network: NetworkParams::default(),
             coscheduling: PolicyConfig::None(NoneConfig {}),
             receive: ReceiveMode::SpinOnly,
-            workload: Workload::Latency {
+            workload: Workload::Parallel(ParallelProgram::Latency {
                 round_trips,
                 message_bytes: 128,
-            },
+            }),
             competitors_per_node,
             time_limit_ns: 1_000_000 * cosched_policy::SECONDS,
             arrivals: Vec::new(),
@@ -538,11 +544,11 @@ impl Scenario {
     ) -> Scenario {
         let mut s = Scenario::seed_latency(1, competitors_per_node, config);
         s.nodes = 7;
-        s.workload = Workload::Barrier {
+        s.workload = Workload::Parallel(ParallelProgram::Barrier {
             iterations,
             compute_ns: 78 * MICROS,
             message_bytes: 128,
-        };
+        });
         s
     }
 }

@@ -20,7 +20,7 @@ fn hogs(cpus: u32, competitors: u32, limit: Nanos) -> Scenario {
     s.cpus_per_node = cpus;
     s.context_switch_ns = 0;
     s.time_limit_ns = limit;
-    if let Workload::Barrier { compute_ns, .. } = &mut s.workload {
+    if let Workload::Parallel(ParallelProgram::Barrier { compute_ns, .. }) = &mut s.workload {
         *compute_ns = MILLIS;
     }
     s

@@ -2,7 +2,8 @@
 //! ablation, and invariants over random small scenarios (proptest).
 
 use crate::scenario::{
-    NetworkParams, OsModel, Scenario, SeedConfig, SequentialJob, SorParams, Workload,
+    NetworkParams, OsModel, ParallelProgram, Scenario, SeedConfig, SequentialJob, SorParams,
+    Workload,
 };
 use crate::{simulate, simulate_with_trace};
 use cosched_policy::{MICROS, MILLIS, SECONDS};
@@ -237,7 +238,7 @@ fn invalid_scenarios_name_the_field() {
     s.nodes = 1;
     let err = simulate(&s, 1).unwrap_err().to_string();
     assert!(
-        err.contains("nodes") && err.contains("Latency needs 2"),
+        err.contains("nodes") && err.contains("latency job needs 2 nodes"),
         "{err}"
     );
     let mut s = Scenario::seed_latency(0, 0, SeedConfig::NoDcsSpinOnly);
@@ -245,10 +246,10 @@ fn invalid_scenarios_name_the_field() {
         .unwrap_err()
         .to_string()
         .contains("workload.round_trips"));
-    s.workload = Workload::Latency {
+    s.workload = Workload::Parallel(ParallelProgram::Latency {
         round_trips: 1,
         message_bytes: 1,
-    };
+    });
     s.network.bandwidth_bytes_per_s = 0;
     assert!(simulate(&s, 1)
         .unwrap_err()
@@ -256,22 +257,63 @@ fn invalid_scenarios_name_the_field() {
         .contains("network.bandwidth_bytes_per_s"));
 }
 
+#[test]
+fn a_workload_serialises_tagged_by_its_program_and_round_trips() {
+    // A job alone is its program's own table (`kind` = latency, barrier or sor), Mixed is `kind = "mixed"`.
+    let sor = SorParams {
+        grid: 24,
+        iterations: 5,
+        cell_compute_ns: MICROS,
+    };
+    let mixed = Scenario::seed_mixed(false, SeedConfig::NoDcsSpinOnly).workload;
+    for (workload, kind) in [
+        (
+            Scenario::seed_latency(3, 0, SeedConfig::NoDcsSpinOnly).workload,
+            "latency",
+        ),
+        (
+            Scenario::seed_barrier(3, 0, SeedConfig::NoDcsSpinOnly).workload,
+            "barrier",
+        ),
+        (Workload::Parallel(ParallelProgram::Sor(sor)), "sor"),
+        (mixed, "mixed"),
+    ] {
+        let json = serde_json::to_string(&workload).unwrap();
+        assert!(
+            json.starts_with(&format!("{{\"kind\":\"{kind}\",")),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<Workload>(&json).unwrap(), workload);
+    }
+    assert_eq!(
+        serde_json::to_string(&Scenario::seed_latency(3, 0, SeedConfig::NoDcsSpinOnly).workload)
+            .unwrap(),
+        r#"{"kind":"latency","round_trips":3,"message_bytes":128}"#
+    );
+    // A lone SOR runs as the job `sor` over every node.
+    let mut s = Scenario::seed_latency(1, 0, SeedConfig::NoDcsSpinBlock);
+    s.nodes = 3;
+    s.workload = Workload::Parallel(ParallelProgram::Sor(sor));
+    let m = run(&s, 1);
+    assert_eq!((m.work_done, m.jobs.len()), (5, 1));
+}
+
 fn arbitrary_scenario() -> impl Strategy<Value = Scenario> {
     let workload = prop_oneof![
         (1u64..150).prop_map(|round_trips| (
             2u32,
-            Workload::Latency {
+            Workload::Parallel(ParallelProgram::Latency {
                 round_trips,
                 message_bytes: 128
-            }
+            })
         )),
         (2u32..5, 1u64..40, 0u64..300).prop_map(|(nodes, iterations, compute_us)| (
             nodes,
-            Workload::Barrier {
+            Workload::Parallel(ParallelProgram::Barrier {
                 iterations,
                 compute_ns: compute_us * MICROS,
                 message_bytes: 64
-            }
+            })
         )),
         (2u32..4, 1u64..15, any::<bool>()).prop_map(|(nodes, iterations, batch)| (
             nodes,

@@ -253,34 +253,9 @@ pub fn build(scenario: &Scenario) -> Setup {
         processes: Vec::new(),
         jobs: Vec::new(),
     };
-    let (name, program, ranks) = match &scenario.workload {
-        Workload::Latency {
-            round_trips,
-            message_bytes,
-        } => (
-            "latency",
-            ParallelProgram::Latency {
-                round_trips: *round_trips,
-                message_bytes: *message_bytes,
-            },
-            2,
-        ),
-        Workload::Barrier {
-            iterations,
-            compute_ns,
-            message_bytes,
-        } => (
-            "barrier",
-            ParallelProgram::Barrier {
-                iterations: *iterations,
-                compute_ns: *compute_ns,
-                message_bytes: *message_bytes,
-            },
-            scenario.nodes,
-        ),
-        Workload::Mixed { sor, .. } => ("sor", ParallelProgram::Sor(*sor), scenario.nodes),
-    };
-    let parallel = s.add_job(name, JobRole::Parallel, JobStart::AtStart);
+    let program = scenario.workload.parallel();
+    let parallel = s.add_job(program.name(), JobRole::Parallel, JobStart::AtStart);
+    let ranks = program.own_ranks(scenario.nodes);
     let placement: Vec<(u32, u32)> = (0..ranks).map(|node| (node, first_cpu(node))).collect();
     s.add_parallel(parallel, &program, &placement, cpus);
     if let Workload::Mixed {

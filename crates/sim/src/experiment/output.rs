@@ -14,7 +14,7 @@
 
 use super::resolve::Experiment;
 use super::runner::RunOutcome;
-use crate::scenario::Workload;
+use crate::scenario::{ParallelProgram, Workload};
 use anyhow::Context;
 use cosched_report::plot::{plot_histograms, plot_job_bars, plot_sweep, JobMetric, Metric, Scale};
 use cosched_report::summary::{summarize, SummaryRow};
@@ -82,29 +82,35 @@ pub fn header(e: &Experiment, threads: usize) -> String {
     s
 }
 
-fn describe_workload(w: &Workload) -> String {
-    match w {
-        Workload::Latency {
+fn describe_program(program: &ParallelProgram) -> String {
+    match *program {
+        ParallelProgram::Latency {
             round_trips,
             message_bytes,
-        } => {
-            format!("latency, {round_trips} round trips of {message_bytes} B")
-        }
-        Workload::Barrier {
+        } => format!("latency, {round_trips} round trips of {message_bytes} B"),
+        ParallelProgram::Barrier {
             iterations,
             compute_ns,
             message_bytes,
         } => format!(
             "barrier, {iterations} iterations of {} µs compute, {message_bytes} B messages",
-            *compute_ns as f64 / 1e3
+            compute_ns as f64 / 1e3
         ),
+        ParallelProgram::Sor(sor) => format!(
+            "SOR {0}×{0} × {1} iterations at {2} ns a cell",
+            sor.grid, sor.iterations, sor.cell_compute_ns
+        ),
+    }
+}
+
+fn describe_workload(w: &Workload) -> String {
+    match w {
+        Workload::Parallel(program) => describe_program(program),
         Workload::Mixed {
             sor, sequential, ..
         } => format!(
-            "mixed: SOR {0}×{0} × {1} iterations at {2} ns a cell, beside {3}",
-            sor.grid,
-            sor.iterations,
-            sor.cell_compute_ns,
+            "mixed: {}, beside {}",
+            describe_program(&ParallelProgram::Sor(*sor)),
             sequential
                 .iter()
                 .map(|j| format!(
@@ -177,7 +183,7 @@ pub fn write_all(
         if let Some(panels) = histogram_panels(e, &records) {
             let max = e.competitors.last().copied().unwrap_or(0);
             let what = match e.configs[0].scenario.workload {
-                Workload::Barrier { .. } => "barrier iteration times",
+                Workload::Parallel(ParallelProgram::Barrier { .. }) => "barrier iteration times",
                 _ => "round-trip times",
             };
             let title = format!("{}: {what} at {max} competitors (repetition 0)", e.title);

@@ -11,8 +11,8 @@
 
 use super::file::{ConfigSection, ExperimentFile, ReceiveName, WorkloadSection};
 use crate::scenario::{
-    simulated_kinds, simulates, NetworkParams, PolicyConfig, Scenario, SequentialJob, SorParams,
-    Workload,
+    simulated_kinds, simulates, NetworkParams, ParallelProgram, PolicyConfig, Scenario,
+    SequentialJob, SorParams, Workload,
 };
 use cosched_policy::spin::{ReceiveMode, DEFAULT_SPIN};
 use cosched_policy::{Nanos, MICROS, MILLIS, SECONDS};
@@ -434,10 +434,10 @@ fn resolve_workload(
                 "workload.latency.message_bytes",
                 "0 bytes; use at least 1 (the seed: 128)",
             );
-            Some(Workload::Latency {
+            Some(Workload::Parallel(ParallelProgram::Latency {
                 round_trips: scaled(l.round_trips, quick),
                 message_bytes: l.message_bytes,
-            })
+            }))
         }
         WorkloadSection::Barrier(b) => {
             p.check(
@@ -463,11 +463,11 @@ fn resolve_workload(
                     b.compute_us
                 ),
             );
-            Some(Workload::Barrier {
+            Some(Workload::Parallel(ParallelProgram::Barrier {
                 iterations: scaled(b.iterations, quick),
                 compute_ns: b.compute_us * MICROS,
                 message_bytes: b.message_bytes,
-            })
+            }))
         }
         WorkloadSection::Mixed(m) => {
             p.check(m.sor.grid >= nodes, "workload.mixed.sor.grid", format!("a {0}×{0} grid cannot give each of {nodes} nodes a row; use a grid of at least {nodes}", m.sor.grid));

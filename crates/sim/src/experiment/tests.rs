@@ -1,7 +1,7 @@
 //! Experiment files: every shipped file resolves; malformed files give errors naming the field.
 
 use super::*;
-use crate::scenario::{OsModel, PolicyConfig, Workload};
+use crate::scenario::{OsModel, ParallelProgram, PolicyConfig, Workload};
 use cosched_policy::config::NoneConfig;
 use cosched_policy::dcs::DcsParams;
 use cosched_policy::registry;
@@ -90,10 +90,10 @@ fn latency_file_has_the_seeds_parameters() {
     assert_eq!(by_label("No DCS").network.latency_ns, 30_000);
     assert_eq!(
         by_label("No DCS").workload,
-        Workload::Latency {
+        Workload::Parallel(ParallelProgram::Latency {
             round_trips: 1_000_000,
             message_bytes: 128
-        }
+        })
     );
 }
 
@@ -408,10 +408,10 @@ fn quick_divides_work_and_caps_repetitions() {
     // 2,000 round trips / 100 = 20; 5 repetitions capped at 2.
     assert_eq!(
         e.configs[0].scenario.workload,
-        Workload::Latency {
+        Workload::Parallel(ParallelProgram::Latency {
             round_trips: 20,
             message_bytes: 128
-        }
+        })
     );
     assert_eq!(e.repetitions, 2);
     let more = Overrides {
