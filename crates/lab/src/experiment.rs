@@ -338,6 +338,13 @@ impl LabExperiment {
     }
 }
 
+/// The longest run or timeout a file may ask for: a day. Anything longer is a typo, and a huge value would
+/// overflow the deadline (`Instant + Duration` panics) instead of being refused.
+const MAX_RUN_SECONDS: f64 = 86_400.0;
+
+fn seconds_in_range(seconds: f64) -> bool {
+    seconds > 0.0 && seconds <= MAX_RUN_SECONDS
+}
 fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, ExperimentError> {
     let invalid = |field: &str, problem: String| ExperimentError::Invalid {
         path: path.to_path_buf(),
@@ -424,10 +431,12 @@ fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, Experimen
                 "give duration_s (seconds per run) or count (units per run)".into(),
             ))
         }
-        (Some(seconds), None) if !(seconds > 0.0 && seconds.is_finite()) => {
+        (Some(seconds), None) if !seconds_in_range(seconds) => {
             return Err(invalid(
                 "program.duration_s",
-                format!("{seconds} must be a positive number of seconds"),
+                format!(
+                    "{seconds} must be a positive number of seconds, at most {MAX_RUN_SECONDS}"
+                ),
             ))
         }
         (Some(seconds), None) => RunLength::Duration { seconds },
@@ -442,10 +451,10 @@ fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, Experimen
         ));
     }
     let timeout_s = match file.program.timeout_s {
-        Some(t) if !(t > 0.0 && t.is_finite()) => {
+        Some(t) if !seconds_in_range(t) => {
             return Err(invalid(
                 "program.timeout_s",
-                format!("{t} must be a positive number of seconds"),
+                format!("{t} must be a positive number of seconds, at most {MAX_RUN_SECONDS}"),
             ))
         }
         Some(t) => t,
@@ -666,6 +675,29 @@ dcs_exponent = -1
         assert!(
             err.contains("`nodes`") && err.contains("exactly 2"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_huge_duration_or_timeout_is_refused_not_a_panic() {
+        // 1e30 s is finite and positive; as a deadline (`Instant::now() + Duration::from_secs_f64`) it panicked
+        // (issue 21, item 9). Both fields are refused by name; a day is the most either may be.
+        for (field, text) in [
+            ("program.timeout_s", "duration_s = 1.0\ntimeout_s = 1e30"),
+            ("program.duration_s", "duration_s = 1e30"),
+            ("program.timeout_s", "duration_s = 1.0\ntimeout_s = 86400.5"),
+        ] {
+            let err = parse(&MINIMAL.replace("duration_s = 1.0", text))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(field) && err.contains("at most 86400"),
+                "{err}"
+            );
+        }
+        assert!(
+            parse(&MINIMAL.replace("duration_s = 1.0", "duration_s = 1.0\ntimeout_s = 86400"))
+                .is_ok()
         );
     }
 
