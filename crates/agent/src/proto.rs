@@ -6,10 +6,14 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The longest reply line a client reads: far above any real one (the stats of thousands of jobs), and a bound
+/// on what a wrong or hostile listener at the socket path can make the client hold.
+pub const MAX_REPLY_BYTES: u64 = 16 << 20;
 
 /// Where `cosched agent` listens unless told otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/cosched/agent.sock";
@@ -266,7 +270,7 @@ impl Client {
         }
     }
 
-    /// Sends one request and reads the reply. The agent gives a slow client [`SERVE_TIMEOUT`] to send its line
+    /// Sends one request and reads the reply (one JSON line of at most [`MAX_REPLY_BYTES`]). The agent gives a slow client [`SERVE_TIMEOUT`] to send its line
     /// (its one thread must get back to its boosts) and then hangs up; a client that was itself kept off its
     /// CPU that long finds the connection closed before its request went out, which says the request was not
     /// seen, so it is sent again on a fresh connection (at most [`CALL_ATTEMPTS`] times in all).
@@ -312,7 +316,16 @@ impl Client {
         };
         s.write_all(line.as_bytes()).map_err(hung_up)?;
         let mut reply = String::new();
-        BufReader::new(s).read_line(&mut reply).map_err(hung_up)?;
+        // Whatever answers on the socket, the client keeps at most MAX_REPLY_BYTES of it (one line).
+        BufReader::new(s.take(MAX_REPLY_BYTES + 1))
+            .read_line(&mut reply)
+            .map_err(hung_up)?;
+        if reply.len() as u64 > MAX_REPLY_BYTES {
+            return Err(CallError::Other(anyhow::anyhow!(
+                "the reply from {} is longer than {MAX_REPLY_BYTES} bytes; is that a cosched agent?",
+                self.path.display()
+            )));
+        }
         if reply.is_empty() {
             // Hung up at its read timeout just as the request went out: it did not act on it.
             return Err(CallError::NotSent(std::io::Error::new(
@@ -409,6 +422,33 @@ mod tests {
                 let _ = std::fs::remove_dir_all(&self.path);
             }
         }
+    }
+
+    #[test]
+    fn a_reply_longer_than_the_bound_is_an_error_not_an_allocation() {
+        // A listener that answers with MAX_REPLY_BYTES + 1 bytes and no newline (issue 21, item 9): the client
+        // stops reading at the bound and says so, instead of reading whatever comes until memory runs out.
+        let dir = tempfile_dir::Dir::new();
+        let listener = std::os::unix::net::UnixListener::bind(dir.path.join("a.sock")).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut line = String::new();
+            BufReader::new(stream.try_clone().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..=(MAX_REPLY_BYTES >> 20) {
+                if stream.write_all(&chunk).is_err() {
+                    return; // the client stopped reading: as it should
+                }
+            }
+        });
+        let client = Client {
+            path: dir.path.join("a.sock"),
+        };
+        let err = client.call(&Request::Ping).unwrap_err().to_string();
+        assert!(err.contains("longer than 16777216 bytes"), "{err}");
+        server.join().unwrap();
     }
 
     #[test]
