@@ -79,10 +79,11 @@ pub fn time_sharing(orig: &SchedAttr) -> bool {
     orig.sched_policy == sched::SCHED_OTHER || orig.sched_policy == sched::SCHED_BATCH
 }
 
-/// Whether a thread may be boosted: not real-time or deadline by its own choice (nothing to add, and the
-/// agent never lowers it).
+/// Whether a thread may be boosted: only a time-sharing one. Real-time or deadline by its own choice has
+/// nothing to gain (and the agent never lowers it); `SCHED_IDLE` chose to run only when nothing else wants the
+/// CPU, and a boost would put it ahead of everything (issue 21, item 8).
 pub fn boostable(orig: &SchedAttr) -> bool {
-    !orig.is_realtime() && orig.sched_policy != sched::SCHED_DEADLINE
+    time_sharing(orig)
 }
 
 /// The attributes a thread has in `mode` with its `slice_ns` override, given its own `orig`; `None` when that
@@ -341,14 +342,25 @@ mod tests {
     }
 
     #[test]
-    fn real_time_threads_are_never_boosted_or_reniced() {
+    fn only_time_sharing_threads_are_boosted_or_reniced() {
         let fifo = SchedAttr::fifo(50);
         assert!(!boostable(&fifo) && !time_sharing(&fifo));
+        // SCHED_IDLE asked for leftovers only: neither boosted nor reniced.
         let idle = SchedAttr {
             sched_policy: sched::SCHED_IDLE,
             ..other(0)
         };
-        assert!(boostable(&idle) && !time_sharing(&idle));
+        assert!(!boostable(&idle) && !time_sharing(&idle));
+        let deadline = SchedAttr {
+            sched_policy: sched::SCHED_DEADLINE,
+            ..other(0)
+        };
+        assert!(!boostable(&deadline));
+        let batch = SchedAttr {
+            sched_policy: sched::SCHED_BATCH,
+            ..other(0)
+        };
+        assert!(boostable(&batch) && time_sharing(&batch));
         assert!(boostable(&other(0)) && time_sharing(&other(0)));
     }
 }

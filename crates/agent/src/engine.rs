@@ -466,7 +466,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_window_the_policy_does_not_renew_ends_and_real_time_threads_are_left_alone() {
+    fn a_window_the_policy_does_not_renew_ends_and_real_time_and_idle_threads_are_left_alone() {
         let mut e = engine(Box::new(Eager), &[10]);
         e.on_arrival(&arrival(10, 2, 0), 0);
         assert_eq!(e.act.calls, vec!["change 10 policy=1 nice=0 runtime=0"]);
@@ -487,6 +487,27 @@ pub(crate) mod tests {
         );
         e.add_process(11, 1, 0, 0);
         e.on_arrival(&arrival(11, 2, 2_000_000), 2_000_000);
+        assert_eq!(e.act.calls.len(), 2);
+        assert_eq!(e.counters.boosts_granted, 1);
+        // Nor is a SCHED_IDLE thread: it asked to run only when nothing else wants the CPU (issue 21, item 8).
+        e.act.own.insert(
+            12,
+            SchedAttr {
+                sched_policy: crate::sched::SCHED_IDLE,
+                ..Default::default()
+            },
+        );
+        e.probe.runtime.borrow_mut().insert(12, 0);
+        e.probe.tasks.borrow_mut().insert(
+            12,
+            intf::Task {
+                tgid: 12,
+                pending: 1,
+                ..Default::default()
+            },
+        );
+        e.add_process(12, 1, 0, 0);
+        e.on_arrival(&arrival(12, 2, 3_000_000), 3_000_000);
         assert_eq!(e.act.calls.len(), 2);
         assert_eq!(e.counters.boosts_granted, 1);
     }
