@@ -356,6 +356,14 @@ impl Agent {
         if self.engine.tracker.process(pid).is_some() {
             anyhow::bail!("pid {pid} is already managed");
         }
+        match sched::is_kernel_thread(pid) {
+            Ok(true) => anyhow::bail!(
+                "pid {pid} is a kernel thread: the agent manages user processes only (and kthreadd's \
+                 descendants are every new kernel thread)"
+            ),
+            Ok(false) => {}
+            Err(e) => anyhow::bail!("pid {pid} is not a live process ({e})"),
+        }
         let pidfd = sched::pidfd_open(pid, 0)
             .map_err(|e| anyhow::anyhow!("pid {pid} is not a live process (pidfd_open: {e})"))?;
         let job = self.engine.tracker.new_job_id();

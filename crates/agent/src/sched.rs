@@ -239,6 +239,31 @@ pub fn set_attr(tid: u32, attr: &SchedAttr) -> Result<(), SchedError> {
     Ok(())
 }
 
+/// `PF_KTHREAD` in the flags of `/proc/PID/stat` (`include/linux/sched.h`).
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// Whether a `/proc/PID/stat` line is a kernel thread's (`PF_KTHREAD` in its flags, field 9); `None` if the
+/// line is not one. The command name (field 2) may hold spaces and parentheses, so fields are counted after
+/// its last `)`.
+pub fn kernel_thread_in_stat(stat: &str) -> Option<bool> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // After the name: state (3), ppid, pgrp, session, tty_nr, tpgid, flags (9).
+    let flags: u64 = rest.split_whitespace().nth(6)?.parse().ok()?;
+    Some(flags & PF_KTHREAD != 0)
+}
+
+/// Whether `pid` is a kernel thread (kthreadd, a worker): never managed, since the agent would then manage
+/// every kernel thread kthreadd starts.
+pub fn is_kernel_thread(pid: u32) -> std::io::Result<bool> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    kernel_thread_in_stat(&stat).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("unreadable /proc/{pid}/stat"),
+        )
+    })
+}
+
 /// `pidfd_open(pid, flags)`.
 pub fn pidfd_open(pid: u32, flags: u32) -> std::io::Result<OwnedFd> {
     // SAFETY: plain syscall; on success it returns a new file descriptor that we own.
@@ -376,6 +401,20 @@ impl Target {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn kernel_threads_are_told_by_their_stat_flags() {
+        // kthreadd on this kernel: flags 2129984 = 0x208040, PF_KTHREAD (0x200000) set.
+        let kthreadd = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 22 0 0";
+        assert_eq!(kernel_thread_in_stat(kthreadd), Some(true));
+        // A user process whose name holds ") S 0 0 0 0 -1 2129984": counted after the last ')', flags 4194560.
+        let tricky = "77 (a) S 0 0 0 0 -1 2129984 x) S 1 77 77 0 -1 4194560 120 0 0 0";
+        assert_eq!(kernel_thread_in_stat(tricky), Some(false));
+        assert_eq!(kernel_thread_in_stat("garbage"), None);
+        // And on this machine: pid 2 is kthreadd, this test is not a kernel thread.
+        assert!(is_kernel_thread(2).unwrap());
+        assert!(!is_kernel_thread(std::process::id()).unwrap());
+    }
     use super::*;
 
     #[test]

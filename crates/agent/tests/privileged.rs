@@ -716,6 +716,28 @@ fn cosched_run_manages_the_command_and_its_descendants() {
 }
 
 #[test]
+fn kernel_threads_and_the_agent_itself_are_refused() {
+    let _serial = privileged!();
+    let agent = AgentProc::start(&[]);
+    // kthreadd (pid 2): managing it would make every kernel thread it starts managed (issue 21, item 3).
+    let err = agent
+        .client()
+        .register(2, "kthreadd")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("kernel thread"), "{err}");
+    let err = agent.client().register(1, "init").unwrap_err().to_string();
+    assert!(err.contains("cannot be managed"), "{err}");
+    let err = agent
+        .client()
+        .register(agent.stats().agent_pid, "agent")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot be managed"), "{err}");
+    assert_eq!(agent.stats().jobs.len(), 0);
+}
+
+#[test]
 fn a_slow_client_does_not_stall_the_agent() {
     let _serial = privileged!();
     let agent = AgentProc::start(&[]);
