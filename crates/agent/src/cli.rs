@@ -110,9 +110,56 @@ pub struct RunArgs {
     /// Register an already running process (and its future descendants) instead of starting a command.
     #[arg(long, conflicts_with = "command")]
     pub pid: Option<u32>,
+    /// Run the command as root even when `cosched run` itself was started through sudo (by default it runs as
+    /// the user who invoked sudo: `SUDO_UID`, `SUDO_GID` and that user's groups).
+    #[arg(long, conflicts_with = "pid")]
+    pub as_root: bool,
     /// The command to run as a managed job.
     #[arg(trailing_var_arg = true, required_unless_present = "pid")]
     pub command: Vec<String>,
+}
+
+/// Who a managed command runs as, when not as the caller: the user behind `sudo`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: nix::unistd::Uid,
+    pub gid: nix::unistd::Gid,
+    pub groups: Vec<nix::unistd::Gid>,
+}
+
+/// The user who ran `sudo cosched run`, from sudo's `SUDO_UID` / `SUDO_GID` / `SUDO_USER`; `None` when this
+/// process is not root or was not started by sudo on behalf of another user. The control socket is root's,
+/// so users reach it through sudo; without this, every job they start would run as root (issue 21, item 3).
+pub fn invoking_user(env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<Identity>> {
+    use nix::unistd::{Gid, Uid};
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(None);
+    }
+    let Some(uid) = env("SUDO_UID") else {
+        return Ok(None);
+    };
+    let number = |name: &str, text: &str| -> anyhow::Result<u32> {
+        text.trim().parse().map_err(|_| {
+            anyhow::anyhow!(
+                "{name}={text:?} is not a number; unset it, or pass --as-root to run as root"
+            )
+        })
+    };
+    let uid = number("SUDO_UID", &uid)?;
+    if uid == 0 {
+        return Ok(None);
+    }
+    let gid = match env("SUDO_GID") {
+        Some(g) => number("SUDO_GID", &g)?,
+        None => anyhow::bail!("SUDO_UID is set but SUDO_GID is not; pass --as-root to run as root"),
+    };
+    let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    // Supplementary groups are looked up here, before the fork: the child may only make async-signal-safe calls.
+    let groups = match env("SUDO_USER").and_then(|u| std::ffi::CString::new(u).ok()) {
+        Some(user) => nix::unistd::getgrouplist(&user, gid).unwrap_or_else(|_| vec![gid]),
+        None => vec![gid],
+    };
+    Ok(Some(Identity { uid, gid, groups }))
 }
 
 impl AgentArgs {
@@ -350,14 +397,25 @@ pub fn run_job(args: RunArgs) -> anyhow::Result<()> {
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default()
     });
-    let code = run_managed(&client, &args.command, &name)?;
+    let identity = if args.as_root {
+        None
+    } else {
+        invoking_user(|k| std::env::var(k).ok())?
+    };
+    let code = run_managed(&client, &args.command, &name, identity.as_ref())?;
     std::process::exit(code);
 }
 
 /// Starts `command` held before `exec`, registers it with the agent, then lets it run and waits for it.
 /// Returns its exit code (128 + signal if it was killed). The library form of `cosched run`; call it from a
-/// single-threaded process (it forks).
-pub fn run_managed(client: &Client, command: &[String], name: &str) -> anyhow::Result<i32> {
+/// single-threaded process (it forks). With `identity`, the command drops to that user and its groups just
+/// before `exec` (after it was registered: what it and its descendants do is managed either way).
+pub fn run_managed(
+    client: &Client,
+    command: &[String],
+    name: &str,
+    identity: Option<&Identity>,
+) -> anyhow::Result<i32> {
     use nix::sys::wait::{waitpid, WaitStatus};
     use nix::unistd::{fork, ForkResult};
     use std::ffi::CString;
@@ -367,8 +425,8 @@ pub fn run_managed(client: &Client, command: &[String], name: &str) -> anyhow::R
         .collect::<Result<_, _>>()
         .map_err(|_| anyhow::anyhow!("the command contains a NUL byte"))?;
     let (gate_r, gate_w) = nix::unistd::pipe()?;
-    // SAFETY: the child only makes async-signal-safe calls (close, read, signal, execvp, write, _exit) on data
-    // prepared before the fork.
+    // SAFETY: the child only makes async-signal-safe calls (close, read, setgroups, setgid, setuid, execvp,
+    // write, _exit) on data prepared before the fork.
     match unsafe { fork() }? {
         ForkResult::Child => {
             drop(gate_w);
@@ -378,6 +436,20 @@ pub fn run_managed(client: &Client, command: &[String], name: &str) -> anyhow::R
                 unsafe { libc::_exit(125) };
             }
             drop(gate_r);
+            if let Some(who) = identity {
+                // Groups first, then the group, then the user: once the uid is dropped nothing else may change.
+                let dropped = nix::unistd::setgroups(&who.groups)
+                    .and_then(|_| nix::unistd::setgid(who.gid))
+                    .and_then(|_| nix::unistd::setuid(who.uid));
+                if dropped.is_err() {
+                    let msg = b"cosched run: cannot become the invoking user\n";
+                    // SAFETY: write to stderr and leave without running the parent's destructors.
+                    unsafe {
+                        libc::write(2, msg.as_ptr().cast(), msg.len());
+                        libc::_exit(126)
+                    }
+                }
+            }
             let _ = nix::unistd::execvp(&argv[0], &argv);
             let msg = b"cosched run: cannot execute the command\n";
             // SAFETY: write to stderr and leave without running the parent's destructors.
@@ -417,6 +489,45 @@ pub fn run_managed(client: &Client, command: &[String], name: &str) -> anyhow::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_invoking_user_comes_from_sudos_variables_when_root() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        if !nix::unistd::geteuid().is_root() {
+            // Not root: nothing to drop, whatever the variables say.
+            assert_eq!(
+                invoking_user(env(&[("SUDO_UID", "1000"), ("SUDO_GID", "1000")])).unwrap(),
+                None
+            );
+            return;
+        }
+        let who = invoking_user(env(&[("SUDO_UID", "1000"), ("SUDO_GID", "1001")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!((who.uid.as_raw(), who.gid.as_raw()), (1000, 1001));
+        assert_eq!(who.groups, vec![nix::unistd::Gid::from_raw(1001)]); // no SUDO_USER: its own group only
+                                                                        // Root behind sudo, or no sudo at all: stay root.
+        assert_eq!(
+            invoking_user(env(&[("SUDO_UID", "0"), ("SUDO_GID", "0")])).unwrap(),
+            None
+        );
+        assert_eq!(invoking_user(env(&[])).unwrap(), None);
+        // Malformed: an error that says what to do, never a silent root.
+        let err = invoking_user(env(&[("SUDO_UID", "bob"), ("SUDO_GID", "1")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("SUDO_UID") && err.contains("--as-root"),
+            "{err}"
+        );
+        assert!(invoking_user(env(&[("SUDO_UID", "1000")])).is_err());
+    }
     use crate::policy::idle::IDLE_SEEN;
     use crate::proto::JobStats;
 

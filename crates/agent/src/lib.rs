@@ -39,7 +39,8 @@
 //!   cgroup with `cpu.rt_runtime_us > 0` for the managed jobs (RT group scheduling is on here). It refuses to
 //!   start without root, BTF or a BPF-enabled build, saying what is missing.
 //! - Register: `cosched run [--socket PATH] [--name N] -- cmd args...` starts `cmd` held before `exec`,
-//!   registers it (it and every descendant are managed), then runs it and exits with its code; or
+//!   registers it (it and every descendant are managed), then runs it and exits with its code — as the user
+//!   who invoked `sudo` when started through sudo (`SUDO_UID`/`SUDO_GID`; `--as-root` keeps root); or
 //!   `cosched run --pid PID` to manage a running process from now on. In Rust: [`proto::Client::connect`],
 //!   [`proto::Client::register`], [`cli::run_managed`].
 //! - Statistics: `cosched agent --stats` (JSON, [`proto::AgentStats`]), `cosched agent --monitor`, or

@@ -716,6 +716,29 @@ fn cosched_run_manages_the_command_and_its_descendants() {
 }
 
 #[test]
+fn sudo_cosched_run_runs_the_command_as_the_invoking_user() {
+    let _serial = privileged!();
+    let agent = AgentProc::start(&[]);
+    // As `sudo` leaves it for user nobody (65534): the command runs as that user, unless --as-root.
+    let id = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cosched-agent"))
+            .args(["run", "--socket"])
+            .arg(&agent.socket)
+            .args(extra)
+            .args(["--", "sh", "-c", "echo $(id -u) $(id -g)"])
+            .env("SUDO_UID", "65534")
+            .env("SUDO_GID", "65534")
+            .env("SUDO_USER", "nobody")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    assert_eq!(id(&[]), "65534 65534");
+    assert_eq!(id(&["--as-root"]), "0 0");
+}
+
+#[test]
 fn kernel_threads_and_the_agent_itself_are_refused() {
     let _serial = privileged!();
     let agent = AgentProc::start(&[]);

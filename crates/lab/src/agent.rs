@@ -74,7 +74,8 @@ impl AgentHandle {
         })
     }
 
-    /// `cosched run --socket <agent> --name <name> -- <program> <args>`.
+    /// `cosched run --socket <agent> --name <name> --as-root -- <program> <args>`: the lab's jobs join cgroups
+    /// and namespaces, so they stay root even when the lab was started through sudo.
     pub fn wrap_job(&self, name: &str, program: &Path, args: &[String]) -> Command {
         let mut command = Command::new(&self.cosched);
         command
@@ -83,6 +84,7 @@ impl AgentHandle {
             .arg(&self.socket)
             .arg("--name")
             .arg(name)
+            .arg("--as-root")
             .arg("--");
         command.arg(program).args(args);
         command
