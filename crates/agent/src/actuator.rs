@@ -141,6 +141,16 @@ impl SchedActuator {
     pub fn guardian_pid(&self) -> u32 {
         self.guardian.pid()
     }
+
+    /// How many times the guardian revoked the agent's boosts (see [`Guardian::revoked`]).
+    pub fn guardian_revocations(&self) -> u64 {
+        self.guardian.revoked()
+    }
+
+    /// Renews the guardian's lease on the agent's boosts.
+    pub fn heartbeat(&self) {
+        self.guardian.heartbeat();
+    }
 }
 
 /// A handle's slot, or a new one that says "its own attributes" (for a change of affinity alone).

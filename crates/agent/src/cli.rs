@@ -51,6 +51,10 @@ pub struct CoreArgs {
     /// Must be above --rt-prio.
     #[arg(long, default_value_t = 2)]
     pub agent_prio: u32,
+    /// The guardian's lease: if the agent's loop has not run for this long while it holds a boost (it was
+    /// stopped or wedged), the guardian restores every boosted task. 0 = only when the agent dies.
+    #[arg(long, default_value_t = crate::guardian::DEFAULT_LEASE_MS)]
+    pub guard_lease_ms: u64,
     /// Print one line per action (boost, nice, restore) and per decision the policy notes, on stderr.
     #[arg(long)]
     pub log_actions: bool,
@@ -224,6 +228,7 @@ impl AgentArgs {
                 hold => Some(hold),
             },
             agent_prio: a.agent_prio,
+            guard_lease_ms: a.guard_lease_ms,
             log_actions: a.log_actions,
             run_for,
             panic_after_boosts: a.panic_after_boosts,
@@ -425,8 +430,9 @@ pub fn run_managed(
         .collect::<Result<_, _>>()
         .map_err(|_| anyhow::anyhow!("the command contains a NUL byte"))?;
     let (gate_r, gate_w) = nix::unistd::pipe()?;
-    // SAFETY: the child only makes async-signal-safe calls (close, read, setgroups, setgid, setuid, execvp,
-    // write, _exit) on data prepared before the fork.
+    let runner = std::process::id() as libc::pid_t;
+    // SAFETY: the child only makes async-signal-safe calls (close, read, setgroups, setgid, setuid, prctl,
+    // getppid, execvp, write, _exit) on data prepared before the fork.
     match unsafe { fork() }? {
         ForkResult::Child => {
             drop(gate_w);
@@ -448,6 +454,22 @@ pub fn run_managed(
                         libc::write(2, msg.as_ptr().cast(), msg.len());
                         libc::_exit(126)
                     }
+                }
+            }
+            // The job ends with `cosched run`, however that ends (kill -9 included): a lab or a test killed
+            // outright leaves no job running. Set after the identity change, which clears it.
+            // SAFETY: plain syscalls; _exit leaves without running the parent's destructors.
+            unsafe {
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                    || libc::getppid() != runner
+                {
+                    libc::_exit(125);
                 }
             }
             let _ = nix::unistd::execvp(&argv[0], &argv);

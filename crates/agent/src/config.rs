@@ -23,6 +23,9 @@ pub struct Config {
     pub watch_hold_ns: Option<Nanos>,
     /// The agent's own SCHED_FIFO priority (0 = stay SCHED_OTHER).
     pub agent_prio: u32,
+    /// How old the agent's heartbeat may get while it holds a boost before the guardian revokes its boosts
+    /// (0 = never; only at the agent's death).
+    pub guard_lease_ms: u64,
     /// Print one line per action and per decision the policy notes, on stderr.
     pub log_actions: bool,
     /// Stop after this long (tests), `None` = until SIGINT/SIGTERM.
@@ -32,6 +35,12 @@ pub struct Config {
 }
 
 impl Config {
+    /// The guardian's SCHED_FIFO priority: above every boost and the agent's own, so neither boosted spinners
+    /// nor the agent can keep it from restoring.
+    pub fn guardian_prio(&self) -> u32 {
+        (self.rt_prio.max(self.agent_prio) + 1).min(99)
+    }
+
     /// `key=value` lines for the statistics header (the policy's own follow them).
     pub fn describe(&self) -> Vec<String> {
         vec![
@@ -46,6 +55,7 @@ impl Config {
                 self.watch_hold_ns.map_or(0.0, |h| h as f64 / 1e6)
             ),
             format!("agent_prio={}", self.agent_prio),
+            format!("guard_lease_ms={}", self.guard_lease_ms),
             format!("log_actions={}", self.log_actions),
         ]
     }

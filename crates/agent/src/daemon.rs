@@ -102,7 +102,11 @@ impl Agent {
             mask.add(s);
         }
         mask.thread_block()?;
-        let guardian = Guardian::start()?;
+        // Boosts left by an earlier agent that died together with its guardian: nobody else restores them.
+        for line in crate::guardian::sweep_stale() {
+            eprintln!("cosched agent: {line}");
+        }
+        let guardian = Guardian::start(cfg.guardian_prio(), cfg.guard_lease_ms)?;
         let guardian_pid = guardian.pid();
         let guardian_fd = sched::pidfd_open(guardian_pid, 0).map_err(|e| {
             anyhow::anyhow!("pidfd_open of the guardian failed: {e} (the agent needs Linux 5.3+)")
@@ -202,6 +206,8 @@ impl Agent {
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => return Err(e.into()),
             };
+            // Alive and running: the guardian leaves our boosts alone for another lease.
+            self.engine.act.heartbeat();
             for ev in &evs[..n] {
                 match ev.data() {
                     TOK_RING => self.on_ring()?,
@@ -494,6 +500,7 @@ impl Agent {
         stats::agent_stats(stats::Snapshot {
             uptime_s: now.saturating_sub(self.started_ns) as f64 / 1e9,
             guardian_pid: self.guardian_pid,
+            guardian_revocations: self.engine.act.guardian_revocations(),
             config,
             bpf,
             counters: &self.engine.counters,

@@ -111,6 +111,8 @@ impl PolicyStats {
 pub struct AgentStats {
     pub agent_pid: u32,
     pub guardian_pid: u32,
+    /// Times the guardian revoked every boost because the agent had not run for its lease (stopped, wedged).
+    pub guardian_revocations: u64,
     pub uptime_s: f64,
     /// The agent's own CPU time (user + system) and its share of one CPU since start (this includes loading and
     /// verifying the BPF program; for one run, take the difference of two snapshots).

@@ -201,6 +201,7 @@ pub struct BpfReadings {
 pub struct Snapshot<'a> {
     pub uptime_s: f64,
     pub guardian_pid: u32,
+    pub guardian_revocations: u64,
     /// The mechanism's and the policy's `key=value` settings.
     pub config: Vec<String>,
     pub bpf: BpfReadings,
@@ -219,6 +220,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
     crate::proto::AgentStats {
         agent_pid: std::process::id(),
         guardian_pid: s.guardian_pid,
+        guardian_revocations: s.guardian_revocations,
         uptime_s: s.uptime_s,
         agent_cpu_s: cpu,
         agent_cpu_fraction: if s.uptime_s > 0.0 {

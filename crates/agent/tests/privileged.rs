@@ -32,10 +32,21 @@ fn skip_reason() -> Option<String> {
     None
 }
 
+/// The running test's name (libtest names each test's thread after it).
+fn this_test() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("a privileged agent test")
+        .to_string()
+}
+
 macro_rules! privileged {
     () => {{
         if let Some(why) = skip_reason() {
-            eprintln!("SKIPPED (needs root and a BPF build): {why}");
+            cosched_testkit::cannot_run(
+                &this_test(),
+                &format!("needs root and a BPF build: {why}"),
+            );
             return;
         }
         SERIAL.lock().unwrap_or_else(|e| e.into_inner())
@@ -78,6 +89,8 @@ impl AgentProc {
             .arg(&socket)
             .args(extra)
             .stdout(Stdio::null());
+        // A test killed outright takes its agent with it; SIGTERM, so the agent restores what it changed.
+        cosched_testkit::die_with_parent(&mut cmd, libc::SIGTERM);
         let kid = Kid(cmd.spawn().expect("start cosched-agent"));
         let deadline = Instant::now() + Duration::from_secs(20);
         while Client::connect(&socket).is_err() {
@@ -116,7 +129,10 @@ fn unique() -> u64 {
 /// Starts this test binary as a helper with `role`.
 fn helper(role: &str) -> Kid {
     let exe = std::env::current_exe().unwrap();
-    let kid = Command::new(exe)
+    let mut command = Command::new(exe);
+    // Dies with the test binary however it dies (kill -9, a timeout), not only through `Kid`'s drop.
+    cosched_testkit::die_with_parent(&mut command, libc::SIGKILL);
+    let kid = command
         .args([
             "--exact",
             "helper_entry",
@@ -236,7 +252,8 @@ fn helper_entry() {
             let mut s = connect_pinned(arg);
             s.set_nonblocking(true).unwrap();
             let mut buf = [0u8; 4096];
-            loop {
+            let end = Instant::now() + Duration::from_secs(cosched_testkit::BOUND_S);
+            while Instant::now() < end {
                 match s.read(&mut buf) {
                     Ok(0) => break,
                     Ok(_) => {}
@@ -253,11 +270,14 @@ fn helper_entry() {
             let mut b = [0u8; 1];
             while s.read_exact(&mut b).is_ok() && s.write_all(&b).is_ok() {}
         }
-        // CPU-bound competitor pinned to CPU `arg`.
+        // CPU-bound competitor pinned to CPU `arg`, for BOUND_S seconds at most.
         "spin" => {
             pin(arg.parse().unwrap());
-            loop {
-                std::hint::spin_loop();
+            let end = Instant::now() + Duration::from_secs(cosched_testkit::BOUND_S);
+            while Instant::now() < end {
+                for _ in 0..10_000 {
+                    std::hint::spin_loop();
+                }
             }
         }
         other => panic!("unknown helper role {other}"),
@@ -594,8 +614,9 @@ fn a_blocking_receiver_gets_no_more_than_its_fair_share() {
         .map(|n| n.get())
         .unwrap_or(1);
     if ncpu < 2 {
-        eprintln!(
-            "SKIPPED: needs 2 CPUs (the echo and its competitor on one, the peer on the other)"
+        cosched_testkit::cannot_run(
+            &this_test(),
+            "needs 2 CPUs (the echo and its competitor on one, the peer on the other)",
         );
         return;
     }
@@ -789,7 +810,10 @@ fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
         .map(|n| n.get())
         .unwrap_or(1);
     if cpus < 2 {
-        eprintln!("SKIPPED: needs two CPUs (a receiver alone on one, the sender on another)");
+        cosched_testkit::cannot_run(
+            &this_test(),
+            "needs two CPUs (a receiver alone on one, the sender on another)",
+        );
         return;
     }
     // A managed spinning receiver alone on CPU 1, fed from this thread on CPU 0: nothing to coschedule, so after
@@ -873,4 +897,215 @@ fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
     }
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
     drop(rx);
+}
+
+// ------------------------------------------------------------------------------------ nothing left behind
+
+/// The threads of process `pid` that are SCHED_FIFO now.
+fn fifo_threads(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&tid| policy(tid) == libc::SCHED_FIFO)
+        .collect()
+}
+
+fn signal(pid: u32, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
+}
+
+/// Gone or a zombie (a killed process not yet reaped is harmless).
+fn dead(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.contains(") Z") || s.contains(") X"))
+        .unwrap_or(true)
+}
+
+/// A spinning receiver managed by `agent`, pinned to `cpu` beside a CPU-bound competitor, boosted (5 s window
+/// in the agent's flags) by messages from this thread. Returns (receiver, competitor, stream).
+fn boosted_spinner(agent: &AgentProc, cpu: usize) -> (Kid, Kid, TcpStream) {
+    let hog = helper(&format!("spin:{cpu}"));
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let rx = helper(&format!("spinrecv:{port},{cpu}"));
+    let (mut s, _) = l.accept().unwrap();
+    s.set_nodelay(true).unwrap();
+    agent.client().register(rx.pid(), "spinner").unwrap();
+    let t0 = Instant::now();
+    while fifo_threads(rx.pid()).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the agent never boosted the spinner on CPU {cpu}: {:#?}",
+            agent.stats()
+        );
+        s.write_all(&[0u8; 64]).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    (rx, hog, s)
+}
+
+/// This thread at SCHED_FIFO `prio` until dropped, so a test can watch and measure while boosted spinners hold
+/// every CPU (it sleeps between looks, so it takes next to nothing).
+struct RealTimeWatcher;
+impl RealTimeWatcher {
+    fn new(prio: u32) -> RealTimeWatcher {
+        let me = nix::unistd::gettid().as_raw() as u32;
+        sched::set_attr(me, &SchedAttr::fifo(prio)).unwrap();
+        RealTimeWatcher
+    }
+}
+impl Drop for RealTimeWatcher {
+    fn drop(&mut self) {
+        let me = nix::unistd::gettid().as_raw() as u32;
+        let other = SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            ..Default::default()
+        };
+        sched::set_attr(me, &other).unwrap();
+    }
+}
+
+#[test]
+fn agent_and_guardian_killed_together_are_restored_by_the_next_agent() {
+    let _serial = privileged!();
+    // A 5 s window and no lease: only a sweep of the dead pair's slot table can put the receiver back soon.
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "5000000",
+        "--grace-us",
+        "0",
+        "--guard-lease-ms",
+        "0",
+    ]);
+    let (_rx, tid, mut s) = managed_receiver(&agent);
+    provoke_boost(&agent, tid, &mut s);
+    let guardian = agent.stats().guardian_pid;
+    let mut agent = agent;
+    // Stop both first, so neither sees the other die and restores; then kill both.
+    use nix::sys::signal::Signal::{SIGKILL, SIGSTOP};
+    signal(guardian, SIGSTOP);
+    signal(agent.kid.pid(), SIGSTOP);
+    signal(agent.kid.pid(), SIGKILL);
+    signal(guardian, SIGKILL);
+    let _ = agent.kid.0.wait();
+    wait_until("the guardian's death", Duration::from_secs(2), || {
+        dead(guardian)
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        policy(tid),
+        libc::SCHED_FIFO,
+        "the boost was undone before the next agent started; the test proves nothing"
+    );
+    // Watch from the moment the next agent is started.
+    let started = Instant::now();
+    let watcher = std::thread::spawn(move || {
+        while policy(tid) == libc::SCHED_FIFO && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        started.elapsed()
+    });
+    let next = AgentProc::start(&[]);
+    let restored_after = watcher.join().unwrap();
+    eprintln!("the next agent restored the receiver {restored_after:?} after its start");
+    assert!(
+        restored_after < Duration::from_secs(1),
+        "the next agent left the dead pair's boost in place for {restored_after:?}"
+    );
+    assert_eq!(policy(tid), libc::SCHED_OTHER);
+    drop(next);
+    drop(agent);
+}
+
+#[test]
+fn the_guardian_outranks_every_boost_and_restores_spinners_on_every_cpu_within_a_second() {
+    let _serial = privileged!();
+    let agent = AgentProc::start(&["--boost-us", "5000000", "--grace-us", "0"]);
+    let guardian = agent.stats().guardian_pid;
+    let g = sched::get_attr(guardian).unwrap();
+    assert!(
+        g.sched_policy == sched::SCHED_FIFO && g.sched_priority > 2,
+        "the guardian runs below the boosts (rt-prio 1) or the agent (2): policy {} priority {}",
+        g.sched_policy,
+        g.sched_priority
+    );
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    // Every CPU: a boosted spinning receiver (bounded: helpers live BOUND_S at most) beside a hog.
+    let _watch = RealTimeWatcher::new(50);
+    let spinners: Vec<_> = (0..cpus).map(|cpu| boosted_spinner(&agent, cpu)).collect();
+    let boosted: Vec<u32> = spinners
+        .iter()
+        .flat_map(|(rx, _, _)| fifo_threads(rx.pid()))
+        .collect();
+    assert_eq!(boosted.len(), cpus, "not every CPU holds a boosted spinner");
+    let killed = Instant::now();
+    signal(agent.kid.pid(), nix::sys::signal::Signal::SIGKILL);
+    let took = wait_until(
+        "the guardian's restore with every CPU held by a boosted spinner",
+        Duration::from_secs(1),
+        || boosted.iter().all(|&tid| policy(tid) != libc::SCHED_FIFO),
+    );
+    eprintln!(
+        "restored {} spinners {took:?} after kill -9 ({:?})",
+        cpus,
+        killed.elapsed()
+    );
+    drop(spinners);
+    drop(agent);
+}
+
+#[test]
+fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
+    let _serial = privileged!();
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if cpus < 2 {
+        cosched_testkit::cannot_run(
+            &this_test(),
+            "needs two CPUs (the spinner and its hog on one)",
+        );
+        return;
+    }
+    // A 5 s window: were the lease not enforced, a stopped agent would leave the spinner ahead of its hog for 5 s.
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "5000000",
+        "--grace-us",
+        "0",
+        "--guard-lease-ms",
+        "200",
+    ]);
+    let _watch = RealTimeWatcher::new(50);
+    let (rx, _hog, _s) = boosted_spinner(&agent, 1);
+    let stopped = Instant::now();
+    use nix::sys::signal::Signal::{SIGCONT, SIGSTOP};
+    signal(agent.kid.pid(), SIGSTOP);
+    let took = wait_until(
+        "the guardian's revocation of a stopped agent's boost",
+        Duration::from_secs(1),
+        || fifo_threads(rx.pid()).is_empty(),
+    );
+    // Its share from then on, against the hog it shares CPU 1 with: about a half, not a boosted spinner's all.
+    let cpu0 = cpu_ns(rx.pid());
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_secs(1));
+    let share = (cpu_ns(rx.pid()) - cpu0) as f64 / t0.elapsed().as_nanos() as f64;
+    eprintln!(
+        "stopped agent: boost revoked {took:?} after SIGSTOP; the spinner's share over the next second {share:.2}"
+    );
+    signal(agent.kid.pid(), SIGCONT);
+    assert!(
+        share < 0.75,
+        "with the agent stopped the spinner still took {share:.2} of its CPU"
+    );
+    let st = agent.stats();
+    assert!(st.guardian_revocations >= 1, "{st:#?}");
+    let _ = stopped;
+    drop(rx);
+    drop(agent);
 }

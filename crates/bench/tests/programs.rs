@@ -591,8 +591,9 @@ fn open_mpi_pingpong_runs_when_mpi_is_installed() {
             .unwrap_or(false)
     };
     if !(has("mpicc") && has("mpirun")) {
-        eprintln!(
-            "SKIPPED: mpicc / mpirun not installed (apt-get install openmpi-bin libopenmpi-dev)"
+        cosched_testkit::cannot_run(
+            "open_mpi_pingpong_runs_when_mpi_is_installed",
+            "mpicc / mpirun not installed (apt-get install openmpi-bin libopenmpi-dev)",
         );
         return;
     }

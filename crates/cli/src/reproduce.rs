@@ -279,7 +279,9 @@ fn run_lab(args: &ReproduceArgs, name: &str) -> anyhow::Result<RealResults> {
     let experiment = cosched_lab::LabExperiment::load(&file)?;
     let runs = clear_runs_json(&args.out, &experiment.name)?;
     cosched_lab::cli::run(cosched_lab::cli::LabArgs {
-        file: file.clone(),
+        file: Some(file.clone()),
+        cleanup: false,
+        after_exit_of: None,
         bench_dir: None,
         mpi_dir: None,
         results_dir: args.out.clone(),

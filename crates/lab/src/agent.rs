@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// How long the lab waits for a new agent to answer on its socket.
+pub const START_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// A running agent; killed (and reaped) on drop if not stopped.
 pub struct AgentHandle {
     process: ManagedProcess,
@@ -43,11 +46,13 @@ pub fn agent_args(socket: &Path, settings: &AgentSettings) -> Vec<String> {
 impl AgentHandle {
     /// Start `cosched agent` with the configuration's settings; wait (15 s at most) until it answers.
     pub fn start(cosched: &Path, settings: &AgentSettings, run_id: &str) -> Result<AgentHandle> {
-        let socket = PathBuf::from(format!("/run/cosched/lab-{run_id}.sock"));
+        let socket = crate::cleanup::agent_socket(run_id);
         let mut command = Command::new(cosched);
         command.args(agent_args(&socket, settings));
-        let mut process = ManagedProcess::spawn("agent", command, &Placement::default())?;
-        let deadline = Instant::now() + Duration::from_secs(15);
+        // If the lab dies outright the agent gets SIGTERM, so it restores every task it changed and exits.
+        let placement = Placement::default().death_signal(libc::SIGTERM);
+        let mut process = ManagedProcess::spawn("agent", command, &placement)?;
+        let deadline = Instant::now() + START_TIMEOUT;
         let client = loop {
             if let Some(exit) = process.try_reap()? {
                 bail!("`cosched agent` exited at start: {}", exit.describe());
@@ -60,8 +65,9 @@ impl AgentHandle {
             }
             if Instant::now() > deadline {
                 bail!(
-                    "`cosched agent` did not answer on {} within 15 s",
-                    socket.display()
+                    "`cosched agent` did not answer on {} within {:?}",
+                    socket.display(),
+                    START_TIMEOUT
                 );
             }
             std::thread::sleep(Duration::from_millis(20));

@@ -12,7 +12,16 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct LabArgs {
     /// Experiment file (TOML), e.g. experiments/lab/pingpong-dcs.toml.
-    pub file: PathBuf,
+    #[arg(required_unless_present = "cleanup")]
+    pub file: Option<PathBuf>,
+    /// Only remove what killed labs left behind (processes in their cgroups, their agents, cgroups, network
+    /// namespaces, sockets, boosts of agents that died with their guardian), say what, and exit. Also done at
+    /// every lab start.
+    #[arg(long, conflicts_with_all = ["check", "bench_dir", "mpi_dir"])]
+    pub cleanup: bool,
+    /// With --cleanup: first wait until process PID has exited (the reaper a lab starts for itself).
+    #[arg(long, value_name = "PID", requires = "cleanup", hide = true)]
+    pub after_exit_of: Option<u32>,
     /// Directory holding the benchmark binaries (cosched-pingpong, cosched-calcula, ...); default: the
     /// directory of this `cosched` binary.
     #[arg(long)]
@@ -54,8 +63,34 @@ impl Progress for Bar {
     }
 }
 
+/// `cosched lab --cleanup [--after-exit-of PID]`.
+fn cleanup(after_exit_of: Option<u32>) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        crate::preflight::is_root(),
+        "cosched lab --cleanup needs root (it kills processes in lab cgroups and removes cgroups and namespaces); \
+         run it with sudo"
+    );
+    let removed = match after_exit_of {
+        Some(pid) => crate::cleanup::reap_after(pid)?,
+        None => crate::cleanup::sweep()?,
+    };
+    let who = after_exit_of.map_or(String::new(), |p| format!(" (after lab pid {p})"));
+    if removed.is_empty() && after_exit_of.is_none() {
+        println!("cosched lab --cleanup: nothing left over");
+    }
+    for what in &removed {
+        // The reaper's stdout is closed; stderr reaches the terminal the lab ran in, if any.
+        eprintln!("cosched lab --cleanup{who}: removed {what}");
+    }
+    Ok(())
+}
+
 pub fn run(args: LabArgs) -> anyhow::Result<()> {
-    let experiment = LabExperiment::load(&args.file)?;
+    if args.cleanup {
+        return cleanup(args.after_exit_of);
+    }
+    let file = args.file.context("an experiment file is needed")?;
+    let experiment = LabExperiment::load(&file)?;
     print!("{}", experiment.describe());
     let mut binaries = Binaries::beside_current_exe()?;
     if let Some(dir) = args.bench_dir {
@@ -67,7 +102,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<()> {
     }
     println!("binaries        {}", binaries.bench_dir.display());
     if crate::preflight::is_root() {
-        for leftover in crate::cluster::remove_stale()? {
+        for leftover in crate::cleanup::sweep()? {
             println!("removed leftover of a killed lab: {leftover}");
         }
     }

@@ -21,7 +21,7 @@ pub fn new_run_id() -> String {
 }
 
 /// The pid encoded in a lab run id or in a name derived from it (`cosched-l<pid>x<n>[-...]`).
-fn owner_pid(name: &str) -> Option<u32> {
+pub(crate) fn owner_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix("cosched-l")?;
     let (pid, rest) = rest.split_once('x')?;
     let seq_end = rest.find('-').unwrap_or(rest.len());

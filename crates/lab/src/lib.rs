@@ -16,6 +16,7 @@
 //! | [`netns`] | namespaces, veth, bridge, addresses (guard) |
 //! | [`cgroup`] | experiment cgroups: cpu, cpuacct, per-node cpusets (guard) |
 //! | [`cluster`] | both under one run id; removal of leftovers of killed labs |
+//! | [`cleanup`] | everything a killed lab leaves: `cosched lab --cleanup`, the reaper that runs it when the lab dies |
 //! | [`process`] | processes placed in a node before `exec`, reaped with their CPU time, killed on drop |
 //! | [`mpi`] | Open MPI across the node namespaces (hostfile + `plm_rsh_agent` script) |
 //! | [`programs`] | each benchmark's per-node command lines and result line |
@@ -28,12 +29,15 @@
 //!
 //! Cleanup: every resource has a guard (processes are killed by process group, then anything left in the
 //! experiment cgroups; then the cgroups and the namespaces are removed), SIGINT/SIGTERM make the waiting
-//! loops return an error that unwinds through the guards, and a panic unwinds the same way. Leftovers of a lab
-//! killed outright are recognised by the dead pid in their run id and removed at the next start.
+//! loops return an error that unwinds through the guards, and a panic unwinds the same way. A lab killed
+//! outright: its processes get a signal from the kernel (`PR_SET_PDEATHSIG`), its reaper removes the rest at
+//! once, and leftovers of any earlier run are recognised by the dead pid in their run id and removed at every
+//! start ([`cleanup`]).
 
 pub mod agent;
 pub mod binaries;
 pub mod cgroup;
+pub mod cleanup;
 pub mod cli;
 pub mod cluster;
 pub mod cpustat;

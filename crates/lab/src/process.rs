@@ -1,6 +1,9 @@
 //! Processes the lab starts: placed in a node (network namespace, cgroups, CPU) before `exec`, each in its own
 //! process group, reaped with their resource usage, and killed — by process group, only our own — when their
-//! guard is dropped on any exit path.
+//! guard is dropped on any exit path. Each also gets a signal from the kernel if the lab dies outright
+//! (`PR_SET_PDEATHSIG`: SIGKILL, or the placement's [`Placement::death_signal`]), so nothing it started
+//! outlives a `kill -9` of the lab; what they started in turn is in the experiment cgroups, which the lab's
+//! reaper ([`crate::cleanup`]) empties.
 
 use anyhow::{bail, Context, Result};
 use std::fs::File;
@@ -20,6 +23,8 @@ pub struct Placement {
     /// Open `cgroup.procs` files; the child writes `0` (itself) into each.
     cgroup_procs: Vec<File>,
     cpu: Option<u32>,
+    /// The signal the process gets when the lab dies (`PR_SET_PDEATHSIG`); `None` means SIGKILL.
+    death_signal: Option<i32>,
 }
 
 impl Placement {
@@ -50,16 +55,40 @@ impl Placement {
         self
     }
 
+    /// Get `signal` instead of SIGKILL when the lab dies (the agent: SIGTERM, so it restores what it changed).
+    pub fn death_signal(mut self, signal: i32) -> Self {
+        self.death_signal = Some(signal);
+        self
+    }
+
     /// Install the placement into `command` (applied in the child before `exec`).
     fn apply(&self, command: &mut Command) {
         let netns: Option<RawFd> = self.netns.as_ref().map(|f| f.as_raw_fd());
         let cgroups: Vec<RawFd> = self.cgroup_procs.iter().map(|f| f.as_raw_fd()).collect();
         let cpu = self.cpu;
+        let death_signal = self.death_signal.unwrap_or(libc::SIGKILL);
+        let lab = std::process::id() as libc::pid_t;
         command.process_group(0);
         // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe system
-        // calls (setns, write, sched_setaffinity) on values prepared before the fork; it allocates nothing.
+        // calls (prctl, getppid, setns, write, sched_setaffinity) on values prepared before the fork; it
+        // allocates nothing.
         unsafe {
             command.pre_exec(move || {
+                // Whatever kills the lab (SIGKILL, a timeout, a lost terminal), the kernel ends what it started:
+                // PR_SET_PDEATHSIG survives exec (the lab's programs are not set-user-ID).
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    death_signal as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != lab {
+                    libc::_exit(1); // the lab died before the prctl
+                }
                 if let Some(fd) = netns {
                     if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
                         return Err(std::io::Error::last_os_error());

@@ -106,7 +106,12 @@ pub fn run_once(
         c
     };
 
-    let mut competitors = spawn_competitors(cluster, binaries, spec.competitors)?;
+    let mut competitors = spawn_competitors(
+        cluster,
+        binaries,
+        spec.competitors,
+        competitor_bound_s(experiment),
+    )?;
     settle(&mut competitors, experiment.lab.settle_ms)?;
 
     let agent = match &spec.configuration.agent {
@@ -194,18 +199,30 @@ fn run_setting(experiment: &LabExperiment, cluster: &Cluster, spec: &RunSpec) ->
     }
 }
 
-/// K competitors per node, pinned with the node.
+/// How long a competitor may run at most: the longest a run can keep it (settling, the agent's start, the job's
+/// timeout) and a minute more. The lab stops it long before; the bound is for a lab that cannot.
+pub fn competitor_bound_s(experiment: &LabExperiment) -> f64 {
+    experiment.lab.settle_ms as f64 / 1e3
+        + crate::agent::START_TIMEOUT.as_secs_f64()
+        + experiment.program.timeout_s
+        + 60.0
+}
+
+/// K competitors per node, pinned with the node, each with its own deadline (`--duration-s bound_s`).
 fn spawn_competitors(
     cluster: &Cluster,
     binaries: &Binaries,
     per_node: u32,
+    bound_s: f64,
 ) -> Result<Vec<Competitor>> {
     let mut competitors = Vec::new();
     for node in 0..cluster.nodes() {
         for k in 0..per_node {
             let (program, prefix) = binaries.bench_invocation(COMPETITOR_BINARY);
             let mut command = Command::new(program);
-            command.args(prefix);
+            command
+                .args(prefix)
+                .args(["--duration-s", &format!("{bound_s:.0}")]);
             let process = ManagedProcess::spawn(
                 format!("n{node} competitor {k}"),
                 command,
@@ -330,6 +347,15 @@ pub fn run_experiment(
     progress: &mut dyn Progress,
 ) -> Result<Vec<LabRun>> {
     signals::install().context("installing the SIGINT/SIGTERM handler")?;
+    if binaries.cosched.is_file() {
+        crate::cleanup::spawn_reaper(&binaries.cosched)?;
+    } else {
+        eprintln!(
+            "cosched lab: no reaper ({} is not there): if this lab is killed outright, `cosched lab --cleanup` \
+             removes what it leaves",
+            binaries.cosched.display()
+        );
+    }
     let cpus = experiment_cpus(experiment)?;
     let cluster = Cluster::create(
         experiment.nodes,

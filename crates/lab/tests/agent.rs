@@ -26,7 +26,10 @@ fn agent_runs_beside_the_job_and_leaves_nothing_behind() {
         return;
     }
     let Some(cosched) = cosched_binary() else {
-        eprintln!("SKIP agent_runs_beside_the_job_and_leaves_nothing_behind: no cosched binary; cargo build -p cosched");
+        cosched_testkit::cannot_run(
+            "agent_runs_beside_the_job_and_leaves_nothing_behind",
+            "no cosched binary; cargo build -p cosched",
+        );
         return;
     };
     // Can this build start an agent at all (BPF compiled in, BTF present)?
@@ -41,7 +44,13 @@ fn agent_runs_beside_the_job_and_leaves_nothing_behind() {
         .output()
         .unwrap();
     if !probe.status.success() {
-        eprintln!("SKIP agent_runs_beside_the_job_and_leaves_nothing_behind: the agent cannot start here: {}", String::from_utf8_lossy(&probe.stderr).trim());
+        cosched_testkit::cannot_run(
+            "agent_runs_beside_the_job_and_leaves_nothing_behind",
+            &format!(
+                "the agent cannot start here: {}",
+                String::from_utf8_lossy(&probe.stderr).trim()
+            ),
+        );
         return;
     }
     let mut binaries = fake_bench("agent", 0.5, 0);

@@ -47,7 +47,10 @@ fn mpi_ranks_run_in_different_namespaces() {
             .is_ok_and(|o| o.status.success())
     };
     if !has("mpicc") || !has("mpirun") {
-        eprintln!("SKIP mpi_ranks_run_in_different_namespaces: Open MPI not installed (apt-get install openmpi-bin libopenmpi-dev)");
+        cosched_testkit::cannot_run(
+            "mpi_ranks_run_in_different_namespaces",
+            "Open MPI not installed (apt-get install openmpi-bin libopenmpi-dev)",
+        );
         return;
     }
     let binaries = fake_bench("mpi", 0.1, 0);

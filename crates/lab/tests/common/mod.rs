@@ -14,10 +14,13 @@ pub fn root_or_skip(test: &str) -> bool {
         if problems.is_empty() {
             return true;
         }
-        eprintln!("SKIP {test}: {}", problems.join("; "));
+        cosched_testkit::cannot_run(test, &problems.join("; "));
         return false;
     }
-    eprintln!("SKIP {test}: needs root (network namespaces, cgroups); run `sudo cargo test -p cosched-lab`");
+    cosched_testkit::cannot_run(
+        test,
+        "needs root (network namespaces, cgroups); run `sudo cargo test -p cosched-lab`",
+    );
     false
 }
 
