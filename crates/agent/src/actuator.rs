@@ -53,7 +53,10 @@ pub trait Actuate {
     /// Gives `tid` the attributes `want` (its own are `orig`), guarded so they are undone if the agent dies.
     fn change(&mut self, tid: u32, want: &SchedAttr, orig: &SchedAttr) -> Result<(), ActError>;
     /// Writes `orig` back (and the thread's own CPU affinity, if the agent changed it) and drops the guard.
-    fn restore(&mut self, tid: u32, orig: &SchedAttr) -> Result<(), ActError>;
+    /// What the agent set is re-read first ([`sched::write_back`]): a change someone else made since stands, and
+    /// a renice during a boost is kept. Returns the thread's own attributes from now on when they are no longer
+    /// `orig` (`None`: still `orig`).
+    fn restore(&mut self, tid: u32, orig: &SchedAttr) -> Result<Option<SchedAttr>, ActError>;
     /// Gives `tid` CPU affinity `cpus` (with `None`, its own back), guarded like [`change`](Self::change).
     fn set_affinity(
         &mut self,
@@ -116,6 +119,8 @@ pub fn wanted(t: &Thread, rt_prio: u32) -> Option<SchedAttr> {
 /// A managed thread the actuator can act on: its pidfd, its guardian slot, and what the slot says it has.
 struct Handle {
     target: Target,
+    /// The start time of the process's leader at adoption: a thread that exec'd from a non-leader became it.
+    leader_start: u64,
     slot: Option<SlotId>,
     /// The attributes the agent gave it (`None`: its own).
     set: Option<SchedAttr>,
@@ -153,6 +158,37 @@ impl SchedActuator {
     }
 }
 
+/// Ends what the agent `set` on a handle's thread (its own attributes: `orig`), re-reading it first; if the
+/// thread is gone because it exec'd from a non-leader thread, on the leader it became (`de_thread` gives it the
+/// leader's pid and start time, and it keeps the boost). Returns its own attributes when they changed.
+fn restore_set(
+    h: &Handle,
+    set: &SchedAttr,
+    orig: &SchedAttr,
+) -> Result<Option<SchedAttr>, SchedError> {
+    let write_back = |target: &Target| -> Result<Option<SchedAttr>, SchedError> {
+        let now = target.get()?;
+        match sched::write_back(orig, set, &now, sched::nice_of(target.tid)) {
+            Some(back) => {
+                target.set(&back, &now)?;
+                Ok((back != orig.restorable()).then_some(back))
+            }
+            // Someone else changed it since: theirs stands, and is its own from now on.
+            None => Ok(Some(now.restorable())),
+        }
+    };
+    match write_back(&h.target) {
+        Err(SchedError::Gone { tid }) if h.target.tid != h.target.tgid => {
+            let leader = Target::open(h.target.tgid, h.target.tgid)?;
+            if leader.start_time != h.leader_start {
+                return Err(SchedError::Gone { tid });
+            }
+            write_back(&leader)
+        }
+        other => other,
+    }
+}
+
 /// A handle's slot, or a new one that says "its own attributes" (for a change of affinity alone).
 fn slot_of(guardian: &mut Guardian, h: &Handle, orig: &SchedAttr) -> Result<SlotId, ActError> {
     match h.slot {
@@ -168,6 +204,7 @@ impl Actuate for SchedActuator {
         let target = Target::open(tgid, tid)?;
         let orig = target.get()?;
         let handle = Handle {
+            leader_start: sched::start_time(tgid, tgid).unwrap_or(0),
             target,
             slot: None,
             set: None,
@@ -209,14 +246,18 @@ impl Actuate for SchedActuator {
         }
     }
 
-    fn restore(&mut self, tid: u32, orig: &SchedAttr) -> Result<(), ActError> {
+    fn restore(&mut self, tid: u32, orig: &SchedAttr) -> Result<Option<SchedAttr>, ActError> {
         let h = self
             .handles
             .get_mut(&tid)
             .ok_or(ActError::Unknown { tid })?;
-        let res = h.target.set(&orig.restorable(), orig);
+        let res = match h.set {
+            Some(set) => restore_set(h, &set, orig),
+            // Its attributes are not the agent's (inherited ones, say): its own, unconditionally.
+            None => h.target.set(&orig.restorable(), orig).map(|()| None),
+        };
         let res = match h.affinity.take() {
-            Some((own, set)) => res.and(h.target.set_affinity(&own, &set)),
+            Some((own, set)) => res.and_then(|r| h.target.set_affinity(&own, &set).map(|()| r)),
             None => res,
         };
         h.set = None;

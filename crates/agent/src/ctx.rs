@@ -221,6 +221,9 @@ impl Ctx<'_> {
         let res = self.act.restore(tid, &orig);
         // Whatever the result, the guard is gone: the thread counts as restored (a failure is counted).
         let t = self.tracker.thread_mut(tid).expect("looked up above");
+        if let Ok(Some(own)) = res {
+            t.orig = own; // its owner changed it meanwhile: that is its own from now on
+        }
         t.mode = Mode::Normal;
         t.slice_ns = None;
         t.affinity = None;
@@ -347,7 +350,7 @@ impl Ctx<'_> {
         let res = match actuator::attributes(&orig, mode, slice_ns, self.settings.rt_prio) {
             // Its own attributes, but the agent's CPU affinity stays: keep the guard.
             None if pinned => self.act.change(tid, &orig.restorable(), &orig),
-            None => self.act.restore(tid, &orig),
+            None => self.act.restore(tid, &orig).map(|_| ()),
             Some(want) => self.act.change(tid, &want, &orig),
         };
         match res {

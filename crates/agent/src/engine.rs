@@ -164,7 +164,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             child.orig = porig;
             if inherited.restorable() != porig.restorable() {
                 // Its own attributes from now on (the parent's): no guard, nothing to undo.
-                if let Err(err) = self.act.restore(tid, &porig) {
+                if let Err(err) = self.act.restore(tid, &porig).map(|_| ()) {
                     fail(&mut self.counters, err);
                 }
             }
@@ -344,10 +344,10 @@ pub(crate) mod tests {
             self.applied.insert(tid, *want);
             Ok(())
         }
-        fn restore(&mut self, tid: u32, _orig: &SchedAttr) -> Result<(), ActError> {
+        fn restore(&mut self, tid: u32, _orig: &SchedAttr) -> Result<Option<SchedAttr>, ActError> {
             self.calls.push(format!("restore {tid}"));
             self.applied.remove(&tid);
-            Ok(())
+            Ok(None)
         }
         fn set_affinity(
             &mut self,

@@ -442,10 +442,8 @@ fn restore_slot(s: &Slot) -> bool {
     let Ok(now) = sched::get_attr(tid) else {
         return false;
     };
-    let same = now.sched_policy == s.set.sched_policy
-        && now.sched_priority == s.set.sched_priority
-        && (now.is_realtime() || now.sched_nice == s.set.sched_nice);
-    let mut restored = same && sched::set_attr(tid, &s.orig.restorable()).is_ok();
+    let mut restored = sched::write_back(&s.orig, &s.set, &now, sched::nice_of(tid))
+        .is_some_and(|back| sched::set_attr(tid, &back).is_ok());
     if s.affinity != 0 && sched::get_affinity(tid).ok() == Some(s.set_mask) {
         restored |= sched::set_affinity(tid, &s.orig_mask).is_ok();
     }

@@ -309,6 +309,40 @@ pub fn start_time(tgid: u32, tid: u32) -> std::io::Result<u64> {
     })
 }
 
+/// A thread's nice level as the kernel keeps it (field 19 of `/proc/<tid>/stat`), whatever its policy:
+/// `sched_getattr` reports no nice for a real-time task, but a renice of a boosted task is kept here.
+pub fn nice_of(tid: u32) -> Option<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
+    s[s.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(16)?
+        .parse()
+        .ok()
+}
+
+/// What to write back to a thread the agent gave `set` (its own attributes were `orig`), re-read just now
+/// (`now`, and `nice_now` from [`nice_of`]): `None` when someone else changed its policy, priority or (for a
+/// time-sharing `set`) nice level since — theirs stands; otherwise `orig`, with the nice level the kernel holds
+/// now when `set` was a boost (a renice during the boost is kept, not undone).
+pub fn write_back(
+    orig: &SchedAttr,
+    set: &SchedAttr,
+    now: &SchedAttr,
+    nice_now: Option<i32>,
+) -> Option<SchedAttr> {
+    let unchanged = now.sched_policy == set.sched_policy
+        && now.sched_priority == set.sched_priority
+        && (set.is_realtime() || now.sched_nice == set.sched_nice);
+    if !unchanged {
+        return None;
+    }
+    let mut back = orig.restorable();
+    if set.is_realtime() && !orig.is_realtime() {
+        back.sched_nice = nice_now.unwrap_or(orig.sched_nice);
+    }
+    Some(back)
+}
+
 /// Field `n` (1-based, as in proc(5)) of a `/proc/.../stat` line; the command name in parentheses may hold
 /// spaces, so counting starts after the last `)`.
 pub fn parse_stat_field(stat: &str, n: usize) -> Option<u64> {
@@ -401,6 +435,50 @@ impl Target {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_write_back_keeps_what_others_changed_since() {
+        let own = SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            sched_nice: 3,
+            ..Default::default()
+        };
+        let boost = SchedAttr::fifo(1);
+        // Still boosted as the agent left it: its own attributes back, at the nice level the kernel holds (a
+        // renice to 7 during the boost is kept).
+        assert_eq!(
+            write_back(&own, &boost, &boost, Some(3)),
+            Some(own.restorable())
+        );
+        let reniced = write_back(&own, &boost, &boost, Some(7)).unwrap();
+        assert_eq!((reniced.sched_policy, reniced.sched_nice), (SCHED_OTHER, 7));
+        // Someone made it SCHED_FIFO 50 meanwhile, or back to SCHED_OTHER: left as they set it.
+        assert_eq!(
+            write_back(&own, &boost, &SchedAttr::fifo(50), Some(3)),
+            None
+        );
+        assert_eq!(write_back(&own, &boost, &own, Some(3)), None);
+        // Demoted to nice 19 by the agent, reniced to 5 by its owner since: left at 5; still 19: back to 3.
+        let demoted = SchedAttr {
+            sched_nice: 19,
+            ..own
+        };
+        let by_owner = SchedAttr {
+            sched_nice: 5,
+            ..own
+        };
+        assert_eq!(write_back(&own, &demoted, &by_owner, Some(5)), None);
+        assert_eq!(
+            write_back(&own, &demoted, &demoted, Some(19)),
+            Some(own.restorable())
+        );
+    }
+
+    #[test]
+    fn the_nice_level_is_read_whatever_the_policy() {
+        let me = nix::unistd::gettid().as_raw() as u32;
+        assert_eq!(nice_of(me), Some(get_attr(me).unwrap().sched_nice));
+    }
 
     #[test]
     fn kernel_threads_are_told_by_their_stat_flags() {

@@ -171,9 +171,15 @@ fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) -> Durat
 /// A managed receiver that blocks in `read`, connected to a listener of the test. Returns (helper, the tid of
 /// its receiving thread, stream).
 fn managed_receiver(agent: &AgentProc) -> (Kid, u32, TcpStream) {
+    managed_helper(agent, "receiver")
+}
+
+/// [`managed_receiver`] with another helper role that speaks the same protocol (its tid first, a policy byte
+/// for every 'p').
+fn managed_helper(agent: &AgentProc, role: &str) -> (Kid, u32, TcpStream) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
-    let kid = helper(&format!("receiver:{port}"));
+    let kid = helper(&format!("{role}:{port}"));
     let (mut s, _) = l.accept().unwrap();
     s.set_nodelay(true).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -246,6 +252,30 @@ fn helper_entry() {
                     break;
                 }
             }
+        }
+        // A blocking receiver on a thread that is not the leader: its tid first, its policy for every 'p'; on
+        // 'e' that thread execs `sleep 10` (the process keeps its pid, the thread becomes the leader).
+        "execthread" => {
+            let port: u16 = arg.parse().unwrap();
+            let thread = std::thread::spawn(move || {
+                use std::os::unix::process::CommandExt;
+                let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                s.set_nodelay(true).unwrap();
+                s.write_all(&(nix::unistd::gettid().as_raw() as u32).to_le_bytes())
+                    .unwrap();
+                let mut b = [0u8; 1];
+                while s.read_exact(&mut b).is_ok() {
+                    if b[0] == b'e' {
+                        let err = Command::new("sleep").arg("10").exec();
+                        panic!("exec failed: {err}");
+                    }
+                    let p = [policy(0) as u8];
+                    if s.write_all(&p).is_err() {
+                        break;
+                    }
+                }
+            });
+            let _ = thread.join();
         }
         // Spinning receiver pinned to CPU `cpu`: drains its socket without ever blocking.
         "spinrecv" => {
@@ -1107,5 +1137,55 @@ fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
     assert!(st.guardian_revocations >= 1, "{st:#?}");
     let _ = stopped;
     drop(rx);
+    drop(agent);
+}
+
+#[test]
+fn a_boosted_thread_that_execs_is_restored() {
+    let _serial = privileged!();
+    // A 1 s window: the boost ends at its end, after the exec, on a thread id that no longer exists.
+    let agent = AgentProc::start(&["--boost-us", "1000000", "--grace-us", "0"]);
+    let (kid, tid, mut s) = managed_helper(&agent, "execthread");
+    let pid = kid.pid();
+    assert_ne!(tid, pid, "the receiving thread must not be the leader");
+    provoke_boost(&agent, tid, &mut s);
+    s.write_all(b"e").unwrap();
+    wait_until("the exec", Duration::from_secs(2), || {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+    });
+    assert_eq!(
+        policy(pid),
+        libc::SCHED_FIFO,
+        "the exec'd process did not keep the boost; the test proves nothing"
+    );
+    let took = wait_until(
+        "the restore of a thread that exec'd while boosted",
+        Duration::from_secs(3),
+        || policy(pid) == libc::SCHED_OTHER,
+    );
+    eprintln!("the exec'd process was restored {took:?} after its exec");
+    drop(kid);
+    drop(agent);
+}
+
+#[test]
+fn a_renice_during_a_boost_is_kept() {
+    let _serial = privileged!();
+    let agent = AgentProc::start(&["--boost-us", "1000000", "--grace-us", "0"]);
+    let (_rx, tid, mut s) = managed_receiver(&agent);
+    assert_eq!(nice(tid), 0);
+    provoke_boost(&agent, tid, &mut s);
+    // Its owner renices it while it is boosted: the kernel keeps the level for when it is time-sharing again.
+    // SAFETY: plain syscall on our helper's thread.
+    assert_eq!(unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, 7) }, 0);
+    assert_eq!(
+        policy(tid),
+        libc::SCHED_FIFO,
+        "the boost ended before the renice; the test proves nothing"
+    );
+    wait_until("the end of the boost", Duration::from_secs(3), || {
+        policy(tid) == libc::SCHED_OTHER
+    });
+    assert_eq!(nice(tid), 7, "the restore undid its owner's renice");
     drop(agent);
 }
