@@ -56,7 +56,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Sorts n samples in place, so that v[q * n] is the q-quantile. */
-static void sort_samples(uint64_t *v, size_t n)
+__attribute__((unused)) static void sort_samples(uint64_t *v, size_t n)
 {
 	qsort(v, n, sizeof v[0], cmp_u64);
 }

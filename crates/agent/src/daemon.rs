@@ -30,6 +30,7 @@ use crate::policy::Policy;
 use crate::proto::{AgentStats, Latency, Reply, Request};
 use crate::sched::{self, SchedAttr};
 use crate::stats;
+use crate::tracker;
 use cosched_policy::Nanos;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::signal::{SigSet, Signal};
@@ -285,7 +286,11 @@ impl Agent {
     fn on_fork(&mut self, e: &Event) {
         let (tid, tgid) = (e.tid, e.tgid);
         if tid == tgid && self.engine.tracker.process(tgid).is_none() {
-            // A new process of a managed job.
+            // A new process of a managed job: not even tracked once its job is full.
+            if self.engine.refuse_if_full(e.job, tgid, tid) {
+                self.engine.probe.remove_proc(tgid);
+                return;
+            }
             let Ok(pidfd) = sched::pidfd_open(tgid, 0) else {
                 self.engine.probe.remove_task(tid);
                 self.engine.probe.remove_proc(tgid);
@@ -370,15 +375,33 @@ impl Agent {
             Ok(false) => {}
             Err(e) => anyhow::bail!("pid {pid} is not a live process ({e})"),
         }
+        if self.engine.tracker.live_jobs() >= tracker::MAX_LIVE_JOBS {
+            anyhow::bail!(
+                "the agent already manages {} jobs, the most it manages at once; start this one when another \
+                 has ended",
+                tracker::MAX_LIVE_JOBS
+            );
+        }
         let pidfd = sched::pidfd_open(pid, 0)
             .map_err(|e| anyhow::anyhow!("pid {pid} is not a live process (pidfd_open: {e})"))?;
+        let list_threads = || -> anyhow::Result<Vec<u32>> {
+            Ok(std::fs::read_dir(format!("/proc/{pid}/task"))
+                .map_err(|e| anyhow::anyhow!("cannot list the threads of pid {pid}: {e}"))?
+                .filter_map(|d| d.ok()?.file_name().to_str()?.parse().ok())
+                .collect())
+        };
+        let threads = list_threads()?.len();
+        if threads > tracker::MAX_THREADS_PER_JOB {
+            anyhow::bail!(
+                "pid {pid} has {threads} threads; a job may have at most {} managed threads",
+                tracker::MAX_THREADS_PER_JOB
+            );
+        }
         let job = self.engine.tracker.new_job_id();
         let obs = &self.engine.probe;
         obs.add_proc(pid, job)?;
-        let tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .map_err(|e| anyhow::anyhow!("cannot list the threads of pid {pid}: {e}"))?
-            .filter_map(|d| d.ok()?.file_name().to_str()?.parse().ok())
-            .collect();
+        // Listed again after BPF follows the process: a thread it makes from now on is seen by BPF's fork hook.
+        let tids = list_threads()?;
         for &tid in &tids {
             obs.add_task(tid, pid)?;
         }

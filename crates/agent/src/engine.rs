@@ -128,6 +128,10 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         if self.tracker.process(tgid).is_none() {
             return false;
         }
+        if let Some(job) = self.tracker.job_full(tgid) {
+            self.refuse_thread(job, tgid, tid);
+            return false;
+        }
         let orig = match self.act.adopt(tgid, tid) {
             Ok(orig) => orig,
             Err(_) => {
@@ -140,6 +144,27 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             return false;
         }
         self.tracker.add_thread(Thread::new(tid, tgid, orig))
+    }
+
+    /// Whether job `job` already has [`MAX_THREADS_PER_JOB`](crate::tracker::MAX_THREADS_PER_JOB) managed
+    /// threads, so its new thread `tid` of `tgid` is left unmanaged: counted, reported as the last error, and
+    /// forgotten by BPF. One job may not take the guardian's table or the agent's ticks from the others.
+    pub fn refuse_if_full(&mut self, job: u64, tgid: u32, tid: u32) -> bool {
+        let full = self.tracker.threads_in_job(job) >= crate::tracker::MAX_THREADS_PER_JOB;
+        if full {
+            self.refuse_thread(job, tgid, tid);
+        }
+        full
+    }
+
+    fn refuse_thread(&mut self, job: u64, tgid: u32, tid: u32) {
+        self.counters.threads_refused += 1;
+        self.counters.last_error = Some(format!(
+            "job {job} already has {} managed threads, the most one job may have; thread {tid} of pid {tgid} is \
+             left unmanaged",
+            crate::tracker::MAX_THREADS_PER_JOB
+        ));
+        self.probe.forget_task(tid);
     }
 
     /// A managed task created thread `tid` of `tgid` (`parent`: the creating thread). A child of a thread the

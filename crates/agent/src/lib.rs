@@ -63,7 +63,12 @@
 //! reaction"). An unmodified Open MPI ping-pong under `cosched run`: 1.75× / 1.19× / 3.68× (2026-11-23).
 //!
 //! ## Safety properties (each has a privileged test in `tests/privileged.rs`)
-//! - No managed task stays boosted after the agent ends, however it ends (guardian).
+//! - No managed task stays boosted after the agent ends, however it ends (guardian, real-time above every boost),
+//!   nor after agent and guardian are killed together (the next agent sweeps their slot table), nor for more
+//!   than the lease while the agent is stopped or wedged (the guardian's watchdog); a thread that exec'd while
+//!   boosted is restored; a restore re-reads the task and keeps what others changed since (`docs/safety.md`).
+//! - One job holds at most `tracker::MAX_THREADS_PER_JOB` managed threads (a quarter of the guardian's slots),
+//!   and at most `tracker::MAX_LIVE_JOBS` jobs are managed at once.
 //! - Boosts are not inherited (`SCHED_FLAG_RESET_ON_FORK`).
 //! - A reused pid never makes the agent touch a stranger (pidfds, BPF exit tracking).
 //! - A flooding process cannot get more than its fair CPU share (budget), and a blocking receiver is charged the

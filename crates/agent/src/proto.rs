@@ -146,6 +146,8 @@ pub struct AgentStats {
     /// Changes the kernel refused (see `last_error`).
     pub boost_errors: u64,
     /// Threads put back to their own attributes.
+    /// Threads left unmanaged because their job already had the most managed threads a job may have.
+    pub threads_refused: u64,
     pub restores: u64,
     /// The watch gate: whether it is open now (some managed thread shared its CPU within --watch-hold-ms),
     /// whether the BPF message hooks are attached (they are while it is open), and how often it was closed.

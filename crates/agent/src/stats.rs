@@ -24,6 +24,8 @@ pub struct Counters {
     pub restores: u64,
     /// Changes not made because the thread had exited.
     pub refused_gone: u64,
+    /// Threads left unmanaged because their job already had the most threads a job may have.
+    pub threads_refused: u64,
     /// Changes the kernel refused (the last one is `last_error`).
     pub boost_errors: u64,
     /// Times the watch gate was closed.
@@ -44,6 +46,7 @@ impl Default for Counters {
             boosts_granted: 0,
             restores: 0,
             refused_gone: 0,
+            threads_refused: 0,
             boost_errors: 0,
             watch_closes: 0,
             decision_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
@@ -121,7 +124,7 @@ pub fn job_stats(
             let mut shares = j.done_shares.clone();
             let mut live_threads = 0;
             let mut live_processes = 0;
-            for p in tracker.processes().filter(|p| p.job == j.id) {
+            for p in tracker.processes_of(j.id) {
                 live_processes += 1;
                 live_threads += tracker.threads_of(p.tgid).count();
                 let c = proc_cpu_ticks(p.tgid)
@@ -247,6 +250,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         refused_gone: s.counters.refused_gone,
         boost_errors: s.counters.boost_errors,
         restores: s.counters.restores,
+        threads_refused: s.counters.threads_refused,
         watching: s.bpf.watching,
         message_hooks_attached: s.bpf.message_hooks_attached,
         watch_closes: s.counters.watch_closes,

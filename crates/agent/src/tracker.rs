@@ -120,6 +120,14 @@ pub struct Job {
 /// The most jobs kept: the oldest finished ones are dropped beyond it.
 pub const MAX_JOBS: usize = 256;
 
+/// The most threads one job may have managed at once. A changed thread holds one guardian slot, so one job can
+/// hold at most a quarter of the table ([`crate::guardian::SLOTS`]), and the agent's per-tick work for a job is
+/// bounded by it.
+pub const MAX_THREADS_PER_JOB: usize = crate::guardian::SLOTS / 4;
+
+/// The most jobs managed at once (the per-tick work is bounded by this × [`MAX_THREADS_PER_JOB`]).
+pub const MAX_LIVE_JOBS: usize = 32;
+
 /// The tables.
 #[derive(Debug, Default)]
 pub struct Tracker {
@@ -127,6 +135,8 @@ pub struct Tracker {
     procs: HashMap<u32, Process>,
     /// tgid → tids: the index by process.
     by_proc: HashMap<u32, BTreeSet<u32>>,
+    /// job → tgids of its live processes: the index by job.
+    by_job: HashMap<u64, BTreeSet<u32>>,
     jobs: BTreeMap<u64, Job>,
     next_job: u64,
 }
@@ -174,17 +184,50 @@ impl Tracker {
 
     pub fn add_process(&mut self, p: Process) {
         self.by_proc.entry(p.tgid).or_default();
+        self.by_job.entry(p.job).or_default().insert(p.tgid);
         self.procs.insert(p.tgid, p);
     }
 
     /// Removes a process (its threads must have been removed first, see [`tids_of`](Self::tids_of)).
     pub fn remove_process(&mut self, tgid: u32) -> Option<Process> {
         self.by_proc.remove(&tgid);
-        self.procs.remove(&tgid)
+        let p = self.procs.remove(&tgid)?;
+        if let Some(tgids) = self.by_job.get_mut(&p.job) {
+            tgids.remove(&tgid);
+            if tgids.is_empty() {
+                self.by_job.remove(&p.job);
+            }
+        }
+        Some(p)
     }
 
-    /// Adds a thread of a tracked process; `false` if the process is not tracked.
+    /// Managed threads of job `job` now.
+    pub fn threads_in_job(&self, job: u64) -> usize {
+        self.by_job.get(&job).map_or(0, |tgids| {
+            tgids
+                .iter()
+                .map(|t| self.by_proc.get(t).map_or(0, BTreeSet::len))
+                .sum()
+        })
+    }
+
+    /// Jobs with a live process.
+    pub fn live_jobs(&self) -> usize {
+        self.by_job.len()
+    }
+
+    /// The job of process `tgid` if it already has [`MAX_THREADS_PER_JOB`] managed threads.
+    pub fn job_full(&self, tgid: u32) -> Option<u64> {
+        let job = self.procs.get(&tgid)?.job;
+        (self.threads_in_job(job) >= MAX_THREADS_PER_JOB).then_some(job)
+    }
+
+    /// Adds a thread of a tracked process; `false` if the process is not tracked or its job is full
+    /// ([`job_full`](Self::job_full)).
     pub fn add_thread(&mut self, t: Thread) -> bool {
+        if self.job_full(t.tgid).is_some() {
+            return false;
+        }
         let Some(index) = self.by_proc.get_mut(&t.tgid) else {
             return false;
         };
@@ -268,7 +311,16 @@ impl Tracker {
 
     /// Whether any process of `job` is still tracked.
     pub fn job_alive(&self, job: u64) -> bool {
-        self.procs.values().any(|p| p.job == job)
+        self.by_job.contains_key(&job)
+    }
+
+    /// The live processes of job `job`.
+    pub fn processes_of(&self, job: u64) -> impl Iterator<Item = &Process> {
+        self.by_job
+            .get(&job)
+            .into_iter()
+            .flatten()
+            .filter_map(|tgid| self.procs.get(tgid))
     }
 
     /// Threads boosted now.
@@ -337,6 +389,43 @@ mod tests {
         assert!(t.tids_of(10).is_empty());
         assert_eq!(t.tgids(), vec![20]);
         assert!(t.job_alive(job));
+    }
+
+    #[test]
+    fn a_job_gets_at_most_its_share_of_threads_and_its_index_follows_processes() {
+        let mut t = Tracker::new();
+        let (a, b) = (t.new_job_id(), t.new_job_id());
+        t.add_job(a, "a".into(), 1, 0);
+        t.add_job(b, "b".into(), 2, 0);
+        t.add_process(process(1, a));
+        t.add_process(process(5, a));
+        t.add_process(process(2, b));
+        assert_eq!(t.live_jobs(), 2);
+        // Job a fills its share across two processes; the next thread of either is refused, job b's is not.
+        for i in 0..MAX_THREADS_PER_JOB as u32 {
+            let tgid = if i % 2 == 0 { 1 } else { 5 };
+            assert!(t.add_thread(Thread::new(1000 + i, tgid, SchedAttr::default())));
+        }
+        assert_eq!(t.threads_in_job(a), MAX_THREADS_PER_JOB);
+        assert_eq!(t.job_full(5), Some(a));
+        assert!(!t.add_thread(Thread::new(9000, 1, SchedAttr::default())));
+        assert_eq!(t.job_full(2), None);
+        assert!(t.add_thread(Thread::new(9001, 2, SchedAttr::default())));
+        // A thread leaving makes room again.
+        t.remove_thread(1000);
+        assert!(t.add_thread(Thread::new(9002, 1, SchedAttr::default())));
+        // The job index: processes of a job, alive while it has one.
+        let mut of_a: Vec<u32> = t.processes_of(a).map(|p| p.tgid).collect();
+        of_a.sort_unstable();
+        assert_eq!(of_a, vec![1, 5]);
+        for tgid in [1, 5] {
+            for tid in t.tids_of(tgid) {
+                t.remove_thread(tid);
+            }
+            t.remove_process(tgid);
+        }
+        assert!(!t.job_alive(a) && t.job_alive(b));
+        assert_eq!((t.live_jobs(), t.threads_in_job(a)), (1, 0));
     }
 
     #[test]

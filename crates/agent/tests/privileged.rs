@@ -277,6 +277,22 @@ fn helper_entry() {
             });
             let _ = thread.join();
         }
+        // `threads:N,DELAY_MS`: after DELAY_MS, N threads that sleep (for BOUND_S at most).
+        "threads" => {
+            let (n, delay) = arg.split_once(',').unwrap();
+            std::thread::sleep(Duration::from_millis(delay.parse().unwrap()));
+            let sleepers: Vec<_> = (0..n.parse::<usize>().unwrap())
+                .map(|_| {
+                    std::thread::Builder::new()
+                        .stack_size(64 * 1024)
+                        .spawn(|| std::thread::sleep(Duration::from_secs(cosched_testkit::BOUND_S)))
+                        .unwrap()
+                })
+                .collect();
+            for s in sleepers {
+                let _ = s.join();
+            }
+        }
         // Spinning receiver pinned to CPU `cpu`: drains its socket without ever blocking.
         "spinrecv" => {
             let mut s = connect_pinned(arg);
@@ -1187,5 +1203,73 @@ fn a_renice_during_a_boost_is_kept() {
         policy(tid) == libc::SCHED_OTHER
     });
     assert_eq!(nice(tid), 7, "the restore undid its owner's renice");
+    drop(agent);
+}
+
+#[test]
+fn one_job_gets_at_most_its_share_of_managed_threads_and_jobs_are_capped() {
+    let _serial = privileged!();
+    use cosched_agent::tracker::{MAX_LIVE_JOBS, MAX_THREADS_PER_JOB};
+    let agent = AgentProc::start(&[]);
+    let over = MAX_THREADS_PER_JOB + 40;
+    let count_threads =
+        |pid: u32| std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count());
+    // Too many threads at registration: a clear refusal.
+    let crowd = helper(&format!("threads:{over},0"));
+    wait_until("the crowd's threads", Duration::from_secs(5), || {
+        count_threads(crowd.pid()) > MAX_THREADS_PER_JOB
+    });
+    let err = agent
+        .client()
+        .register(crowd.pid(), "crowd")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("at most {MAX_THREADS_PER_JOB} managed threads")),
+        "unclear refusal: {err}"
+    );
+    drop(crowd);
+    // Growing past the cap after registration: the job keeps its share, the rest is counted and reported.
+    let grower = helper(&format!("threads:{over},300"));
+    agent.client().register(grower.pid(), "grower").unwrap();
+    wait_until(
+        "the threads beyond the cap refused",
+        Duration::from_secs(10),
+        || agent.stats().threads_refused as usize > over - MAX_THREADS_PER_JOB,
+    );
+    let st = agent.stats();
+    let job = st.jobs.iter().find(|j| j.name == "grower").unwrap();
+    assert_eq!(job.live_threads, MAX_THREADS_PER_JOB, "{job:#?}");
+    assert!(
+        st.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("the most one job may have")),
+        "{:?}",
+        st.last_error
+    );
+    drop(grower);
+    wait_until("the grower's end", Duration::from_secs(5), || {
+        agent.stats().jobs.iter().all(|j| j.live_processes == 0)
+    });
+    // Jobs: the one beyond the cap is refused, saying why.
+    let sleepers: Vec<Kid> = (0..MAX_LIVE_JOBS + 1)
+        .map(|_| Kid(Command::new("sleep").arg("30").spawn().unwrap()))
+        .collect();
+    for (i, s) in sleepers.iter().enumerate().take(MAX_LIVE_JOBS) {
+        agent
+            .client()
+            .register(s.pid(), &format!("sleeper{i}"))
+            .unwrap();
+    }
+    let err = agent
+        .client()
+        .register(sleepers[MAX_LIVE_JOBS].pid(), "one too many")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("already manages {MAX_LIVE_JOBS} jobs")),
+        "{err}"
+    );
+    drop(sleepers);
     drop(agent);
 }

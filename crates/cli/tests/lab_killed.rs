@@ -258,9 +258,21 @@ agent = true
         "killing lab pid {lab_pid} with {} processes of its own running",
         started.len()
     );
+    let killed = Instant::now();
     lab.kill().unwrap(); // SIGKILL
     let _ = lab.wait();
-    std::thread::sleep(Duration::from_secs(2));
+    // How soon everything is gone (polled), then the verdict at 2 s.
+    let mut gone_after = None;
+    while killed.elapsed() < Duration::from_secs(2) {
+        if gone_after.is_none()
+            && started.iter().all(|(p, s)| !alive(*p, s))
+            && lab_resources(lab_pid).is_empty()
+        {
+            gone_after = Some(killed.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    eprintln!("after the lab's kill -9, its processes and resources were gone in {gone_after:?}");
 
     let survivors: Vec<String> = started
         .iter()

@@ -29,7 +29,7 @@ pub struct LabArgs {
     /// Directory holding the MPI ping-pong binary `mpi_pingpong`; default: the bench directory.
     #[arg(long)]
     pub mpi_dir: Option<PathBuf>,
-    /// Where results go: <results-dir>/<experiment name>/.
+    /// Where results go: `<results-dir>/<experiment name>/`.
     #[arg(long, default_value = "results")]
     pub results_dir: PathBuf,
     /// Only check the file and the machine, print the resolved configuration, run nothing.
