@@ -224,6 +224,14 @@ impl Actuate for SchedActuator {
             .handles
             .get_mut(&tid)
             .ok_or(ActError::Unknown { tid })?;
+        let mut want = *want;
+        if want.is_realtime() {
+            // The kernel keeps a task's nice level under a real-time policy and ignores this field: record the
+            // level it holds now, so a restore can tell a renice during the boost from the agent's own demotion
+            // (sched::write_back).
+            want.sched_nice = sched::nice_of(tid).unwrap_or(orig.sched_nice);
+        }
+        let want = &want;
         // The slot says `want` before the kernel does, so a crash in between is undone too.
         let had_slot = h.slot.is_some();
         let slot = slot_of(&mut self.guardian, h, orig)?;
@@ -256,11 +264,18 @@ impl Actuate for SchedActuator {
             // Its attributes are not the agent's (inherited ones, say): its own, unconditionally.
             None => h.target.set(&orig.restorable(), orig).map(|()| None),
         };
-        let res = match h.affinity.take() {
+        let res = match h.affinity {
             Some((own, set)) => res.and_then(|r| h.target.set_affinity(&own, &set).map(|()| r)),
             None => res,
         };
+        if matches!(&res, Err(e) if !matches!(e, SchedError::Gone { .. })) {
+            // Not known to be restored: the guard stays, so the guardian still undoes it if the agent dies (and
+            // the next change or the thread's exit reuses or frees the slot).
+            return res.map_err(Into::into);
+        }
+        // Restored, or gone: nothing left to guard.
         h.set = None;
+        h.affinity = None;
         if let Some(slot) = h.slot.take() {
             self.guardian.release(slot);
         }

@@ -322,8 +322,9 @@ pub fn nice_of(tid: u32) -> Option<i32> {
 
 /// What to write back to a thread the agent gave `set` (its own attributes were `orig`), re-read just now
 /// (`now`, and `nice_now` from [`nice_of`]): `None` when someone else changed its policy, priority or (for a
-/// time-sharing `set`) nice level since — theirs stands; otherwise `orig`, with the nice level the kernel holds
-/// now when `set` was a boost (a renice during the boost is kept, not undone).
+/// time-sharing `set`) nice level since — theirs stands; otherwise `orig`. For a boost, `set.sched_nice` is the
+/// nice level the kernel held when the agent boosted (it ignores the field for a real-time policy and keeps the
+/// level): if the level is another now, the task was reniced during the boost and keeps the new level.
 pub fn write_back(
     orig: &SchedAttr,
     set: &SchedAttr,
@@ -338,7 +339,9 @@ pub fn write_back(
     }
     let mut back = orig.restorable();
     if set.is_realtime() && !orig.is_realtime() {
-        back.sched_nice = nice_now.unwrap_or(orig.sched_nice);
+        if let Some(reniced) = nice_now.filter(|&n| n != set.sched_nice) {
+            back.sched_nice = reniced;
+        }
     }
     Some(back)
 }
@@ -443,15 +446,28 @@ mod tests {
             sched_nice: 3,
             ..Default::default()
         };
-        let boost = SchedAttr::fifo(1);
-        // Still boosted as the agent left it: its own attributes back, at the nice level the kernel holds (a
-        // renice to 7 during the boost is kept).
+        // Boosted at its own nice 3 (the kernel's level then, recorded in the boost's sched_nice).
+        let boost = SchedAttr {
+            sched_nice: 3,
+            ..SchedAttr::fifo(1)
+        };
+        // Still boosted as the agent left it: its own attributes back; reniced to 7 during the boost: kept.
         assert_eq!(
             write_back(&own, &boost, &boost, Some(3)),
             Some(own.restorable())
         );
         let reniced = write_back(&own, &boost, &boost, Some(7)).unwrap();
         assert_eq!((reniced.sched_policy, reniced.sched_nice), (SCHED_OTHER, 7));
+        // Demoted by the agent to 19, then boosted: the kernel still holds 19, which is the agent's, not a
+        // renice: its own 3 comes back.
+        let boost_from_demoted = SchedAttr {
+            sched_nice: 19,
+            ..SchedAttr::fifo(1)
+        };
+        assert_eq!(
+            write_back(&own, &boost_from_demoted, &SchedAttr::fifo(1), Some(19)),
+            Some(own.restorable())
+        );
         // Someone made it SCHED_FIFO 50 meanwhile, or back to SCHED_OTHER: left as they set it.
         assert_eq!(
             write_back(&own, &boost, &SchedAttr::fifo(50), Some(3)),
