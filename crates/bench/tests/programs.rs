@@ -89,7 +89,10 @@ fn finish(mut child: Child, deadline: Instant, stderr_prefix: String) -> Exit {
 }
 
 fn spawn(program: &str, args: &[String]) -> Child {
-    Command::new(binary(program))
+    let mut command = Command::new(binary(program));
+    // A rank whose test is killed outright must not spin on waiting for its peer.
+    cosched_testkit::die_with_parent(&mut command, libc::SIGKILL);
+    command
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -4,21 +4,9 @@
 
 mod common;
 
-use common::{fake_bench, leftovers, pingpong_experiment, root_or_skip};
+use common::{cosched_binary, fake_bench, leftovers, pingpong_experiment, root_or_skip};
 use cosched_lab::run_experiment;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn cosched_binary() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("COSCHED_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    ["release", "debug"]
-        .iter()
-        .map(|p| target.join(p).join("cosched"))
-        .find(|p| p.is_file())
-}
 
 #[test]
 fn agent_runs_beside_the_job_and_leaves_nothing_behind() {

@@ -85,9 +85,22 @@ fi"#,
     );
     Binaries {
         bench_dir: dir.clone(),
-        cosched: PathBuf::from("/nonexistent/cosched"),
+        // The real `cosched`, where built, for the lab's reaper: a test binary killed mid-test leaves nothing.
+        cosched: cosched_binary().unwrap_or_else(|| PathBuf::from("/nonexistent/cosched")),
         mpi_dir: None,
     }
+}
+
+/// The built `cosched` binary (target/release or target/debug, or $COSCHED_BIN), if any.
+pub fn cosched_binary() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("COSCHED_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    ["release", "debug"]
+        .iter()
+        .map(|p| target.join(p).join("cosched"))
+        .find(|p| p.is_file())
 }
 
 /// Parse an experiment written in a test.
