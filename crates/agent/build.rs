@@ -8,10 +8,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// Marks the privileged tests ignored (with their reason) unless the crate is built as root.
+include!("../testkit/privileged_cfg.rs");
+
 const SRC: &str = "src/bpf/cosched.bpf.c";
 const BTF: &str = "/sys/kernel/btf/vmlinux";
 
 fn main() {
+    emit_privileged_cfg();
     println!("cargo::rustc-check-cfg=cfg(cosched_bpf)");
     println!("cargo:rerun-if-changed={SRC}");
     println!("cargo:rerun-if-changed=src/bpf/intf.h");

@@ -422,6 +422,10 @@ fn run_refuses_without_a_running_agent() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn kill_9_of_the_agent_restores_boosted_tasks_within_a_second() {
     let _serial = privileged!();
     // A 5 s boost window: without the guardian the receiver would stay SCHED_FIFO long after the kill.
@@ -459,6 +463,10 @@ fn kill_9_of_the_agent_restores_boosted_tasks_within_a_second() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_panic_in_the_agent_restores_boosted_tasks_within_a_second() {
     let _serial = privileged!();
     // The agent panics right after its first boost, with the 5 s window still open: only the guardian can
@@ -500,6 +508,10 @@ fn a_panic_in_the_agent_restores_boosted_tasks_within_a_second() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn sigterm_restores_and_boosts_are_not_inherited() {
     let _serial = privileged!();
     let agent = AgentProc::start(&["--boost-us", "5000000", "--grace-us", "0"]);
@@ -533,6 +545,10 @@ fn sigterm_restores_and_boosts_are_not_inherited() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_reused_pid_is_never_touched() {
     let _serial = privileged!();
     let mut a = Kid(Command::new("sleep").arg("30").spawn().unwrap());
@@ -570,6 +586,10 @@ fn a_reused_pid_is_never_touched() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_flooding_process_gets_no_more_than_its_fair_share() {
     let _serial = privileged!();
     // One CPU, two tasks: a managed receiver that spins draining its socket, and a CPU-bound competitor. A peer
@@ -648,6 +668,10 @@ fn a_flooding_process_gets_no_more_than_its_fair_share() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_blocking_receiver_gets_no_more_than_its_fair_share() {
     let _serial = privileged!();
     // A managed echo that blocks for every message, beside a CPU-bound competitor on its CPU, answering a peer
@@ -728,6 +752,10 @@ fn a_blocking_receiver_gets_no_more_than_its_fair_share() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn cosched_run_manages_the_command_and_its_descendants() {
     let _serial = privileged!();
     let agent = AgentProc::start(&[]);
@@ -783,6 +811,10 @@ fn cosched_run_manages_the_command_and_its_descendants() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn sudo_cosched_run_runs_the_command_as_the_invoking_user() {
     let _serial = privileged!();
     let agent = AgentProc::start(&[]);
@@ -806,6 +838,10 @@ fn sudo_cosched_run_runs_the_command_as_the_invoking_user() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn kernel_threads_and_the_agent_itself_are_refused() {
     let _serial = privileged!();
     let agent = AgentProc::start(&[]);
@@ -828,6 +864,10 @@ fn kernel_threads_and_the_agent_itself_are_refused() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_slow_client_does_not_stall_the_agent() {
     let _serial = privileged!();
     let agent = AgentProc::start(&[]);
@@ -850,6 +890,10 @@ fn a_slow_client_does_not_stall_the_agent() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
     let _serial = privileged!();
     let cpus = std::thread::available_parallelism()
@@ -1014,6 +1058,10 @@ impl Drop for RealTimeWatcher {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn agent_and_guardian_killed_together_are_restored_by_the_next_agent() {
     let _serial = privileged!();
     // A 5 s window and no lease: only a sweep of the dead pair's slot table can put the receiver back soon.
@@ -1066,6 +1114,10 @@ fn agent_and_guardian_killed_together_are_restored_by_the_next_agent() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn the_guardian_outranks_every_boost_and_restores_spinners_on_every_cpu_within_a_second() {
     let _serial = privileged!();
     let agent = AgentProc::start(&["--boost-us", "5000000", "--grace-us", "0"]);
@@ -1105,6 +1157,10 @@ fn the_guardian_outranks_every_boost_and_restores_spinners_on_every_cpu_within_a
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
     let _serial = privileged!();
     let cpus = std::thread::available_parallelism()
@@ -1157,6 +1213,10 @@ fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_boosted_thread_that_execs_is_restored() {
     let _serial = privileged!();
     // A 1 s window: the boost ends at its end, after the exec, on a thread id that no longer exists.
@@ -1185,6 +1245,10 @@ fn a_boosted_thread_that_execs_is_restored() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_renice_during_a_boost_is_kept() {
     let _serial = privileged!();
     let agent = AgentProc::start(&["--boost-us", "1000000", "--grace-us", "0"]);
@@ -1207,6 +1271,10 @@ fn a_renice_during_a_boost_is_kept() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn one_job_gets_at_most_its_share_of_managed_threads_and_jobs_are_capped() {
     let _serial = privileged!();
     use cosched_agent::tracker::{MAX_LIVE_JOBS, MAX_THREADS_PER_JOB};

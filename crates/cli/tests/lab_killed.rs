@@ -181,6 +181,10 @@ fn why_not_here() -> Option<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_lab_killed_outright_leaves_nothing_behind() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = why_not_here() {

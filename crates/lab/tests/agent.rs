@@ -9,6 +9,10 @@ use cosched_lab::run_experiment;
 use std::process::Command;
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn agent_runs_beside_the_job_and_leaves_nothing_behind() {
     if !root_or_skip("agent_runs_beside_the_job_and_leaves_nothing_behind") {
         return;

@@ -8,6 +8,10 @@ use cosched_lab::run_experiment;
 use std::time::{Duration, Instant};
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn sigint_during_a_run_cleans_up_everything() {
     if !root_or_skip("sigint_during_a_run_cleans_up_everything") {
         return;

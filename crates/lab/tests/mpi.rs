@@ -36,6 +36,10 @@ int main(int argc, char **argv) {
 "#;
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn mpi_ranks_run_in_different_namespaces() {
     if !root_or_skip("mpi_ranks_run_in_different_namespaces") {
         return;

@@ -26,6 +26,10 @@ fn two_nodes() -> LabExperiment {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn nodes_reach_each_other_through_the_bridge_and_everything_is_removed() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !root_or_skip("nodes_reach_each_other_through_the_bridge_and_everything_is_removed") {
@@ -70,6 +74,10 @@ fn nodes_reach_each_other_through_the_bridge_and_everything_is_removed() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_whole_experiment_runs_and_cleans_up() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !root_or_skip("a_whole_experiment_runs_and_cleans_up") {
@@ -118,6 +126,10 @@ fn a_whole_experiment_runs_and_cleans_up() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_failing_program_leaves_nothing_behind() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !root_or_skip("a_failing_program_leaves_nothing_behind") {
@@ -146,6 +158,10 @@ fn a_failing_program_leaves_nothing_behind() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_panic_inside_the_lab_leaves_nothing_behind() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !root_or_skip("a_panic_inside_the_lab_leaves_nothing_behind") {
@@ -164,6 +180,10 @@ fn a_panic_inside_the_lab_leaves_nothing_behind() {
 }
 
 #[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_lab_killed_outright_is_cleaned_at_the_next_start() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !root_or_skip("a_lab_killed_outright_is_cleaned_at_the_next_start") {
