@@ -227,9 +227,10 @@ impl Actuate for SchedActuator {
         let mut want = *want;
         if want.is_realtime() {
             // The kernel keeps a task's nice level under a real-time policy and ignores this field: record the
-            // level it holds now, so a restore can tell a renice during the boost from the agent's own demotion
-            // (sched::write_back).
-            want.sched_nice = sched::nice_of(tid).unwrap_or(orig.sched_nice);
+            // level it holds now — the agent's own (a demotion's 19) or the thread's — so a restore can tell a
+            // renice during the boost from the agent's demotion before it (sched::write_back). Known without a
+            // system call: this is the boost's path.
+            want.sched_nice = h.set.map_or(orig.sched_nice, |set| set.sched_nice);
         }
         let want = &want;
         // The slot says `want` before the kernel does, so a crash in between is undone too.

@@ -309,15 +309,15 @@ pub fn start_time(tgid: u32, tid: u32) -> std::io::Result<u64> {
     })
 }
 
-/// A thread's nice level as the kernel keeps it (field 19 of `/proc/<tid>/stat`), whatever its policy:
-/// `sched_getattr` reports no nice for a real-time task, but a renice of a boosted task is kept here.
+/// A thread's nice level as the kernel keeps it, whatever its policy (`getpriority`, one system call):
+/// `sched_getattr` reports no nice for a real-time task, but a renice of a boosted task is kept.
 pub fn nice_of(tid: u32) -> Option<i32> {
-    let s = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
-    s[s.rfind(')')? + 1..]
-        .split_whitespace()
-        .nth(16)?
-        .parse()
-        .ok()
+    // SAFETY: errno is cleared first, since -1 is also a valid nice level.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t);
+        (*libc::__errno_location() == 0).then_some(nice)
+    }
 }
 
 /// What to write back to a thread the agent gave `set` (its own attributes were `orig`), re-read just now
