@@ -194,7 +194,12 @@ fn slot_of(guardian: &mut Guardian, h: &Handle, orig: &SchedAttr) -> Result<Slot
     match h.slot {
         Some(slot) => Ok(slot),
         None => guardian
-            .record(h.target.tgid, h.target.tid, h.target.start_time, orig, orig)
+            .record(
+                (h.target.tgid, h.target.tid),
+                (h.target.start_time, h.leader_start),
+                orig,
+                orig,
+            )
             .ok_or(ActError::GuardianFull { tid: h.target.tid }),
     }
 }

@@ -250,18 +250,17 @@ impl Guardian {
         self.pid
     }
 
-    /// Records that `target` is about to be given `set` (its attributes before were `orig`). Must be called
-    /// BEFORE the `sched_setattr`. `None` if the table is full (then do not change the task).
+    /// Records that thread `tid` of `tgid` (started at `start_time`; its process's leader at `leader_start`)
+    /// is about to be given `set` (its attributes before were `orig`). Must be called BEFORE the
+    /// `sched_setattr`. `None` if the table is full (then do not change the task).
     pub fn record(
         &mut self,
-        tgid: u32,
-        tid: u32,
-        start_time: u64,
+        (tgid, tid): (u32, u32),
+        (start_time, leader_start): (u64, u64),
         set: &SchedAttr,
         orig: &SchedAttr,
     ) -> Option<SlotId> {
         let i = self.free.pop()?;
-        let leader_start = sched::start_time(tgid, tgid).unwrap_or(0);
         self.heartbeat();
         // SAFETY: i < SLOTS; the slot is FREE, so the guardian does not read it, and only this thread writes.
         unsafe {
