@@ -212,9 +212,11 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
     pub fn on_arrival(&mut self, e: &Event, now: Nanos) {
         let (tid, tgid) = (e.tid, e.tgid);
         if self.tracker.thread(tid).is_none() && !self.adopt_thread(tgid, tid) {
+            self.counters.arrivals_unattributed += 1;
             return;
         }
         let Some(p) = self.tracker.process_mut(tgid) else {
+            self.counters.arrivals_unattributed += 1;
             return;
         };
         p.r_sum += u64::from(e.nr_running.max(1));
@@ -488,6 +490,18 @@ pub(crate) mod tests {
             ctx.boost(a.tid, ctx.now() + 1_000_000);
         }
         fn on_window_end(&mut self, _ctx: &mut Ctx, _tid: u32) {}
+    }
+
+    #[test]
+    fn an_arrival_for_a_thread_nobody_tracks_is_counted_not_lost_silently() {
+        let mut e = engine(Box::new(Eager), &[10]);
+        // Thread 99 of process 98: neither is managed (BPF has no entry either), so the policy never sees it.
+        e.on_arrival(&arrival(99, 2, 0), 0);
+        assert!(e.act.calls.is_empty());
+        assert_eq!(e.counters.arrivals_unattributed, 1);
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        assert_eq!(e.counters.arrivals_unattributed, 1);
+        assert_eq!(e.counters.boosts_granted, 1);
     }
 
     #[test]

@@ -148,6 +148,8 @@ pub struct AgentStats {
     /// Threads put back to their own attributes.
     /// Threads left unmanaged because their job already had the most managed threads a job may have.
     pub threads_refused: u64,
+    /// Flagged arrivals the engine could not hand to the policy (thread or process not tracked).
+    pub arrivals_unattributed: u64,
     pub restores: u64,
     /// The watch gate: whether it is open now (some managed thread shared its CPU within --watch-hold-ms),
     /// whether the BPF message hooks are attached (they are while it is open), and how often it was closed.

@@ -26,6 +26,9 @@ pub struct Counters {
     pub refused_gone: u64,
     /// Threads left unmanaged because their job already had the most threads a job may have.
     pub threads_refused: u64,
+    /// Flagged arrivals the engine could not hand to the policy: their thread or process was not (or no longer)
+    /// tracked.
+    pub arrivals_unattributed: u64,
     /// Changes the kernel refused (the last one is `last_error`).
     pub boost_errors: u64,
     /// Times the watch gate was closed.
@@ -47,6 +50,7 @@ impl Default for Counters {
             restores: 0,
             refused_gone: 0,
             threads_refused: 0,
+            arrivals_unattributed: 0,
             boost_errors: 0,
             watch_closes: 0,
             decision_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
@@ -251,6 +255,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         boost_errors: s.counters.boost_errors,
         restores: s.counters.restores,
         threads_refused: s.counters.threads_refused,
+        arrivals_unattributed: s.counters.arrivals_unattributed,
         watching: s.bpf.watching,
         message_hooks_attached: s.bpf.message_hooks_attached,
         watch_closes: s.counters.watch_closes,
