@@ -150,7 +150,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
     /// threads, so its new thread `tid` of `tgid` is left unmanaged: counted, reported as the last error, and
     /// forgotten by BPF. One job may not take the guardian's table or the agent's ticks from the others.
     pub fn refuse_if_full(&mut self, job: u64, tgid: u32, tid: u32) -> bool {
-        let full = self.tracker.threads_in_job(job) >= crate::tracker::MAX_THREADS_PER_JOB;
+        let full = self.tracker.job_at_cap(job);
         if full {
             self.refuse_thread(job, tgid, tid);
         }

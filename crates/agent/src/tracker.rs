@@ -216,10 +216,15 @@ impl Tracker {
         self.by_job.len()
     }
 
-    /// The job of process `tgid` if it already has [`MAX_THREADS_PER_JOB`] managed threads.
+    /// Whether job `job` already has [`MAX_THREADS_PER_JOB`] managed threads.
+    pub fn job_at_cap(&self, job: u64) -> bool {
+        self.threads_in_job(job) >= MAX_THREADS_PER_JOB
+    }
+
+    /// The job of process `tgid` if it is at its cap ([`job_at_cap`](Self::job_at_cap)).
     pub fn job_full(&self, tgid: u32) -> Option<u64> {
         let job = self.procs.get(&tgid)?.job;
-        (self.threads_in_job(job) >= MAX_THREADS_PER_JOB).then_some(job)
+        self.job_at_cap(job).then_some(job)
     }
 
     /// Adds a thread of a tracked process; `false` if the process is not tracked or its job is full

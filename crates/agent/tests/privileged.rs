@@ -53,6 +53,18 @@ macro_rules! privileged {
     }};
 }
 
+/// Whether this machine has two CPUs for a test that needs them; if not, says why through
+/// [`cosched_testkit::cannot_run`] (a failure under COSCHED_REQUIRE_PRIVILEGED) and the test returns.
+fn two_cpus(why: &str) -> bool {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if cpus < 2 {
+        cosched_testkit::cannot_run(&this_test(), why);
+    }
+    cpus >= 2
+}
+
 /// A child process killed (SIGKILL) and reaped on drop.
 struct Kid(Child);
 impl Drop for Kid {
@@ -680,14 +692,7 @@ fn a_blocking_receiver_gets_no_more_than_its_fair_share() {
     // coming (grace 0: every arrival that finds it off its CPU counts), so only the budget holds it to its share;
     // that needs its CPU time counted the way the kernel books it (the time between the switch tracepoints missed
     // about 1.5 us a switch: the echo took 0.64 of the CPU while the agent saw 0.52).
-    let ncpu = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if ncpu < 2 {
-        cosched_testkit::cannot_run(
-            &this_test(),
-            "needs 2 CPUs (the echo and its competitor on one, the peer on the other)",
-        );
+    if !two_cpus("needs 2 CPUs (the echo and its competitor on one, the peer on the other)") {
         return;
     }
     let agent = AgentProc::start(&["--grace-us", "0"]);
@@ -896,14 +901,7 @@ fn a_slow_client_does_not_stall_the_agent() {
 )]
 fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
     let _serial = privileged!();
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if cpus < 2 {
-        cosched_testkit::cannot_run(
-            &this_test(),
-            "needs two CPUs (a receiver alone on one, the sender on another)",
-        );
+    if !two_cpus("needs two CPUs (a receiver alone on one, the sender on another)") {
         return;
     }
     // A managed spinning receiver alone on CPU 1, fed from this thread on CPU 0: nothing to coschedule, so after
@@ -1163,14 +1161,7 @@ fn the_guardian_outranks_every_boost_and_restores_spinners_on_every_cpu_within_a
 )]
 fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
     let _serial = privileged!();
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if cpus < 2 {
-        cosched_testkit::cannot_run(
-            &this_test(),
-            "needs two CPUs (the spinner and its hog on one)",
-        );
+    if !two_cpus("needs two CPUs (the spinner and its hog on one)") {
         return;
     }
     // A 5 s window: were the lease not enforced, a stopped agent would leave the spinner ahead of its hog for 5 s.

@@ -96,56 +96,35 @@ fn realtime_tasks() -> Vec<(u32, String)> {
     found
 }
 
+/// The paths of the entries of `dir` whose name starts with `prefix`.
+fn named(dir: &Path, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| e.path().display().to_string())
+        .collect()
+}
+
 /// What the lab with pid `lab` made that still exists: cgroups, namespaces, the agent socket.
 fn lab_resources(lab: u32) -> Vec<String> {
     let prefix = format!("cosched-l{lab}x");
-    let mut found = Vec::new();
-    for controller in ["cpu", "cpuacct", "cpuset"] {
-        for e in std::fs::read_dir(Path::new("/sys/fs/cgroup").join(controller))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if e.file_name().to_string_lossy().starts_with(&prefix) {
-                found.push(e.path().display().to_string());
-            }
-        }
-    }
-    for e in std::fs::read_dir("/run/netns")
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        if e.file_name().to_string_lossy().starts_with(&prefix) {
-            found.push(e.path().display().to_string());
-        }
-    }
-    for e in std::fs::read_dir("/run/cosched")
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        if e.file_name()
-            .to_string_lossy()
-            .starts_with(&format!("lab-l{lab}x"))
-        {
-            found.push(e.path().display().to_string());
-        }
-    }
+    let mut found: Vec<String> = ["cpu", "cpuacct", "cpuset"]
+        .iter()
+        .flat_map(|c| named(&Path::new("/sys/fs/cgroup").join(c), &prefix))
+        .collect();
+    found.extend(named(Path::new("/run/netns"), &prefix));
+    found.extend(named(Path::new("/run/cosched"), &format!("lab-l{lab}x")));
     found
 }
 
 /// The pids in the lab's cgroups.
 fn in_lab_cgroups(lab: u32) -> Vec<u32> {
-    let dir = Path::new("/sys/fs/cgroup/cpu");
-    let prefix = format!("cosched-l{lab}x");
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .flat_map(|e| {
-            std::fs::read_to_string(e.path().join("cgroup.procs"))
+    named(Path::new("/sys/fs/cgroup/cpu"), &format!("cosched-l{lab}x"))
+        .iter()
+        .flat_map(|dir| {
+            std::fs::read_to_string(Path::new(dir).join("cgroup.procs"))
                 .unwrap_or_default()
                 .lines()
                 .filter_map(|l| l.trim().parse().ok())

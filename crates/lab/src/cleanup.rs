@@ -21,7 +21,7 @@
 //! cgroups and namespaces, agent sockets `/run/cosched/lab-l<pid>x<n>.sock`), so a live lab's are never touched.
 //! It also restores the boosts of agents that died with their guardian ([`cosched_agent::guardian::sweep_stale`]).
 
-use crate::cluster::{owner_pid, remove_stale};
+use crate::cluster::{alive, owner_pid, remove_stale};
 use anyhow::{Context, Result};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -42,10 +42,6 @@ fn socket_owner(path: &Path) -> Option<u32> {
     let name = path.file_name()?.to_str()?;
     let run_id = name.strip_prefix("lab-")?.strip_suffix(".sock")?;
     owner_pid(&format!("cosched-{run_id}"))
-}
-
-fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// `cosched agent --socket /run/cosched/lab-l<pid>x<n>.sock` processes whose lab is dead: (pid, socket).

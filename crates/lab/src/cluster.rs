@@ -29,7 +29,8 @@ pub(crate) fn owner_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-fn alive(pid: u32) -> bool {
+/// Whether process `pid` exists.
+pub(crate) fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
