@@ -2,7 +2,7 @@
 //!
 //! Built only when `build.rs` found clang, bpftool and kernel BTF (cfg `cosched_bpf`).
 
-use crate::intf::{self, Event, Pod, Proc, Task};
+use crate::intf::{self, Event, JobState, Pod, Proc, Task};
 use crate::skel::{CoschedSkel, CoschedSkelBuilder};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, RingBuffer, RingBufferBuilder};
@@ -125,6 +125,26 @@ impl Observer {
                     "adding process {tgid} to the BPF procs map failed: {e} (map full?)"
                 )
             })
+    }
+
+    /// Starts counting a job's CPU time (every thread it ever has, exited ones included).
+    pub fn add_job(&self, job: u64) -> anyhow::Result<()> {
+        self.skel
+            .maps
+            .jobs
+            .update(
+                &job.to_ne_bytes(),
+                JobState::default().as_bytes(),
+                MapFlags::ANY,
+            )
+            .map_err(|e| {
+                anyhow::anyhow!("adding job {job} to the BPF jobs map failed: {e} (map full?)")
+            })
+    }
+
+    /// Stops counting a job's CPU time (its last process is gone).
+    pub fn remove_job(&self, job: u64) {
+        let _ = self.skel.maps.jobs.delete(&job.to_ne_bytes());
     }
 
     /// Stops managing a process / a thread (missing entries are fine).
@@ -258,6 +278,15 @@ impl crate::ctx::Probe for Observer {
     }
     fn proc_runtime(&self, tgid: u32) -> Option<u64> {
         self.proc(tgid).map(|p| p.runtime_ns)
+    }
+    fn job_runtime(&self, job: u64) -> Option<u64> {
+        let v = self
+            .skel
+            .maps
+            .jobs
+            .lookup(&job.to_ne_bytes(), MapFlags::ANY)
+            .ok()??;
+        JobState::from_bytes(&v).map(|j| j.runtime_ns)
     }
     fn kicked(&self, tid: u32, when: u64) {
         Observer::kicked(self, tid, when)

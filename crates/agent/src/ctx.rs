@@ -22,6 +22,8 @@ pub trait Probe {
     fn task(&self, tid: u32) -> Option<intf::Task>;
     /// A managed process's CPU time as BPF booked it at its threads' switch-outs, ns.
     fn proc_runtime(&self, tgid: u32) -> Option<Nanos>;
+    /// A job's CPU time as BPF booked it (every thread it ever had, exited ones included), ns.
+    fn job_runtime(&self, job: u64) -> Option<Nanos>;
     /// The agent is about to boost `tid` at `when` on its own initiative, not for the arrival BPF last handed
     /// over (the reaction is measured from then).
     fn kicked(&self, tid: u32, when: Nanos);
@@ -69,6 +71,20 @@ pub fn sample(probe: &dyn Probe, tracker: &Tracker, tgid: u32, now: Nanos) -> Op
         cpu_ns: booked + running,
         rq_len,
     })
+}
+
+/// A job's CPU time now: what BPF booked for it (exited threads included), plus the running part of every
+/// thread of it on a CPU now.
+pub fn job_cpu(probe: &dyn Probe, tracker: &Tracker, job: u64, now: Nanos) -> Option<Nanos> {
+    let booked = probe.job_runtime(job)?;
+    let running: Nanos = tracker
+        .processes_of(job)
+        .flat_map(|p| tracker.threads_of(p.tgid))
+        .filter_map(|t| probe.task(t.tid))
+        .filter(|task| task.on_cpu != 0)
+        .map(|task| now.saturating_sub(task.switched_in_ns))
+        .sum();
+    Some(booked + running)
 }
 
 /// A policy's view of one thread.
@@ -139,6 +155,24 @@ impl Ctx<'_> {
     /// A process's CPU time and `R` now (fresh from BPF).
     pub fn sample(&self, tgid: u32) -> Option<Sample> {
         sample(self.probe, self.tracker, tgid, self.now)
+    }
+
+    /// A job's CPU time now, exited processes and threads included ([`job_cpu`]).
+    pub fn job_cpu(&self, job: u64) -> Option<Nanos> {
+        job_cpu(self.probe, self.tracker, job, self.now)
+    }
+
+    /// The jobs with a live process.
+    pub fn live_jobs(&self) -> Vec<u64> {
+        self.tracker.live_job_ids()
+    }
+
+    /// Every tracked thread of a job, ascending by process then thread.
+    pub fn tids_of_job(&self, job: u64) -> Vec<u32> {
+        self.tracker
+            .processes_of(job)
+            .flat_map(|p| self.tracker.tids_of(p.tgid))
+            .collect()
     }
 
     /// The tracked processes, ascending.

@@ -330,6 +330,9 @@ impl Agent {
             return;
         };
         self.engine.probe.remove_proc(tgid);
+        if !self.engine.tracker.job_alive(p.job) {
+            self.engine.probe.remove_job(p.job);
+        }
         let now = now_ns();
         stats::retire_process(&mut self.engine.tracker, &p, booked, now);
         self.arm_tick();
@@ -399,7 +402,11 @@ impl Agent {
         }
         let job = self.engine.tracker.new_job_id();
         let obs = &self.engine.probe;
-        obs.add_proc(pid, job)?;
+        obs.add_job(job)?;
+        if let Err(e) = obs.add_proc(pid, job) {
+            obs.remove_job(job);
+            return Err(e);
+        }
         // Listed again after BPF follows the process: a thread it makes from now on is seen by BPF's fork hook.
         let tids = list_threads()?;
         for &tid in &tids {
@@ -411,6 +418,7 @@ impl Agent {
                 obs.remove_task(tid);
             }
             obs.remove_proc(pid);
+            obs.remove_job(job);
             anyhow::bail!("pid {pid} exited while being registered");
         }
         self.engine.tracker.add_job(job, name, pid, now_ns());

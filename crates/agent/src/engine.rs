@@ -304,6 +304,9 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         }
         let p = self.tracker.remove_process(tgid)?;
         self.policy.on_process_exit(tgid);
+        if !self.tracker.job_alive(p.job) {
+            self.policy.on_job_end(p.job);
+        }
         let booked = booked.unwrap_or(0).max(p.cpu_ns.unwrap_or(0));
         Some((p, booked))
     }
@@ -408,6 +411,8 @@ pub(crate) mod tests {
     pub struct FakeProbe {
         pub tasks: RefCell<HashMap<u32, intf::Task>>,
         pub runtime: RefCell<HashMap<u32, Nanos>>,
+        /// CPU time of processes that exited (still the job's).
+        pub exited_cpu: RefCell<Nanos>,
         pub kicked: RefCell<Vec<(u32, Nanos)>>,
     }
 
@@ -417,6 +422,10 @@ pub(crate) mod tests {
         }
         fn proc_runtime(&self, tgid: u32) -> Option<Nanos> {
             self.runtime.borrow().get(&tgid).copied()
+        }
+        /// Every made-up process is in the one job the tests have, plus what exited ones used.
+        fn job_runtime(&self, _job: u64) -> Option<Nanos> {
+            Some(self.runtime.borrow().values().sum::<Nanos>() + *self.exited_cpu.borrow())
         }
         fn kicked(&self, tid: u32, when: Nanos) {
             self.kicked.borrow_mut().push((tid, when));

@@ -7,6 +7,8 @@
 pub const COSCHED_MAX_TASKS: u64 = 8192;
 /// Capacity of the procs map (managed processes).
 pub const COSCHED_MAX_PROCS: u64 = 4096;
+/// Live jobs (jobs map).
+pub const COSCHED_MAX_JOBS: u64 = 64;
 /// Capacity of the socket-owner LRU map.
 /// Ring buffer size in bytes.
 pub const COSCHED_RINGBUF_BYTES: u64 = 262144;
@@ -95,6 +97,13 @@ pub struct Proc {
     pub runtime_ns: u64,
 }
 
+/// `struct cosched_job`: per-job state, key = the job id.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobState {
+    pub runtime_ns: u64,
+}
+
 /// `struct cosched_event`: one ring-buffer record.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -139,10 +148,13 @@ pub unsafe trait Pod: Copy + Default {
 // SAFETY: all three are repr(C), all-integer, padded by hand to multiples of 8 bytes (checked below).
 unsafe impl Pod for Task {}
 unsafe impl Pod for Proc {}
+// SAFETY: as above.
+unsafe impl Pod for JobState {}
 unsafe impl Pod for Event {}
 
 const _: () = assert!(std::mem::size_of::<Task>() == 256);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
+const _: () = assert!(std::mem::size_of::<JobState>() == 8);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);
 
 #[cfg(test)]
@@ -204,6 +216,7 @@ mod tests {
         let rust: BTreeMap<&str, u64> = [
             ("COSCHED_MAX_TASKS", COSCHED_MAX_TASKS),
             ("COSCHED_MAX_PROCS", COSCHED_MAX_PROCS),
+            ("COSCHED_MAX_JOBS", COSCHED_MAX_JOBS),
             ("COSCHED_RINGBUF_BYTES", COSCHED_RINGBUF_BYTES),
             ("COSCHED_HIST_BUCKETS", COSCHED_HIST_BUCKETS),
             ("COSCHED_HIST_KINDS", COSCHED_HIST_KINDS),
@@ -253,6 +266,7 @@ mod tests {
     fn struct_sizes_match() {
         assert_eq!(struct_size("cosched_task"), std::mem::size_of::<Task>());
         assert_eq!(struct_size("cosched_proc"), std::mem::size_of::<Proc>());
+        assert_eq!(struct_size("cosched_job"), std::mem::size_of::<JobState>());
         assert_eq!(struct_size("cosched_event"), std::mem::size_of::<Event>());
         assert_eq!(struct_size("cosched_gate"), std::mem::size_of::<Gate>());
     }

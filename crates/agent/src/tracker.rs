@@ -314,6 +314,13 @@ impl Tracker {
         self.procs.get(&tgid).map(|p| p.job)
     }
 
+    /// The jobs with a live process, ascending.
+    pub fn live_job_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self.by_job.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// Whether any process of `job` is still tracked.
     pub fn job_alive(&self, job: u64) -> bool {
         self.by_job.contains_key(&job)

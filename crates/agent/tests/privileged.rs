@@ -206,7 +206,10 @@ fn managed_helper(agent: &AgentProc, role: &str) -> (Kid, u32, TcpStream) {
     (kid, tid, s)
 }
 
-/// Sends messages until the agent boosts the receiver (SCHED_FIFO), or fails after 5 s.
+/// Sends messages until the agent boosts the receiver (SCHED_FIFO), or fails after 5 s. The receiver blocks and
+/// never waits long for its CPU, so the agent must watch messages without waiting to see sharing
+/// (`--watch-hold-ms 0`) and act on every arrival (`--grace-us 0`); R > 1 comes from this test's own thread on
+/// the receiver's CPU.
 fn provoke_boost(agent: &AgentProc, pid: u32, s: &mut TcpStream) {
     let mut b = [0u8; 1];
     let t0 = Instant::now();
@@ -441,7 +444,14 @@ fn run_refuses_without_a_running_agent() {
 fn kill_9_of_the_agent_restores_boosted_tasks_within_a_second() {
     let _serial = privileged!();
     // A 5 s boost window: without the guardian the receiver would stay SCHED_FIFO long after the kill.
-    let agent = AgentProc::start(&["--boost-us", "5000000", "--grace-us", "0"]);
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "5000000",
+        "--grace-us",
+        "0",
+        "--watch-hold-ms",
+        "0",
+    ]);
     let (_rx, tid, mut s) = managed_receiver(&agent);
     let nice_before = nice(tid);
     provoke_boost(&agent, tid, &mut s);
@@ -488,6 +498,8 @@ fn a_panic_in_the_agent_restores_boosted_tasks_within_a_second() {
         "5000000",
         "--grace-us",
         "0",
+        "--watch-hold-ms",
+        "0",
         "--panic-after-boosts",
         "1",
     ]);
@@ -526,7 +538,14 @@ fn a_panic_in_the_agent_restores_boosted_tasks_within_a_second() {
 )]
 fn sigterm_restores_and_boosts_are_not_inherited() {
     let _serial = privileged!();
-    let agent = AgentProc::start(&["--boost-us", "5000000", "--grace-us", "0"]);
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "5000000",
+        "--grace-us",
+        "0",
+        "--watch-hold-ms",
+        "0",
+    ]);
     let (_rx, tid, mut s) = managed_receiver(&agent);
     provoke_boost(&agent, tid, &mut s);
     // 'f': the boosted receiver forks; the child reports its policy first, then the parent its own.
@@ -1068,6 +1087,8 @@ fn agent_and_guardian_killed_together_are_restored_by_the_next_agent() {
         "5000000",
         "--grace-us",
         "0",
+        "--watch-hold-ms",
+        "0",
         "--guard-lease-ms",
         "0",
     ]);
@@ -1211,7 +1232,14 @@ fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
 fn a_boosted_thread_that_execs_is_restored() {
     let _serial = privileged!();
     // A 1 s window: the boost ends at its end, after the exec, on a thread id that no longer exists.
-    let agent = AgentProc::start(&["--boost-us", "1000000", "--grace-us", "0"]);
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "1000000",
+        "--grace-us",
+        "0",
+        "--watch-hold-ms",
+        "0",
+    ]);
     let (kid, tid, mut s) = managed_helper(&agent, "execthread");
     let pid = kid.pid();
     assert_ne!(tid, pid, "the receiving thread must not be the leader");
@@ -1242,7 +1270,14 @@ fn a_boosted_thread_that_execs_is_restored() {
 )]
 fn a_renice_during_a_boost_is_kept() {
     let _serial = privileged!();
-    let agent = AgentProc::start(&["--boost-us", "1000000", "--grace-us", "0"]);
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "1000000",
+        "--grace-us",
+        "0",
+        "--watch-hold-ms",
+        "0",
+    ]);
     let (_rx, tid, mut s) = managed_receiver(&agent);
     assert_eq!(nice(tid), 0);
     provoke_boost(&agent, tid, &mut s);

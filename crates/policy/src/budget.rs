@@ -29,10 +29,10 @@
 //!
 //! ## Algorithm
 //! ```text
-//! update(now, cpu_ns, R):
-//!     s       = slack_ppm / max(R, 1)
-//!     tokens += s × (now - last_now) / 10^6 - (cpu_ns - last_cpu)
+//! settle(now, cpu_ns, fair_ns):                       fair_ns: the owner's fair CPU time since the last call
+//!     tokens += slack_ppm × fair_ns / 10^6 - (cpu_ns - last_cpu)
 //!     tokens  = clamp(tokens, -floor_ns, burst_ns)
+//! update(now, cpu_ns, R) = settle(now, cpu_ns, (now - last_now) / max(R, 1))     (one thread on one CPU)
 //! may_boost  = tokens > 0
 //! overdrawn  = tokens < -demote_ns
 //! repaid     = tokens >= resume_ns
@@ -155,9 +155,16 @@ impl Budget {
     /// backwards (a reset) counts as no CPU.
     pub fn update(&mut self, now: Nanos, cpu_ns: Nanos, run_queue_len: u32) {
         let wall = now.saturating_sub(self.last_now);
+        self.settle(now, cpu_ns, wall / u64::from(run_queue_len.max(1)));
+    }
+
+    /// Credits `slack × fair_ns`, debits `Δcpu`: the general form of [`update`](Self::update), for an owner
+    /// whose fair CPU time since the last call the caller worked out (a job with threads on several CPUs,
+    /// each with its own `R`: the sum of their shares).
+    pub fn settle(&mut self, now: Nanos, cpu_ns: Nanos, fair_ns: Nanos) {
         let cpu = cpu_ns.saturating_sub(self.last_cpu);
-        let credit = (u128::from(wall) * u128::from(self.share_ppm(run_queue_len))
-            / u128::from(PPM)) as i128;
+        let credit = (u128::from(fair_ns) * u128::from(self.params.slack_ppm) / u128::from(PPM))
+            .min(i64::MAX as u128) as i128;
         let t = i128::from(self.tokens) + credit - i128::from(cpu);
         let t = t.clamp(
             -i128::from(clamp_i64(self.params.floor_ns)),

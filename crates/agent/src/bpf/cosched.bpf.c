@@ -19,9 +19,10 @@
  * The watch gate (struct cosched_gate in intf.h): the two message hooks run on every message of every socket on
  * the machine, a cost the job pays on its critical path even when nothing needs coscheduling. DCS can only act
  * where a managed thread shares its CPU (the rule's R > 1), so they are attached only while such sharing was
- * seen lately: this program opens the gate when it sees a managed thread share its CPU (at its switch-in, or
- * an arrival's refresh of R) and tells user space, which attaches them; user space closes the gate and
- * detaches them once that is older than --watch-hold-ms.
+ * seen lately: this program opens the gate when a managed thread shares its CPU — it waited for it at least
+ * `share_wait_ns` (the kernel's run-delay accounting, so a kernel thread's or the agent's moment on the CPU does
+ * not count), or a flagged arrival found it queued behind others — and tells user space, which attaches them;
+ * user space closes the gate and detaches them once that is older than --watch-hold-ms.
  *
  * Decision made here (so most arrivals never wake user space): an arrival is flagged only when its receiver is
  * off its CPU, shares that CPU with others (R > 1), was preempted (still runnable) or blocked more than
@@ -43,6 +44,7 @@ const volatile u64 renotify_ns = 1000000; /* 1 ms: a flagged arrival still pendi
 const volatile u64 rq_refresh_ns = 1000000; /* 1 ms: how stale R may get before an arrival refreshes it */
 const volatile u64 poll_grain_ns = 50000;   /* 50 us: resolution of a task's last empty poll (last_poll_ns) */
 const volatile u64 relearn_ns = 1000000;    /* 1 ms: how often a thread's socket is written to the socket map again */
+const volatile u64 share_wait_ns = 1000000; /* 1 ms: a managed thread that waited this long for its CPU shares it */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
 u64 stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE] __attribute__((aligned(128)));
@@ -54,33 +56,77 @@ struct cosched_gate gate __attribute__((aligned(128)));
  * CPUs a cache miss on the gate). */
 #define CONTENDED_GRAIN_NS 1000000
 
-/* Kernels before 6.14 call the hierarchical count h_nr_running. */
+/* Kernels before 6.14 call the hierarchical count h_nr_running (and have no h_nr_runnable). */
 struct cfs_rq___old {
 	unsigned int h_nr_running;
+} __attribute__((preserve_access_index));
+
+/* Kernels before 6.12 have no delayed dequeue. */
+struct sched_entity___new {
+	unsigned char sched_delayed;
 } __attribute__((preserve_access_index));
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
-/* The DCS R of a task: how many tasks share its CPU at equal weight — the runnable tasks of its own cfs_rq (its
- * cpu cgroup on that CPU), plus itself when it is not queued there (blocked, or boosted to SCHED_FIFO). Tasks of
- * other cgroups do not count: they get their group's share, not a slice of this task's. */
-static __always_inline u32 cfs_len(struct task_struct *p)
+/* Whether `p` is queued in the fair class and counted by its CPU's CFS run queue: not blocked, not delayed
+ * (EEVDF keeps a task that blocked with negative lag queued until its lag is spent; it is not runnable), not
+ * boosted to a real-time policy. */
+static __always_inline bool fair_runnable(struct task_struct *p)
+{
+	if (!p->se.on_rq || p->policy == 1 || p->policy == 2)
+		return false;
+	if (bpf_core_field_exists(((struct sched_entity___new *)&p->se)->sched_delayed) &&
+	    ((struct sched_entity___new *)&p->se)->sched_delayed)
+		return false;
+	return true;
+}
+
+/* The run queue of the CPU `p` is on or last ran on. Reached through its cfs_rq (cgroup scheduling is built
+ * in): the per-CPU `runqueues` symbol would need the kernel's full symbol table, which this kernel lacks. */
+static __always_inline struct rq *rq_of(struct task_struct *p)
+{
+	struct cfs_rq *cfs = p->se.cfs_rq;
+
+	return cfs ? cfs->rq : NULL;
+}
+
+/* The DCS R of a task: how many tasks share that CPU in the fair class — every runnable CFS task of the
+ * CPU whatever its cgroup or autogroup (the root cfs_rq's hierarchical count), plus the task itself when it is
+ * not counted there (blocked, or boosted). A boost preempts every cgroup, so every cgroup's tasks are the ones
+ * it is fair or unfair to; counting only the task's own cfs_rq saw R = 1 for a job started in its own session
+ * (autogroups) and never coscheduled it. Real-time tasks (the agent, the guardian, boosted threads) are not
+ * counted: they are not slices of the CPU the fair share divides. */
+static __always_inline u32 cpu_len(struct task_struct *p)
 {
 	/* Direct loads through the BTF-typed pointers (the verifier guards them), not bpf_probe_read_kernel: this
 	 * runs at every switch-in of a managed thread. */
-	struct cfs_rq *cfs = p->se.cfs_rq;
+	struct rq *rq = rq_of(p);
 	u32 n;
 
-	if (!cfs)
+	if (!rq)
 		return 0;
-	if (bpf_core_field_exists(cfs->h_nr_queued))
-		n = cfs->h_nr_queued;
+	if (bpf_core_field_exists(rq->cfs.h_nr_runnable))
+		n = rq->cfs.h_nr_runnable;
 	else
-		n = ((struct cfs_rq___old *)cfs)->h_nr_running;
-	if (!p->se.on_rq)
+		n = ((struct cfs_rq___old *)&rq->cfs)->h_nr_running;
+	if (!fair_runnable(p))
 		n++;
 	return n;
+}
+
+/* How long `next` waited runnable for its CPU before this switch-in, from the kernel's own run-delay accounting
+ * (sched_info.last_queued: set when it was queued, woken or preempted, cleared right after this tracepoint),
+ * against the run queue's clock (the same sched_clock). 0 when unknown. */
+static __always_inline u64 waited_ns(struct task_struct *next)
+{
+	struct rq *rq = rq_of(next);
+	u64 queued = next->sched_info.last_queued, clock;
+
+	if (!rq || !queued)
+		return 0;
+	clock = rq->clock;
+	return clock > queued ? clock - queued : 0;
 }
 
 struct {
@@ -96,6 +142,13 @@ struct {
 	__type(key, u32);
 	__type(value, struct cosched_proc);
 } procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, COSCHED_MAX_JOBS);
+	__type(key, u64);
+	__type(value, struct cosched_job);
+} jobs SEC(".maps");
 
 /* Boosts the agent started on its own (not in answer to a handed-over arrival), key = tid, value = when:
  * written by user space off the reaction path, so the reaction of such a boost is measured from it. */
@@ -178,6 +231,22 @@ static __always_inline u32 hist_bucket(u64 ns)
 	return b;
 }
 
+/* Books `ran` ns of CPU to a thread, its process and its job. */
+static __always_inline void book(struct cosched_task *t, u64 ran)
+{
+	struct cosched_proc *p;
+	struct cosched_job *j;
+
+	t->runtime_ns += ran;
+	p = bpf_map_lookup_elem(&procs, &t->tgid);
+	if (!p)
+		return;
+	__sync_fetch_and_add(&p->runtime_ns, ran);
+	j = bpf_map_lookup_elem(&jobs, &p->job);
+	if (j)
+		__sync_fetch_and_add(&j->runtime_ns, ran);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -196,15 +265,8 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		 * the tracepoint brackets missed about 1.5 us a switch (52 % of a CPU seen against 64 % booked). */
 		u64 exec = prev->se.sum_exec_runtime;
 
-		if (t->on_cpu && exec > t->exec_in_ns) {
-			u64 ran = exec - t->exec_in_ns;
-			struct cosched_proc *p;
-
-			t->runtime_ns += ran;
-			p = bpf_map_lookup_elem(&procs, &t->tgid);
-			if (p)
-				__sync_fetch_and_add(&p->runtime_ns, ran);
-		}
+		if (t->on_cpu && exec > t->exec_in_ns)
+			book(t, exec - t->exec_in_ns);
 		t->on_cpu = 0;
 		t->last_ran_ns = now;
 		t->preempted = prev_state == 0; /* TASK_RUNNING: still runnable, it waits for the scheduler */
@@ -219,8 +281,10 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		t->switched_in_ns = now;
 		t->exec_in_ns = next->se.sum_exec_runtime;
 		t->last_ran_ns = now;
-		t->rq_len = cfs_len(next);
-		if (t->rq_len > 1)
+		t->rq_len = cpu_len(next);
+		/* Sharing is a managed thread that waited for its CPU longer than a kernel thread's or the agent's
+		 * moment on it: what DCS exists to cut short. */
+		if (t->rq_len > 1 && waited_ns(next) >= share_wait_ns)
 			saw_sharing(now);
 		if (t->pending) {
 			/* The agent boosts with SCHED_FIFO (1) or RR (2); managed tasks are otherwise CFS. A boosted
@@ -283,11 +347,18 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cosched_exit, struct task_struct *p, bool group_dead)
 {
 	u32 tid = p->pid, tgid = p->tgid;
+	struct cosched_task *t = bpf_map_lookup_elem(&tasks, &tid);
 	struct cosched_proc *pp;
-	u64 job = 0;
+	u64 job = 0, exec;
 
-	if (bpf_map_delete_elem(&tasks, &tid))
+	if (!t)
 		return 0; /* not managed */
+	/* It runs its last stint now (this hook runs in the exiting thread): book it here, since its final
+	 * switch-out will find no entry. A job's budget is charged for every thread it ever had. */
+	exec = p->se.sum_exec_runtime;
+	if (t->on_cpu && exec > t->exec_in_ns)
+		book(t, exec - t->exec_in_ns);
+	bpf_map_delete_elem(&tasks, &tid);
 	pp = bpf_map_lookup_elem(&procs, &tgid);
 	if (pp)
 		job = pp->job;
@@ -410,11 +481,9 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		struct task_struct *p = bpf_task_from_pid(tid);
 
 		if (p) {
-			t->rq_len = cfs_len(p);
+			t->rq_len = cpu_len(p);
 			t->rq_len_ns = now;
 			bpf_task_release(p);
-			if (t->rq_len > 1)
-				saw_sharing(now);
 		}
 	}
 	if (t->on_cpu) {
@@ -443,6 +512,9 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		stat_inc(COSCHED_STAT_PENDING);
 		return 0;
 	}
+	/* Off its CPU behind others with a message for it: sharing, whether or not the boost to come keeps its
+	 * waits short. */
+	saw_sharing(now);
 	if (!t->pending)
 		t->flagged_ns = now;
 	t->pending = 1;

@@ -18,6 +18,7 @@ typedef unsigned long long u64;
 /* Capacities. */
 #define COSCHED_MAX_TASKS 8192     /* managed threads (tasks map) */
 #define COSCHED_MAX_PROCS 4096     /* managed processes (procs map) */
+#define COSCHED_MAX_JOBS 64        /* live jobs (jobs map): twice the agent's cap on live jobs */
 #define COSCHED_RINGBUF_BYTES 262144
 #define COSCHED_HIST_BUCKETS 32    /* log2 buckets of microseconds: bucket b holds [2^(b-1), 2^b) us, b=0 holds 0 us */
 #define COSCHED_HIST_KINDS 2       /* histogram rows, see COSCHED_HIST_* */
@@ -67,7 +68,7 @@ struct cosched_task {
 	u32 tgid;              /* owning process */
 	u32 on_cpu;            /* CPU + 1 while the thread is on a CPU, 0 when off */
 	u32 last_cpu;          /* CPU it last ran on */
-	u32 rq_len;            /* the DCS R: tasks sharing its CPU in its cfs_rq, itself included; at last switch-in/arrival */
+	u32 rq_len;            /* the DCS R: runnable fair-class tasks on its CPU, any cgroup, itself included; at last switch-in/arrival */
 	u32 preempted;         /* 1 if it left its CPU still runnable (preempted), 0 if it blocked */
 	u32 rt;                /* 1 if it left its CPU with a real-time policy (boosted) */
 	u64 switched_in_ns;    /* last switch-in */
@@ -108,13 +109,19 @@ struct cosched_proc {
 	u64 runtime_ns;        /* total CPU time of all its threads since managed (kernel accounting) */
 };
 
+/* Per-job state (jobs map, key = the job id). Created by user space at registration, deleted when the job's last
+ * process is gone: the job's CPU time, processes that already exited included, is what its budget is charged. */
+struct cosched_job {
+	u64 runtime_ns;        /* total CPU time of all its threads since managed, exited ones included */
+};
+
 /* Ring-buffer event, BPF -> user space. */
 struct cosched_event {
 	u32 kind;              /* COSCHED_EV_* */
 	u32 tid;               /* receiver / new task / exiting task */
 	u32 tgid;              /* its process */
 	u32 cpu;               /* ARRIVAL: the receiver's last CPU; FORK: parent tid */
-	u32 nr_running;        /* ARRIVAL: the receiver's rq_len (the DCS R: tasks sharing its CPU at equal weight) */
+	u32 nr_running;        /* ARRIVAL: the receiver's rq_len (the DCS R: fair-class tasks sharing its CPU) */
 	u32 _pad;
 	u64 time_ns;           /* event time (bpf_ktime_get_ns) */
 	u64 job;               /* job id */

@@ -1,5 +1,5 @@
 //! `--policy dcs`: dynamic coscheduling's fairness rule plus a CPU-time budget — boost a receiver that waits
-//! for its CPU when that is fair, extend the boost while messages keep coming, and make a process that had
+//! for its CPU when that is fair, extend the boost while messages keep coming, and make a job that had
 //! more than its share (or spins for a peer that stopped answering) give its CPU back.
 //!
 //! ## Problem
@@ -11,23 +11,26 @@
 //! BPF flags only arrivals whose receiver is off its CPU and has not run for the grace time. For each the
 //! policy applies, in order:
 //! 1. DCS ([`cosched_policy::dcs::DcsState`], keyed by tgid) with `Tc` = now, `Tp` = the process's last boost
-//!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = the receiver CPU's `nr_running` at the
-//!    arrival (read in BPF);
-//! 2. the budget ([`cosched_policy::budget::Budget`]): the process's CPU time (measured in BPF at every context
-//!    switch) may not exceed its fair share `slack/R` of wall time plus a burst.
+//!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = the runnable fair-class tasks on the
+//!    receiver's CPU at the arrival, whatever their cgroup or autogroup (read in BPF);
+//! 2. the budget ([`cosched_policy::budget::Budget`]), one per *job* — every process and thread it has or had,
+//!    across fork and exit: the job's CPU time (booked in BPF at every context switch and at each thread's
+//!    exit) may not exceed its fair share plus a burst. Its fair share is the sum over its threads of
+//!    `slack × Δwall / R` of the thread's own CPU while the thread is runnable, and of what it used (up to that)
+//!    while it blocks: a job is credited on every CPU it runs on, and not for time it did not want.
 //!
 //! If both allow it, the receiving thread is boosted for `--boost-us` and `Tp` = now; a refusal by either leaves
 //! `Tp` (a boost that did not happen preempted nobody). At the end of the window the boost is extended while
 //! arrivals keep coming and the budget allows, else the thread's own attributes come back. Unless
-//! `--no-demote`, a boost that ends because the budget ran out hands the CPU back: the process is lowered to
+//! `--no-demote`, a boost that ends because the budget ran out hands the CPU back: the job is lowered to
 //! nice 19 until its balance is back to `resume` (spin-waiting ranks never give their CPU back by themselves,
 //! so without this a boosted job keeps its full CFS share on top of its boosts). A boost that ends because the
-//! peer stopped answering (no arrival within the window) while the thread spin-waits *parks* the process at
+//! peer stopped answering (no arrival within the window) while the thread spin-waits *parks* its process at
 //! nice 19 too: its peer is off its CPU, so spinning on in CFS would spend this side's share on nothing and
 //! leave the two sides' budgets out of step. A demoted or parked thread is boosted again by the next arrival its
 //! budget allows, or, holding an unread message, as soon as it has repaid — so both sides spend their CPU
 //! while coscheduled, and burst together. The tick (the seed `002` §2.2.1 fairness monitor) updates every
-//! budget, lifts repaid processes and lowers processes overdrawn by their CFS time alone.
+//! budget, lifts repaid jobs and lowers jobs overdrawn by their CFS time alone.
 //!
 //! ## Terminology
 //! - `Tp`: per process, when its last boost was carried out ([`DcsState`]); `Tc`, `Tq`, `R`, `E`, `C`: as in
@@ -47,17 +50,21 @@
 //!     if not budget.may_boost(): refuse (budget); done      (budget as of the last tick)
 //!     if boost(tid, now + window) carried out: Tp = now; ext = window
 //! on window end (tid, now):
-//!     R = tid's rq_len if seen; budget.update(now, cpu, R)
+//!     settle(job of tid)
 //!     contested = rq_len == 0 or rq_len > 1
 //!     if may_boost and contested and an arrival since the boost, the last within a window:
 //!         ext = min(2 ext, max_extend); until = now + ext
-//!     elif demote and not may_boost: demote(process)              (nice 19 until repaid)
-//!     elif demote and contested and spin_waiting(tid): park(process) (nice 19 until an arrival)
+//!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid)
+//!     elif demote and contested and spin_waiting(tid): park(process)  (nice 19 until an arrival)
 //!     else restore(tid)
-//! every tick: for each process: budget.update(now, cpu, R)
-//!     if repaid or R <= 1: for each demoted tid:
-//!         R <= 1: restore | unread message, off CPU: boost if DCS allows | not spin-waiting: restore
-//!     elif overdrawn and no thread boosted: demote(process)
+//! every tick: for each job: settle(job)
+//!     for each demoted tid of the job:
+//!         R == 1: restore | not repaid: stay | unread message, off CPU: boost if DCS allows
+//!         | not spin-waiting: restore
+//!     if overdrawn and no thread of the job boosted and one shares its CPU: demote(job)
+//! settle(job, now):
+//!     fair = Σ over its threads: Δwall / R_thread if runnable now, else min(its CPU since, Δwall / R_thread)
+//!     budget.settle(now, job CPU incl. exited threads, fair)
 //! ```
 //!
 //! ## Parameters
@@ -103,19 +110,19 @@ pub struct DcsFlags {
     /// Budget: multiplier of the fair CPU share 1/R, in ppm (1000000 = exactly fair).
     #[arg(long, default_value_t = BudgetParams::DEFAULT.slack_ppm)]
     pub slack_ppm: u64,
-    /// Budget: largest CPU credit a process may bank (also its starting credit).
+    /// Budget: largest CPU credit a job may bank (also its starting credit).
     #[arg(long, default_value_t = BudgetParams::DEFAULT.burst_ns as f64 / 1e6)]
     pub burst_ms: f64,
     /// Budget: oldest debt kept.
     #[arg(long, default_value_t = BudgetParams::DEFAULT.floor_ns as f64 / 1e6)]
     pub floor_ms: f64,
-    /// Budget: debt beyond which a process is demoted to nice 19 until repaid.
+    /// Budget: debt beyond which a job is demoted to nice 19 until repaid.
     #[arg(long, default_value_t = BudgetParams::DEFAULT.demote_ns as f64 / 1e6)]
     pub demote_ms: f64,
-    /// Budget: credit at which a demoted process runs normally again (at most --burst-ms).
+    /// Budget: credit at which a demoted job runs normally again (at most --burst-ms).
     #[arg(long, default_value_t = BudgetParams::DEFAULT.resume_ns as f64 / 1e6)]
     pub resume_ms: f64,
-    /// Never demote an overdrawn process (only refuse its boosts).
+    /// Never demote an overdrawn job (only refuse its boosts).
     #[arg(long)]
     pub no_demote: bool,
 }
@@ -176,7 +183,7 @@ pub struct DcsConfig {
     /// `Tq`, ns.
     pub quantum_ns: Nanos,
     pub budget: BudgetParams,
-    /// Demote overdrawn processes and park spin-waiters (else only refuse).
+    /// Demote overdrawn jobs and park spin-waiters (else only refuse).
     pub demote: bool,
 }
 
@@ -184,11 +191,11 @@ pub struct DcsConfig {
 pub const NOT_NEEDED: &str = "not_needed";
 /// Counter: DCS refused (`2^E (Tc - Tp) + C < Tq R`).
 pub const REFUSED_DCS: &str = "refused_dcs";
-/// Counter: the budget refused (the process had its share).
+/// Counter: the budget refused (the job had its share).
 pub const REFUSED_BUDGET: &str = "refused_budget";
 /// Counter: a boost window extended because arrivals kept coming.
 pub const EXTENDED: &str = "boosts_extended";
-/// Counter: a process lowered to nice 19 (overdrawn, or parked).
+/// Counter: a job (overdrawn) or process (parked) lowered to nice 19.
 pub const DEMOTIONS: &str = "demotions";
 /// Counter: a process parked (spin-waiting for a peer that stopped answering).
 pub const PARKS: &str = "parks";
@@ -212,7 +219,7 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: REFUSED_BUDGET,
         refusal: true,
-        description: "arrivals the budget refused: the process had had its share",
+        description: "arrivals the budget refused: the job had had its share",
     },
     Counter {
         name: EXTENDED,
@@ -222,7 +229,7 @@ pub const COUNTERS: &[Counter] = &[
     Counter {
         name: DEMOTIONS,
         refusal: false,
-        description: "processes lowered to nice 19 (overdrawn, or parked)",
+        description: "jobs (overdrawn) or processes (parked) lowered to nice 19",
     },
     Counter {
         name: PARKS,
@@ -241,11 +248,15 @@ pub const COUNTERS: &[Counter] = &[
     },
 ];
 
-/// The budget side of one process.
-#[derive(Clone, Copy, Debug)]
-struct ProcBudget {
+/// The budget of one job: every process and thread it has or had, across fork and exit.
+#[derive(Clone, Debug)]
+struct JobBudget {
     budget: Budget,
-    /// The `R` the budget's share is computed with: the latest seen (arrival, window end, tick).
+    /// Each live thread's CPU time at the last settlement (what it used since is part of its credit).
+    thread_cpu: HashMap<u32, Nanos>,
+    /// When it was last settled.
+    settled_ns: Nanos,
+    /// The largest `R` among its threads, latest seen (arrival, settlement): for the log lines.
     last_r: u32,
 }
 
@@ -254,7 +265,8 @@ pub struct Dcs {
     cfg: DcsConfig,
     /// `Tp` per process (tgid).
     state: DcsState<u32>,
-    budgets: HashMap<u32, ProcBudget>,
+    /// One budget per job (job id).
+    budgets: HashMap<u64, JobBudget>,
     /// The extension step of each boosted thread (tid).
     ext: HashMap<u32, Nanos>,
 }
@@ -274,9 +286,53 @@ impl Dcs {
         self.state.previous_boost(tgid)
     }
 
-    /// A process's balance, ns (tests).
-    pub fn tokens(&self, tgid: u32) -> Option<i64> {
-        self.budgets.get(&tgid).map(|b| b.budget.tokens())
+    /// A job's balance, ns (tests).
+    pub fn tokens(&self, job: u64) -> Option<i64> {
+        self.budgets.get(&job).map(|b| b.budget.tokens())
+    }
+
+    /// Brings a job's budget up to now: credit each thread its fair share of the time since the last
+    /// settlement on its own CPU (`Δwall / R`, R of that CPU) if it is runnable now (it wanted the CPU
+    /// throughout, as far as the agent can tell), else what it used, up to that share (a thread that blocked
+    /// earns no credit for the time it did not want); debit the job's CPU time, exited threads included.
+    /// Returns `(may_boost, overdrawn, repaid)`, or `None` for a job without a budget or BPF entry.
+    fn settle(&mut self, ctx: &Ctx, job: u64) -> Option<(bool, bool, bool)> {
+        let now = ctx.now();
+        let cpu = ctx.job_cpu(job)?;
+        let b = self.budgets.get_mut(&job)?;
+        let wall = now.saturating_sub(b.settled_ns);
+        let mut fair: Nanos = 0;
+        let mut used_now = HashMap::new();
+        let mut r_max = 0;
+        for tid in ctx.tids_of_job(job) {
+            let Some(task) = ctx.task(tid) else {
+                continue;
+            };
+            let r = task.rq_len.max(1);
+            let running = if task.on_cpu != 0 {
+                now.saturating_sub(task.switched_in_ns)
+            } else {
+                0
+            };
+            let used = task.runtime_ns + running;
+            let ran = used.saturating_sub(b.thread_cpu.get(&tid).copied().unwrap_or(0));
+            let share = wall / u64::from(r);
+            let runnable = task.on_cpu != 0 || task.preempted != 0;
+            fair += if runnable { share } else { ran.min(share) };
+            used_now.insert(tid, used);
+            r_max = r_max.max(task.rq_len);
+        }
+        b.thread_cpu = used_now;
+        b.settled_ns = b.settled_ns.max(now);
+        if r_max > 0 {
+            b.last_r = r_max;
+        }
+        b.budget.settle(now, cpu, fair);
+        Some((
+            b.budget.may_boost(),
+            b.budget.overdrawn(),
+            b.budget.repaid(),
+        ))
     }
 
     fn node(&self, now: Nanos, r: u32) -> NodeNow {
@@ -298,16 +354,22 @@ impl Dcs {
         true
     }
 
-    /// Lowers every thread of a process to nice 19 (overdrawn or parked).
-    fn demote_process(&mut self, ctx: &mut Ctx, tgid: u32) {
+    /// Lowers every thread of a job to nice 19 (overdrawn: the job yields on every CPU).
+    fn demote_job(&mut self, ctx: &mut Ctx, job: u64, tgid: u32) {
+        let tids = ctx.tids_of_job(job);
+        self.demote(ctx, job, tgid, tids);
+    }
+
+    /// Lowers `tids` (of process `tgid`, job `job`) to nice 19.
+    fn demote(&mut self, ctx: &mut Ctx, job: u64, tgid: u32, tids: Vec<u32>) {
         let mut any = false;
-        for tid in ctx.tids_of(tgid) {
+        for tid in tids {
             if !matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. })) {
                 any |= ctx.nice(tid, 19);
             }
         }
         if any {
-            let tokens = self.tokens(tgid).unwrap_or(0);
+            let tokens = self.tokens(job).unwrap_or(0);
             ctx.note(
                 tgid,
                 tgid,
@@ -317,11 +379,11 @@ impl Dcs {
         }
     }
 
-    /// Notes `counter` with the process's `R` and balance in the log line.
+    /// Notes `counter` with the job's `R` and balance in the log line.
     fn note(&self, ctx: &mut Ctx, tgid: u32, tid: u32, counter: &'static str) {
-        let (r, tokens) = self
-            .budgets
-            .get(&tgid)
+        let (r, tokens) = ctx
+            .process(tgid)
+            .and_then(|p| self.budgets.get(&p.job))
             .map_or((0, 0), |b| (b.last_r, b.budget.tokens()));
         ctx.note(
             tgid,
@@ -355,19 +417,33 @@ impl Policy for Dcs {
     }
 
     fn on_process_arrival(&mut self, ctx: &mut Ctx, tgid: u32) {
-        let cpu = ctx.sample(tgid).map_or(0, |s| s.cpu_ns);
+        // A job's first process opens its budget with a full burst; the processes it forks later join that
+        // budget, so a job that forks fresh processes gets no fresh bursts.
+        let Some(job) = ctx.process(tgid).map(|p| p.job) else {
+            return;
+        };
+        if self.budgets.contains_key(&job) {
+            return;
+        }
+        let now = ctx.now();
+        let cpu = ctx.job_cpu(job).unwrap_or(0);
         self.budgets.insert(
-            tgid,
-            ProcBudget {
-                budget: Budget::new(self.cfg.budget, ctx.now(), cpu),
+            job,
+            JobBudget {
+                budget: Budget::new(self.cfg.budget, now, cpu),
+                thread_cpu: HashMap::new(),
+                settled_ns: now,
                 last_r: 1,
             },
         );
     }
 
     fn on_process_exit(&mut self, tgid: u32) {
-        self.budgets.remove(&tgid);
         self.state.forget(tgid);
+    }
+
+    fn on_job_end(&mut self, job: u64) {
+        self.budgets.remove(&job);
     }
 
     fn on_thread_exit(&mut self, tid: u32) {
@@ -378,14 +454,14 @@ impl Policy for Dcs {
         let now = ctx.now();
         let (tid, tgid) = (a.tid, a.tgid);
         let r = a.run_queue_len.max(1);
-        let Some(b) = self.budgets.get_mut(&tgid) else {
+        let Some(thread) = ctx.thread(tid) else {
+            return;
+        };
+        let Some(b) = ctx.process(tgid).and_then(|p| self.budgets.get_mut(&p.job)) else {
             return;
         };
         b.last_r = r;
         let may_boost = b.budget.may_boost();
-        let Some(thread) = ctx.thread(tid) else {
-            return;
-        };
         if let Mode::Boosted { until, .. } = thread.mode {
             // Boosted yet off its CPU beyond grace: the window is still ours; push its end.
             ctx.boost(tid, until.max(now + self.cfg.window_ns));
@@ -431,17 +507,8 @@ impl Policy for Dcs {
         };
         let tgid = thread.tgid;
         let task = ctx.task(tid).unwrap_or_default();
-        let cpu = ctx.sample(tgid).map_or(0, |s| s.cpu_ns);
-        let (may, over) = match self.budgets.get_mut(&tgid) {
-            Some(b) => {
-                if task.rq_len > 0 {
-                    b.last_r = task.rq_len;
-                }
-                b.budget.update(now, cpu, b.last_r);
-                (b.budget.may_boost(), b.budget.overdrawn())
-            }
-            None => (false, false),
-        };
+        let job = ctx.process(tgid).map_or(0, |p| p.job);
+        let (may, over, _) = self.settle(ctx, job).unwrap_or((false, false, false));
         let contested = task.rq_len == 0 || task.rq_len > 1;
         let last_arrival = task.last_arrival_ns;
         if may && contested && last_arrival > since && last_arrival + window > now {
@@ -456,13 +523,14 @@ impl Policy for Dcs {
         } else if self.cfg.demote && (over || !may) {
             // The boost ended because the budget ran out: yield now and pay back, so that the job's next
             // coscheduled burst is paid for by time it does not run, not by its competitors' share.
-            self.demote_process(ctx, tgid);
+            self.demote_job(ctx, job, tgid);
         } else if self.cfg.demote && contested && spin_waiting(&task, now) {
             // Its peer stopped answering (off its CPU: out of budget, or preempted). Spinning on in CFS would
             // spend this process's share while nothing can arrive, and leave the two sides' budgets out of
             // step; park it at nice 19 until the next arrival boosts it.
             self.note(ctx, tgid, tid, PARKS);
-            self.demote_process(ctx, tgid);
+            let tids = ctx.tids_of(tgid);
+            self.demote(ctx, job, tgid, tids);
         } else {
             ctx.restore(tid);
         }
@@ -470,57 +538,59 @@ impl Policy for Dcs {
 
     fn on_tick(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
-        for tgid in ctx.tgids() {
-            let Some(sampled) = ctx.process(tgid).and_then(|p| p.sampled) else {
+        for job in ctx.live_jobs() {
+            let Some((_, over, repaid)) = self.settle(ctx, job) else {
                 continue;
             };
-            let Some(b) = self.budgets.get_mut(&tgid) else {
-                continue;
-            };
-            if let Some(r) = sampled.rq_len {
-                b.last_r = r;
-            }
-            b.budget.update(now, sampled.cpu_ns, b.last_r);
-            let (over, repaid, r) = (b.budget.overdrawn(), b.budget.repaid(), b.last_r);
             if !self.cfg.demote {
                 continue;
             }
-            let contested = r > 1;
-            if repaid || !contested {
-                let demoted: Vec<u32> = ctx
-                    .tids_of(tgid)
-                    .into_iter()
-                    .filter(|&tid| {
-                        matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. }))
-                    })
-                    .collect();
-                for tid in demoted {
-                    let task = ctx.task(tid).unwrap_or_default();
-                    if !contested {
-                        // Nobody left to yield to.
-                        self.note(ctx, tgid, tid, LIFTED);
-                        ctx.restore(tid);
-                    } else if has_unread(&task) && task.on_cpu == 0 {
-                        // A peer sent while this thread was demoted and waits for the reply: start the next
-                        // coscheduled burst now instead of waiting for the next flagged arrival.
-                        if self.state.consider(tgid, false, self.node(now, r)) == DcsDecision::Boost
-                            && self.boost(ctx, tgid, tid)
-                        {
-                            self.note(ctx, tgid, tid, REPAID_BOOSTS);
-                        }
-                    } else if !spin_waiting(&task, now) {
-                        // Computing (or blocked): its share is its own to use.
-                        self.note(ctx, tgid, tid, LIFTED);
-                        ctx.restore(tid);
+            let tids = ctx.tids_of_job(job);
+            let demoted: Vec<u32> = tids
+                .iter()
+                .copied()
+                .filter(|&tid| matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. })))
+                .collect();
+            for tid in demoted {
+                let Some(tgid) = ctx.thread(tid).map(|t| t.tgid) else {
+                    continue;
+                };
+                let task = ctx.task(tid).unwrap_or_default();
+                let r = task.rq_len;
+                if r == 1 {
+                    // Nobody left on its CPU to yield to.
+                    self.note(ctx, tgid, tid, LIFTED);
+                    ctx.restore(tid);
+                } else if !repaid {
+                    // Still paying back.
+                } else if has_unread(&task) && task.on_cpu == 0 {
+                    // A peer sent while this thread was demoted and waits for the reply: start the next
+                    // coscheduled burst now instead of waiting for the next flagged arrival.
+                    if self.state.consider(tgid, false, self.node(now, r.max(1)))
+                        == DcsDecision::Boost
+                        && self.boost(ctx, tgid, tid)
+                    {
+                        self.note(ctx, tgid, tid, REPAID_BOOSTS);
                     }
-                    // Else it spins for a message that has not come: stay parked; an arrival boosts it.
+                } else if !spin_waiting(&task, now) {
+                    // Computing (or blocked): its share is its own to use.
+                    self.note(ctx, tgid, tid, LIFTED);
+                    ctx.restore(tid);
                 }
-            } else if over {
-                let boosted_now = ctx.tids_of(tgid).into_iter().any(|tid| {
+                // Else it spins for a message that has not come: stay parked; an arrival boosts it.
+            }
+            if over {
+                let boosted_now = tids.iter().any(|&tid| {
                     matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Boosted { .. }))
                 });
-                if !boosted_now {
-                    self.demote_process(ctx, tgid);
+                let contested = tids
+                    .iter()
+                    .any(|&tid| ctx.task(tid).is_some_and(|t| t.rq_len > 1));
+                if !boosted_now && contested {
+                    if let Some(&first) = tids.first() {
+                        let tgid = ctx.thread(first).map_or(first, |t| t.tgid);
+                        self.demote_job(ctx, job, tgid);
+                    }
                 }
             }
         }
@@ -562,10 +632,14 @@ mod tests {
         }
     }
 
-    /// Process 10 (one thread, 10) managed at 0 with no CPU time used, off its CPU, an arrival pending, R = 2.
+    /// Process 10 (one thread, 10) managed at 0 with no CPU time used, off its CPU and runnable (it wants its
+    /// CPU throughout, so its fair share `Δwall / R` is credited), an arrival pending, R = 2.
     fn setup() -> Engine<FakeActuator, FakeProbe> {
         let e = engine(Box::new(Dcs::new(config())), &[10]);
-        task(&e, |t| t.rq_len = 2);
+        task(&e, |t| {
+            t.rq_len = 2;
+            t.preempted = 1;
+        });
         e
     }
 
@@ -573,9 +647,10 @@ mod tests {
         f(e.probe.tasks.borrow_mut().get_mut(&10).unwrap());
     }
 
-    /// The process's CPU time as BPF booked it.
+    /// The CPU time of thread 10 (and so of its process and job) as BPF booked it.
     fn cpu(e: &Engine<FakeActuator, FakeProbe>, ns: Nanos) {
         e.probe.runtime.borrow_mut().insert(10, ns);
+        task(e, |t| t.runtime_ns = ns);
     }
 
     fn mode(e: &Engine<FakeActuator, FakeProbe>) -> Mode {
@@ -779,6 +854,91 @@ mod tests {
         assert!(e.adopt_thread(10, 10));
         e.on_arrival(&arrival(10, 2, 1200 * US), 1200 * US);
         assert_eq!((e.counters.boosts_granted, count(&e, REFUSED_DCS)), (2, 0));
+    }
+
+    /// Two processes of one job, 10 and 11 (one thread each, tid = tgid), both runnable off their CPUs with an
+    /// arrival pending, R = 2.
+    fn two_process_job() -> Engine<FakeActuator, FakeProbe> {
+        let e = engine(Box::new(Dcs::new(config())), &[10, 11]);
+        for tid in [10, 11] {
+            let mut tasks = e.probe.tasks.borrow_mut();
+            let t = tasks.get_mut(&tid).unwrap();
+            t.rq_len = 2;
+            t.preempted = 1;
+        }
+        e
+    }
+
+    fn set_cpu(e: &Engine<FakeActuator, FakeProbe>, tid: u32, ns: Nanos) {
+        e.probe.runtime.borrow_mut().insert(tid, ns);
+        e.probe.tasks.borrow_mut().get_mut(&tid).unwrap().runtime_ns = ns;
+    }
+
+    #[test]
+    fn a_job_has_one_budget_so_a_new_process_brings_no_fresh_burst() {
+        let mut e = two_process_job();
+        // Tick at 10 ms: process 10 used 50 ms (two CPUs' worth is impossible, but the budget only sees
+        // numbers): credit 2 × 10 / 2 = 10, balance 20 + 10 - 50 = -20 ms: overdrawn.
+        set_cpu(&e, 10, 50 * MILLIS);
+        e.on_tick(10 * MILLIS);
+        // Process 11 has used nothing, but it is the same job: its arrival is refused by the budget.
+        e.on_arrival(&arrival(11, 2, 11 * MILLIS), 11 * MILLIS);
+        assert_eq!(count(&e, REFUSED_BUDGET), 1);
+        assert_eq!(e.counters.boosts_granted, 0);
+        // And the job was demoted as a whole: both processes yield.
+        for tid in [10, 11] {
+            assert_eq!(
+                e.tracker.thread(tid).unwrap().mode,
+                Mode::Niced { nice: 19 }
+            );
+        }
+    }
+
+    #[test]
+    fn a_jobs_debt_survives_the_exit_of_the_process_that_ran_it_up() {
+        let mut e = two_process_job();
+        set_cpu(&e, 10, 50 * MILLIS);
+        // Process 10 exits before any tick saw its CPU time: BPF keeps it in the job's total.
+        e.probe.runtime.borrow_mut().remove(&10);
+        *e.probe.exited_cpu.borrow_mut() = 50 * MILLIS;
+        e.probe.tasks.borrow_mut().remove(&10);
+        e.remove_process(10);
+        // Tick at 10 ms: 11 alone is credited 10 / 2 = 5 ms: 20 + 5 - 50 = -25 ms. A per-process budget would
+        // have forgotten the debt with the process and boosted 11 at once.
+        e.on_tick(10 * MILLIS);
+        e.on_arrival(&arrival(11, 2, 11 * MILLIS), 11 * MILLIS);
+        assert_eq!(count(&e, REFUSED_BUDGET), 1);
+        assert_eq!(e.counters.boosts_granted, 0);
+    }
+
+    #[test]
+    fn a_job_is_credited_its_share_on_every_cpu_it_runs_on() {
+        let mut e = two_process_job();
+        // Threads 10 and 11 on two CPUs, each runnable beside one competitor (R = 2): over 100 ms each gets
+        // 50 ms, the job 100 ms. Credit 100 / 2 × 2 = 100: balance stays at the 20 ms burst. (One share for
+        // the whole job — the old per-process reading of a multithreaded rank — would be 20 + 50 - 100 = -30:
+        // overdrawn while exactly at its share.)
+        set_cpu(&e, 10, 50 * MILLIS);
+        set_cpu(&e, 11, 50 * MILLIS);
+        e.on_tick(100 * MILLIS);
+        assert_eq!(count(&e, DEMOTIONS), 0);
+        // With credit left, the next arrival is boosted.
+        e.on_arrival(&arrival(10, 2, 101 * MILLIS), 101 * MILLIS);
+        assert_eq!(e.counters.boosts_granted, 1);
+    }
+
+    #[test]
+    fn a_blocked_thread_earns_no_credit_for_the_time_it_did_not_want() {
+        let mut e = two_process_job();
+        // Thread 11 blocked the whole time and used 1 ms; thread 10 runnable, used 50 ms, R = 2 on both CPUs.
+        // Credit over 100 ms: 10 gets 50, 11 gets min(1, 50) = 1: 20 + 51 - 51 = 20. Had 11 been credited
+        // its full share, the job could bank 49 ms it never wanted; the burst cap hides that here, so look
+        // at a job already in debt: 10 used 90 ms: 20 + 51 - 91 = -20: overdrawn.
+        e.probe.tasks.borrow_mut().get_mut(&11).unwrap().preempted = 0;
+        set_cpu(&e, 10, 90 * MILLIS);
+        set_cpu(&e, 11, MILLIS);
+        e.on_tick(100 * MILLIS);
+        assert_eq!(count(&e, DEMOTIONS), 1);
     }
 
     #[test]

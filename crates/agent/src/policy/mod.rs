@@ -63,6 +63,8 @@ pub trait Policy {
     fn on_process_exit(&mut self, _tgid: u32) {}
     /// A managed thread exited.
     fn on_thread_exit(&mut self, _tid: u32) {}
+    /// The last process of a job is gone.
+    fn on_job_end(&mut self, _job: u64) {}
     /// BPF flagged a message arrival for a thread that waits for its CPU.
     fn on_arrival(&mut self, ctx: &mut Ctx, arrival: &Arrival);
     /// The boost window of `tid` ended (windows ending within a millisecond of each other are handed over at

@@ -18,6 +18,11 @@
 //!     next += Exp(mean)      (arrivals do not wait for the previous burst: a late burst queues, as a user would)
 //! ```
 //! The burst's CPU time is what it would take on a dedicated CPU, so `slowdown` = 1 means no interference.
+//!
+//! With `--period-ms P` it is the local user's wake-up probe (issue: the local user keeps its interactive
+//! response): `next = done + P` (sleep P after each burst, relative), and with `--min-mb 0 --max-mb 0
+//! --burst-us 0` nothing but the sleep: `wake_delay` is then how late a sleeping interactive task gets its CPU
+//! back (p50, p99, max in the result line).
 
 use crate::args::{LengthArgs, RunLength};
 use crate::compute::{flops, DelayLoop};
@@ -59,6 +64,11 @@ pub struct LocalArgs {
     /// Floating-point work per burst, microseconds of dedicated CPU (on top of the memory work).
     #[arg(long, default_value_t = 10_000.0, value_name = "MICROSECONDS")]
     pub burst_us: f64,
+    /// Fixed mode, the local user's wake-up probe: sleep this long after each burst (relative, like an
+    /// interactive program waiting for its next input) instead of exponential arrivals; with --max-mb 0 and
+    /// --burst-us 0 the program only sleeps and records how late each wake-up is (wake_delay_*).
+    #[arg(long, value_name = "MILLISECONDS")]
+    pub period_ms: Option<f64>,
     /// Seed of the random intervals and sizes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -114,12 +124,18 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
             args.mean_interval_ms
         );
     }
-    if !(args.min_mb > 0.0 && args.min_mb <= args.max_mb && args.max_mb <= 4096.0) {
+    let no_memory = args.min_mb == 0.0 && args.max_mb == 0.0;
+    if !(no_memory || (args.min_mb > 0.0 && args.min_mb <= args.max_mb && args.max_mb <= 4096.0)) {
         bail!(
-            "--min-mb {} / --max-mb {}: need 0 < min ≤ max ≤ 4096",
+            "--min-mb {} / --max-mb {}: need 0 < min ≤ max ≤ 4096 (or both 0: no memory work)",
             args.min_mb,
             args.max_mb
         );
+    }
+    if let Some(p) = args.period_ms {
+        if !(p.is_finite() && p > 0.0 && p <= 3_600_000.0) {
+            bail!("--period-ms {p} must be a positive number of milliseconds (at most an hour)");
+        }
     }
     if !(args.burst_us.is_finite() && args.burst_us >= 0.0) {
         bail!(
@@ -136,6 +152,7 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
     let mut exponential = move || -> u64 { (-mean_ns * (1.0 - rng.random::<f64>()).ln()) as u64 };
     let (min_bytes, max_bytes) = ((args.min_mb * MB) as usize, (args.max_mb * MB) as usize);
     let mut sizes = StdRng::seed_from_u64(args.seed.wrapping_add(1));
+    let period_ns = args.period_ms.map(|p| (p * 1e6) as u64);
 
     let mut tally = Tally::start(length);
     let start_ns = monotonic_ns();
@@ -148,7 +165,7 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
     let mut syscall_phases = vec![];
     let (mut bytes_touched, mut read_calls): (u64, u64) = (0, 0);
     let mut value = 0.0;
-    let mut next = start_ns + exponential();
+    let mut next = start_ns + period_ns.unwrap_or_else(&mut exponential);
     loop {
         if !tally.keep_going(Instant::now()) {
             break;
@@ -165,7 +182,11 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
         }
         let woke = monotonic_ns();
         let cpu_before = thread_cpu_ns();
-        let size = sizes.random_range(min_bytes..=max_bytes);
+        let size = if no_memory {
+            0
+        } else {
+            sizes.random_range(min_bytes..=max_bytes)
+        };
         let mut buffer = vec![0u8; size];
         for chunk in buffer.chunks_mut(READ_CHUNK) {
             zero.read_exact(chunk).context("reading /dev/zero")?;
@@ -188,7 +209,11 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
         slowdowns.push(response / cpu);
         bytes_touched += size as u64;
         tally.done += 1;
-        next += exponential();
+        next = match period_ns {
+            // Fixed mode: the next wait starts when this burst is done.
+            Some(p) => done + p,
+            None => next + exponential(),
+        };
     }
 
     let line = tally
@@ -207,8 +232,11 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
         .with("syscall_phase_mean_us", mean(&syscall_phases))
         .with("syscall_phase_p50_us", quantile(&mut syscall_phases, 0.5))
         .with("syscall_phase_p99_us", quantile(&mut syscall_phases, 0.99))
+        .with("period_ms", args.period_ms)
+        .with("wake_delay_mean_us", mean(&wake_delays))
         .with("wake_delay_p50_us", quantile(&mut wake_delays, 0.5))
         .with("wake_delay_p99_us", quantile(&mut wake_delays, 0.99))
+        .with("wake_delay_max_us", quantile(&mut wake_delays, 1.0))
         .with("slowdown_p50", quantile(&mut slowdowns, 0.5))
         .with("slowdown_p99", quantile(&mut slowdowns, 0.99))
         .with("result", value);
@@ -218,6 +246,43 @@ pub fn run(args: LocalArgs) -> Result<ResultLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wake_up_probe_sleeps_its_period_and_reports_lateness() {
+        let args = LocalArgs::parse_from([
+            "cosched-local",
+            "--count",
+            "20",
+            "--period-ms",
+            "2",
+            "--min-mb",
+            "0",
+            "--max-mb",
+            "0",
+            "--burst-us",
+            "0",
+        ]);
+        let t0 = Instant::now();
+        let line = run(args).unwrap();
+        // 20 wake-ups, each after a 2 ms sleep: at least 40 ms.
+        assert!(t0.elapsed().as_millis() >= 40, "{:?}", t0.elapsed());
+        let get = |k: &str| {
+            line.extra[k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{k}: {line:?}"))
+        };
+        assert_eq!(get("bursts"), 20.0);
+        assert_eq!(get("bytes_touched"), 0.0);
+        let (p50, p99, max) = (
+            get("wake_delay_p50_us"),
+            get("wake_delay_p99_us"),
+            get("wake_delay_max_us"),
+        );
+        assert!(0.0 <= p50 && p50 <= p99 && p99 <= max, "{p50} {p99} {max}");
+        // A bad period is an error that names the flag.
+        let bad = run(LocalArgs::parse_from(["cosched-local", "--period-ms", "0"])).unwrap_err();
+        assert!(bad.to_string().contains("--period-ms"), "{bad}");
+    }
 
     #[test]
     fn nearest_rank_quantiles() {

@@ -1,0 +1,72 @@
+#!/bin/bash
+# The local user beside a real MPI job (issue: the local user keeps its interactive response and every job keeps
+# its share). On this machine, as root, for K CPU-bound hogs per CPU:
+#   - LAMMPS (Debian `lammps`, examples/melt/in.melt with `run 2000`), 2 ranks, Open MPI TCP, --bind-to core,
+#     without the agent ("plain") and under `cosched run` with the agent ("agent"), alternating;
+#   - one wake-up probe per CPU (`cosched-local --period-ms 1`, SCHED_OTHER, sleeps 1 ms and records how late
+#     it wakes) for the whole run.
+# Prints one markdown row per run: LAMMPS wall time, the probes' wake-up lateness (p50 / p99 of the two CPUs'
+# worse, max of both), the agent's boosts and demotions.
+# Usage: sudo experiments/local/lammps-local.sh [ROUNDS] [K...]      (default: 2 rounds, K = 1)
+# Needs: cargo build --release --workspace; apt-get install lammps openmpi-bin.
+set -u
+ROUNDS=${1:-2}; shift || true
+KS=${*:-1}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/target/release
+W=$(mktemp -d /tmp/cosched-local.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+for tool in lmp mpirun; do command -v $tool >/dev/null || { echo "missing $tool: apt-get install lammps openmpi-bin" >&2; exit 2; }; done
+[ -x "$B/cosched" ] && [ -x "$B/cosched-local" ] || { echo "build first: cargo build --release --workspace" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "run as root (the agent needs it)" >&2; exit 2; }
+sed 's/^run.*/run 2000/' /usr/share/lammps/examples/melt/in.melt > "$W/in.melt"
+MPI=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl tcp,self --bind-to core -np 2
+     lmp -in "$W/in.melt" -log none -screen none)
+
+one_run() { # MODE K
+  local mode=$1 k=$2 hogs=() probes=() agent= t0 t1 stats=
+  for c in 0 1; do for _ in $(seq 1 "$k"); do
+    taskset -c $c timeout 300 sh -c 'while :; do :; done' >/dev/null 2>&1 & hogs+=($!)
+  done; done
+  if [ "$mode" = agent ]; then
+    timeout -k 5 300 "$B/cosched" agent --socket "$W/a.sock" >"$W/agent.log" 2>&1 & agent=$!
+    for _ in $(seq 50); do [ -S "$W/a.sock" ] && break; sleep 0.1; done
+  fi
+  for c in 0 1; do
+    taskset -c $c timeout -s INT 300 "$B/cosched-local" --period-ms 1 --min-mb 0 --max-mb 0 --burst-us 0 \
+      >"$W/probe$c" 2>/dev/null & probes+=($!)
+  done
+  sleep 0.3
+  t0=$(date +%s.%N)
+  if [ "$mode" = agent ]; then
+    timeout -k 5 200 "$B/cosched" run --socket "$W/a.sock" -- "${MPI[@]}"
+  else
+    timeout -k 5 200 "${MPI[@]}"
+  fi
+  t1=$(date +%s.%N)
+  kill -INT "${probes[@]}"; wait "${probes[@]}" 2>/dev/null
+  if [ -n "$agent" ]; then
+    stats=$("$B/cosched" agent --socket "$W/a.sock" --stats 2>/dev/null | python3 -c '
+import json,sys; s=json.load(sys.stdin); p=s.get("policy",{})
+c=p.get("counters",p) if isinstance(p,dict) else {}
+print(s.get("boosts_granted",0), c.get("demotions",0) if isinstance(c,dict) else 0)' 2>/dev/null)
+    kill -TERM "$agent"; wait "$agent" 2>/dev/null
+  fi
+  kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null
+  python3 - "$mode" "$k" "$t0" "$t1" "$W/probe0" "$W/probe1" "${stats:-- -}" <<'PY'
+import json, sys
+mode, k, t0, t1, p0, p1, stats = sys.argv[1:8]
+lines = [json.loads(open(p).read().strip().splitlines()[-1]) for p in (p0, p1)]
+p50 = max(l["wake_delay_p50_us"] for l in lines) / 1e3
+p99 = max(l["wake_delay_p99_us"] for l in lines) / 1e3
+mx = max(l["wake_delay_max_us"] for l in lines) / 1e3
+boosts, dem = (stats.split() + ["-", "-"])[:2]
+print(f"| {mode} | {k} | {float(t1) - float(t0):.2f} | {p50:.3f} | {p99:.3f} | {mx:.1f} | {boosts} | {dem} |")
+PY
+}
+
+echo "| mode | K | LAMMPS wall s | local p50 ms | local p99 ms | local max ms | boosts | demotions |"
+echo "|---|---|---|---|---|---|---|---|"
+for k in $KS; do
+  for _ in $(seq "$ROUNDS"); do one_run plain "$k"; one_run agent "$k"; done
+done
