@@ -8,6 +8,7 @@
 # Prints one markdown row per run: LAMMPS wall time, the probes' wake-up lateness (p50 / p99 of the two CPUs'
 # worse, max of both), the agent's boosts and demotions.
 # Usage: sudo experiments/local/lammps-local.sh [ROUNDS] [K...]      (default: 2 rounds, K = 1)
+#        AGENT_ARGS="--no-yield-to-local" sudo experiments/local/lammps-local.sh ...   (extra agent flags)
 # Needs: cargo build --release --workspace; apt-get install lammps openmpi-bin.
 set -u
 ROUNDS=${1:-2}; shift || true
@@ -29,7 +30,8 @@ one_run() { # MODE K
     taskset -c $c timeout 300 sh -c 'while :; do :; done' >/dev/null 2>&1 & hogs+=($!)
   done; done
   if [ "$mode" = agent ]; then
-    timeout -k 5 300 "$B/cosched" agent --socket "$W/a.sock" >"$W/agent.log" 2>&1 & agent=$!
+    # shellcheck disable=SC2086
+    timeout -k 5 300 "$B/cosched" agent --socket "$W/a.sock" ${AGENT_ARGS:-} >"$W/agent.log" 2>&1 & agent=$!
     for _ in $(seq 50); do [ -S "$W/a.sock" ] && break; sleep 0.1; done
   fi
   for c in 0 1; do
@@ -49,24 +51,26 @@ one_run() { # MODE K
     stats=$("$B/cosched" agent --socket "$W/a.sock" --stats 2>/dev/null | python3 -c '
 import json,sys; s=json.load(sys.stdin); p=s.get("policy",{})
 c=p.get("counters",p) if isinstance(p,dict) else {}
-print(s.get("boosts_granted",0), c.get("demotions",0) if isinstance(c,dict) else 0)' 2>/dev/null)
+print(s.get("boosts_granted",0), c.get("demotions",0) if isinstance(c,dict) else 0, s.get("boosts_yielded",0))' 2>/dev/null)
     kill -TERM "$agent"; wait "$agent" 2>/dev/null
   fi
   kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null
-  python3 - "$mode" "$k" "$t0" "$t1" "$W/probe0" "$W/probe1" "${stats:-- -}" <<'PY'
+  python3 - "$mode" "$k" "$t0" "$t1" "$W/probe0" "$W/probe1" "${stats:-- - -}" "${AGENT_ARGS:-}" <<'PY'
 import json, sys
-mode, k, t0, t1, p0, p1, stats = sys.argv[1:8]
+mode, k, t0, t1, p0, p1, stats, extra = sys.argv[1:9]
+if extra and mode == "agent":
+    mode = f"agent {extra}"
 lines = [json.loads(open(p).read().strip().splitlines()[-1]) for p in (p0, p1)]
 p50 = max(l["wake_delay_p50_us"] for l in lines) / 1e3
 p99 = max(l["wake_delay_p99_us"] for l in lines) / 1e3
 mx = max(l["wake_delay_max_us"] for l in lines) / 1e3
-boosts, dem = (stats.split() + ["-", "-"])[:2]
-print(f"| {mode} | {k} | {float(t1) - float(t0):.2f} | {p50:.3f} | {p99:.3f} | {mx:.1f} | {boosts} | {dem} |")
+boosts, dem, yielded = (stats.split() + ["-", "-", "-"])[:3]
+print(f"| {mode} | {k} | {float(t1) - float(t0):.2f} | {p50:.3f} | {p99:.3f} | {mx:.1f} | {boosts} | {yielded} | {dem} |")
 PY
 }
 
-echo "| mode | K | LAMMPS wall s | local p50 ms | local p99 ms | local max ms | boosts | demotions |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| mode | K | LAMMPS wall s | local p50 ms | local p99 ms | local max ms | boosts | yielded to local | demotions |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for k in $KS; do
   for _ in $(seq "$ROUNDS"); do one_run plain "$k"; one_run agent "$k"; done
 done

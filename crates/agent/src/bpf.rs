@@ -17,6 +17,8 @@ pub struct BpfOptions {
     pub grace_ns: u64,
     /// A flagged arrival still pending after this long is handed to user space again.
     pub renotify_ns: u64,
+    /// A local task waking on a boosted thread's CPU is reported (the boost then yields).
+    pub yield_to_local: bool,
 }
 
 /// The loaded, attached BPF program, its ring buffer and its maps.
@@ -42,6 +44,7 @@ impl Observer {
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.grace_ns = opts.grace_ns;
             ro.renotify_ns = opts.renotify_ns;
+            ro.yield_to_local = u32::from(opts.yield_to_local);
         }
         let mut skel = open.load().map_err(|e| {
             anyhow::anyhow!(

@@ -36,6 +36,11 @@ pub struct CoreArgs {
     /// A refused arrival whose receiver still waits after this long is reconsidered.
     #[arg(long, default_value_t = 1000)]
     pub renotify_us: u64,
+    /// Keep a boost when a local task (a user task in the fair class that the agent does not manage) wakes on
+    /// the boosted thread's CPU. By default the boost ends at once, so the local user waits one agent reaction
+    /// for its CPU, not the rest of a window and its extensions.
+    #[arg(long)]
+    pub no_yield_to_local: bool,
     /// SCHED_FIFO priority of a boosted task (1..=98; low, so the kernel's own RT threads stay above).
     #[arg(long, default_value_t = 1)]
     pub rt_prio: u32,
@@ -222,6 +227,7 @@ impl AgentArgs {
             grace_ns: a.grace_us * 1000,
             renotify_ns: a.renotify_us.max(1) * 1000,
             rt_prio: a.rt_prio,
+            yield_to_local: !a.no_yield_to_local,
             tick_ns,
             watch_hold_ns: match ms(a.watch_hold_ms, "watch-hold-ms")? {
                 0 => None,

@@ -17,6 +17,9 @@ pub struct Config {
     pub renotify_ns: Nanos,
     /// `SCHED_FIFO` priority of a boosted thread.
     pub rt_prio: u32,
+    /// A boost ends as soon as a local task (a user task in the fair class that the agent does not manage)
+    /// wakes on the boosted thread's CPU.
+    pub yield_to_local: bool,
     /// The policy's tick period.
     pub tick_ns: Nanos,
     /// Close the BPF watch gate once no managed thread has shared its CPU for this long (`None`: never).
@@ -49,6 +52,7 @@ impl Config {
             format!("grace_us={}", self.grace_ns / 1000),
             format!("renotify_us={}", self.renotify_ns / 1000),
             format!("rt_prio={}", self.rt_prio),
+            format!("yield_to_local={}", self.yield_to_local),
             format!("tick_ms={}", self.tick_ns as f64 / 1e6),
             format!(
                 "watch_hold_ms={}",

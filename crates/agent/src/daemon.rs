@@ -115,6 +115,7 @@ impl Agent {
         let mut obs = Observer::load(BpfOptions {
             grace_ns: cfg.grace_ns,
             renotify_ns: cfg.renotify_ns,
+            yield_to_local: cfg.yield_to_local,
         })?;
         let control = Control::bind(&cfg.socket, TOK_CONN)?;
 
@@ -275,6 +276,7 @@ impl Agent {
                 intf::COSCHED_EV_FORK => self.on_fork(&e),
                 intf::COSCHED_EV_EXIT => self.engine.on_thread_exit(e.tid),
                 intf::COSCHED_EV_WATCH => self.attach_message_hooks(),
+                intf::COSCHED_EV_LOCAL_WAKE => self.engine.on_local_wake(e.tid, now_ns()),
                 _ => {}
             }
         }

@@ -286,6 +286,24 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         self.with_policy(now, None, |p, ctx| p.on_tick(ctx));
     }
 
+    /// A local task woke on the CPU that boosted thread `tid` holds: the boost ends now (the mechanism's rule,
+    /// whatever the policy: coscheduling must not take the local user's interactive response). The thread goes
+    /// back to its own attributes; the policy's next decision (an arrival, the tick) may boost it again.
+    pub fn on_local_wake(&mut self, tid: u32, now: Nanos) {
+        let boosted = self
+            .tracker
+            .thread(tid)
+            .is_some_and(|t| matches!(t.mode, Mode::Boosted { .. }));
+        if !boosted {
+            return;
+        }
+        self.with_policy(now, None, |_, ctx| {
+            if ctx.restore(tid) {
+                ctx.counters.boosts_yielded += 1;
+            }
+        });
+    }
+
     /// A managed thread exited.
     pub fn on_thread_exit(&mut self, tid: u32) {
         if self.tracker.remove_thread(tid).is_some() {
@@ -511,6 +529,27 @@ pub(crate) mod tests {
         e.on_arrival(&arrival(10, 2, 0), 0);
         assert_eq!(e.counters.arrivals_unattributed, 1);
         assert_eq!(e.counters.boosts_granted, 1);
+    }
+
+    #[test]
+    fn a_local_task_waking_on_a_boosted_cpu_ends_the_boost_at_once() {
+        let mut e = engine(Box::new(Eager), &[10, 11]);
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        assert!(matches!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted { .. }
+        ));
+        // A local task woke on 10's CPU at 0.1 ms, long before the window's end (1 ms): restored now.
+        e.on_local_wake(10, 100_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.act.calls.last().unwrap(), "restore 10");
+        assert_eq!(e.counters.boosts_yielded, 1);
+        // A report for a thread that is not boosted (11), or no longer (10), changes nothing.
+        let calls = e.act.calls.len();
+        e.on_local_wake(11, 200_000);
+        e.on_local_wake(10, 200_000);
+        assert_eq!(e.act.calls.len(), calls);
+        assert_eq!(e.counters.boosts_yielded, 1);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub const COSCHED_EV_FORK: u64 = 2;
 /// Event kind: a managed thread exited.
 pub const COSCHED_EV_EXIT: u64 = 3;
 pub const COSCHED_EV_WATCH: u64 = 4;
+/// A local task woke on a CPU a boosted managed thread holds (`tid`: the boosted thread).
+pub const COSCHED_EV_LOCAL_WAKE: u64 = 5;
 
 pub const COSCHED_STAT_ARRIVALS: u64 = 0;
 pub const COSCHED_STAT_FLAGGED: u64 = 1;
@@ -43,8 +45,10 @@ pub const COSCHED_STAT_SWITCHES: u64 = 10;
 pub const COSCHED_STAT_REACTIONS: u64 = 11;
 pub const COSCHED_STAT_ALONE: u64 = 12;
 pub const COSCHED_STAT_BOOSTED: u64 = 13;
+/// Local tasks woken on a CPU a boosted managed thread held.
+pub const COSCHED_STAT_LOCAL_WAKES: u64 = 14;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 14;
+pub const COSCHED_NR_STATS: u64 = 15;
 /// u64 words in a cache line: the gap between the field groups of [`Task`].
 pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
@@ -226,6 +230,7 @@ mod tests {
             ("COSCHED_EV_FORK", COSCHED_EV_FORK),
             ("COSCHED_EV_EXIT", COSCHED_EV_EXIT),
             ("COSCHED_EV_WATCH", COSCHED_EV_WATCH),
+            ("COSCHED_EV_LOCAL_WAKE", COSCHED_EV_LOCAL_WAKE),
             ("COSCHED_STAT_ARRIVALS", COSCHED_STAT_ARRIVALS),
             ("COSCHED_STAT_FLAGGED", COSCHED_STAT_FLAGGED),
             ("COSCHED_STAT_ON_CPU", COSCHED_STAT_ON_CPU),
@@ -240,6 +245,7 @@ mod tests {
             ("COSCHED_STAT_REACTIONS", COSCHED_STAT_REACTIONS),
             ("COSCHED_STAT_ALONE", COSCHED_STAT_ALONE),
             ("COSCHED_STAT_BOOSTED", COSCHED_STAT_BOOSTED),
+            ("COSCHED_STAT_LOCAL_WAKES", COSCHED_STAT_LOCAL_WAKES),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),

@@ -145,6 +145,10 @@ pub struct AgentStats {
     pub refused_gone: u64,
     /// Changes the kernel refused (see `last_error`).
     pub boost_errors: u64,
+    /// Boosts ended early because a local task woke on the boosted thread's CPU (`--no-yield-to-local` keeps
+    /// them), and the local wake-ups BPF reported.
+    pub boosts_yielded: u64,
+    pub local_wakes: u64,
     /// Threads put back to their own attributes.
     /// Threads left unmanaged because their job already had the most managed threads a job may have.
     pub threads_refused: u64,

@@ -22,6 +22,8 @@ pub struct Counters {
     pub boosts_granted: u64,
     /// Threads put back to their own attributes.
     pub restores: u64,
+    /// Boosts ended early because a local task woke on the boosted thread's CPU.
+    pub boosts_yielded: u64,
     /// Changes not made because the thread had exited.
     pub refused_gone: u64,
     /// Threads left unmanaged because their job already had the most threads a job may have.
@@ -48,6 +50,7 @@ impl Default for Counters {
             events: 0,
             boosts_granted: 0,
             restores: 0,
+            boosts_yielded: 0,
             refused_gone: 0,
             threads_refused: 0,
             arrivals_unattributed: 0,
@@ -254,6 +257,8 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         refused_gone: s.counters.refused_gone,
         boost_errors: s.counters.boost_errors,
         restores: s.counters.restores,
+        boosts_yielded: s.counters.boosts_yielded,
+        local_wakes: stat(intf::COSCHED_STAT_LOCAL_WAKES),
         threads_refused: s.counters.threads_refused,
         arrivals_unattributed: s.counters.arrivals_unattributed,
         watching: s.bpf.watching,

@@ -45,12 +45,15 @@ const volatile u64 rq_refresh_ns = 1000000; /* 1 ms: how stale R may get before 
 const volatile u64 poll_grain_ns = 50000;   /* 50 us: resolution of a task's last empty poll (last_poll_ns) */
 const volatile u64 relearn_ns = 1000000;    /* 1 ms: how often a thread's socket is written to the socket map again */
 const volatile u64 share_wait_ns = 1000000; /* 1 ms: a managed thread that waited this long for its CPU shares it */
+const volatile u32 yield_to_local = 1;      /* a local task waking on a boosted thread's CPU ends the boost */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
 u64 stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE] __attribute__((aligned(128)));
 u64 hist[COSCHED_HIST_KINDS * COSCHED_HIST_BUCKETS];
 /* Closed at load: with no job yet, nothing to watch. Its own cache line: every message hook reads it. */
 struct cosched_gate gate __attribute__((aligned(128)));
+/* Which managed thread runs boosted on each CPU (CPU ids fold modulo COSCHED_STAT_CPUS). */
+struct cosched_cpu cpus[COSCHED_STAT_CPUS] __attribute__((aligned(128)));
 
 /* How often the gate's contended_ns is rewritten while sharing goes on (each write costs the message hooks'
  * CPUs a cache miss on the gate). */
@@ -254,7 +257,12 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	u64 now = bpf_ktime_get_ns();
 	u32 cpu = bpf_get_smp_processor_id();
 	u32 prev_tid = prev->pid, next_tid = next->pid;
+	struct cosched_cpu *c = &cpus[cpu % COSCHED_STAT_CPUS];
 	struct cosched_task *t;
+
+	/* Read before written: most switches on the machine involve no boost and leave the line clean. */
+	if (c->boosted_tid)
+		c->boosted_tid = 0;
 
 	t = bpf_map_lookup_elem(&tasks, &prev_tid);
 	if (t) {
@@ -281,6 +289,10 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		t->switched_in_ns = now;
 		t->exec_in_ns = next->se.sum_exec_runtime;
 		t->last_ran_ns = now;
+		if (next->policy == 1 || next->policy == 2) {
+			c->boosted_tid = next_tid;
+			c->yield_asked = 0;
+		}
 		t->rq_len = cpu_len(next);
 		/* Sharing is a managed thread that waited for its CPU longer than a kernel thread's or the agent's
 		 * moment on it: what DCS exists to cut short. */
@@ -308,6 +320,57 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 			t->pending = 0;
 		}
 	}
+	return 0;
+}
+
+/* The task's CPU (task_cpu()). */
+struct task_struct___old {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline u32 task_cpu_of(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->thread_info.cpu))
+		return p->thread_info.cpu;
+	return ((struct task_struct___old *)p)->cpu;
+}
+
+#define PF_KTHREAD 0x00200000
+
+/* A task woke up (it is queued on its CPU now). If that CPU is held by a boosted managed thread and the task is a
+ * local one — a user task in the fair class that the agent does not manage — the boost is what keeps it waiting:
+ * tell the agent, which ends the boost, so the local user's response costs it one agent reaction, not the rest of
+ * a window and its extensions (seeds: coscheduling must not take the local user's interactive response).
+ * Everything else returns after one read of this CPU's line. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(cosched_wakeup, struct task_struct *p)
+{
+	u32 cpu, boosted, tid, tgid;
+	struct cosched_cpu *c;
+	struct cosched_task *bt;
+
+	if (!yield_to_local)
+		return 0;
+	cpu = task_cpu_of(p);
+	c = &cpus[cpu % COSCHED_STAT_CPUS];
+	boosted = c->boosted_tid;
+	if (!boosted || c->yield_asked)
+		return 0;
+	if (p->flags & PF_KTHREAD)
+		return 0;
+	if (p->policy != 0 /* SCHED_NORMAL */ && p->policy != 3 /* SCHED_BATCH */)
+		return 0;
+	tid = p->pid;
+	if (bpf_map_lookup_elem(&tasks, &tid))
+		return 0; /* the job's own */
+	bt = bpf_map_lookup_elem(&tasks, &boosted);
+	if (!bt)
+		return 0;
+	tgid = bt->tgid;
+	c->yield_asked = 1;
+	stat_inc(COSCHED_STAT_LOCAL_WAKES);
+	/* `nr_running` carries the woken local task's tid (for the log). */
+	emit_event(COSCHED_EV_LOCAL_WAKE, boosted, tgid, cpu, tid, bpf_ktime_get_ns(), 0);
 	return 0;
 }
 

@@ -32,6 +32,7 @@ typedef unsigned long long u64;
 #define COSCHED_EV_FORK 2          /* a managed task created a thread or a process (now managed too) */
 #define COSCHED_EV_EXIT 3          /* a managed thread exited (its entry is gone from the tasks map) */
 #define COSCHED_EV_WATCH 4         /* the watch gate opened: user space attaches the message hooks */
+#define COSCHED_EV_LOCAL_WAKE 5    /* a local (unmanaged, user, fair-class) task woke on a CPU a boosted thread holds */
 
 /* Statistic indices into each row of `stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE]` (user space sums the rows).
  * Never lose data silently: every drop and miss is counted. */
@@ -49,7 +50,8 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_REACTIONS 11      /* reactions recorded in the histogram */
 #define COSCHED_STAT_ALONE 12          /* arrivals for a receiver with its CPU to itself (R <= 1): nothing to preempt */
 #define COSCHED_STAT_BOOSTED 13        /* arrivals for a boosted receiver preempted by a higher real-time task */
-#define COSCHED_NR_STATS 14
+#define COSCHED_STAT_LOCAL_WAKES 14    /* local tasks woken on a CPU a boosted managed thread held (boost told to yield) */
+#define COSCHED_NR_STATS 15
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 16     /* u64 per row (>= COSCHED_NR_STATS; 128 bytes, two cache lines) */
 
@@ -101,6 +103,14 @@ struct cosched_gate {
 	u32 watching;          /* 1: the arrival and receive hooks do their work; 0: they return at once */
 	u32 _pad;
 	u64 contended_ns;      /* last time a managed thread was seen sharing its CPU (written at most every ms) */
+};
+
+/* Per-CPU state (the `cpus` global, one cache line per CPU, written only on that CPU by sched_switch): the managed
+ * thread running boosted on it, so a local task waking there can end the boost at once. */
+struct cosched_cpu {
+	u32 boosted_tid;       /* the boosted managed thread on this CPU now, 0 if none */
+	u32 yield_asked;       /* 1 once a local wake-up asked it to yield during this stint (one event a stint) */
+	u64 _pad[7];
 };
 
 /* Per-process state (procs map, key = tgid). */
