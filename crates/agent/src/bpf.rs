@@ -205,6 +205,20 @@ impl Observer {
         out
     }
 
+    /// When a local task that woke on `cpu` and has not run since woke (`None`: none is waiting there).
+    pub fn local_waiting_since(&self, cpu: u32) -> Option<u64> {
+        let bss = self.skel.maps.bss_data.as_deref()?;
+        let c = &bss.cpus[cpu as usize % bss.cpus.len()];
+        // SAFETY: as in `stats`: the mmapped .bss, each word read once, volatile.
+        let (tid, woke) = unsafe {
+            (
+                std::ptr::read_volatile(&c.local_waiting),
+                std::ptr::read_volatile(&c.local_woke_ns),
+            )
+        };
+        (tid != 0).then_some(woke)
+    }
+
     /// The watch gate as BPF last wrote it.
     pub fn gate(&self) -> intf::Gate {
         self.skel
@@ -296,5 +310,8 @@ impl crate::ctx::Probe for Observer {
     }
     fn forget_task(&self, tid: u32) {
         self.remove_task(tid)
+    }
+    fn local_waiting_since(&self, cpu: u32) -> Option<u64> {
+        Observer::local_waiting_since(self, cpu)
     }
 }

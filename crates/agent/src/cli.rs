@@ -41,6 +41,10 @@ pub struct CoreArgs {
     /// for its CPU, not the rest of a window and its extensions.
     #[arg(long)]
     pub no_yield_to_local: bool,
+    /// How long a boost steps aside for a local task that woke on its CPU before it resumes for the rest of
+    /// its window (0: the boost ends there).
+    #[arg(long, default_value_t = 500)]
+    pub yield_us: u64,
     /// SCHED_FIFO priority of a boosted task (1..=98; low, so the kernel's own RT threads stay above).
     #[arg(long, default_value_t = 1)]
     pub rt_prio: u32,
@@ -228,6 +232,16 @@ impl AgentArgs {
             renotify_ns: a.renotify_us.max(1) * 1000,
             rt_prio: a.rt_prio,
             yield_to_local: !a.no_yield_to_local,
+            yield_ns: a
+                .yield_us
+                .checked_mul(1000)
+                .filter(|&ns| ns <= 1_000_000_000)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--yield-us must be at most 1000000 (1 s), got {}",
+                        a.yield_us
+                    )
+                })?,
             tick_ns,
             watch_hold_ns: match ms(a.watch_hold_ms, "watch-hold-ms")? {
                 0 => None,

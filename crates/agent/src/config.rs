@@ -20,6 +20,8 @@ pub struct Config {
     /// A boost ends as soon as a local task (a user task in the fair class that the agent does not manage)
     /// wakes on the boosted thread's CPU.
     pub yield_to_local: bool,
+    /// How long such a boost pauses before it resumes for the rest of its window (0: it ends).
+    pub yield_ns: Nanos,
     /// The policy's tick period.
     pub tick_ns: Nanos,
     /// Close the BPF watch gate once no managed thread has shared its CPU for this long (`None`: never).
@@ -53,6 +55,7 @@ impl Config {
             format!("renotify_us={}", self.renotify_ns / 1000),
             format!("rt_prio={}", self.rt_prio),
             format!("yield_to_local={}", self.yield_to_local),
+            format!("yield_us={}", self.yield_ns / 1000),
             format!("tick_ms={}", self.tick_ns as f64 / 1e6),
             format!(
                 "watch_hold_ms={}",

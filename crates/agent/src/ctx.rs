@@ -29,6 +29,10 @@ pub trait Probe {
     fn kicked(&self, tid: u32, when: Nanos);
     /// Stops watching a thread.
     fn forget_task(&self, tid: u32);
+    /// When a local task that woke on `cpu` and has not run since woke, if one is waiting there.
+    fn local_waiting_since(&self, _cpu: u32) -> Option<Nanos> {
+        None
+    }
 }
 
 /// The mechanism's settings.
@@ -42,6 +46,8 @@ pub struct Settings {
     pub panic_after_boosts: Option<u64>,
     /// When the agent started (the log's time origin).
     pub started_ns: Nanos,
+    /// How long a boost pauses for a local task that woke on its CPU (0: it ends).
+    pub yield_ns: Nanos,
 }
 
 /// A process's CPU time while managed (ns) and its current `R`.

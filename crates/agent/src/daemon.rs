@@ -153,6 +153,7 @@ impl Agent {
             log_actions: cfg.log_actions,
             panic_after_boosts: cfg.panic_after_boosts,
             started_ns,
+            yield_ns: cfg.yield_ns,
         };
         let engine = Engine::new(policy, SchedActuator::new(guardian), obs, settings, now_ns);
         Ok(Agent {
@@ -276,7 +277,20 @@ impl Agent {
                 intf::COSCHED_EV_FORK => self.on_fork(&e),
                 intf::COSCHED_EV_EXIT => self.engine.on_thread_exit(e.tid),
                 intf::COSCHED_EV_WATCH => self.attach_message_hooks(),
-                intf::COSCHED_EV_LOCAL_WAKE => self.engine.on_local_wake(e.tid, now_ns()),
+                intf::COSCHED_EV_LOCAL_WAKE => {
+                    if self.cfg.log_actions {
+                        let comm = std::fs::read_to_string(format!("/proc/{}/comm", e.nr_running))
+                            .unwrap_or_default();
+                        self.log(&format!(
+                            "local task {} ({}) woke on CPU {}: boosted tid {} yields",
+                            e.nr_running,
+                            comm.trim(),
+                            e.cpu,
+                            e.tid
+                        ));
+                    }
+                    self.engine.on_local_wake(e.tid, now_ns())
+                }
                 _ => {}
             }
         }

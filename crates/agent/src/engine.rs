@@ -29,10 +29,14 @@ use crate::proto::Latency;
 use crate::stats::Counters;
 use crate::tracker::{Mode, Process, Thread, Tracker};
 use cosched_policy::Nanos;
+use std::collections::BTreeMap;
 
 /// Boost windows ending this close together are decided at one timer wake-up: the ranks of a coscheduled job
 /// then share one deadline, and the agent, which preempts a rank whenever it wakes, wakes once for all.
 pub const TIMER_COALESCE_NS: Nanos = 1_000_000;
+
+/// A local task BPF recorded as waiting for longer than this has gone elsewhere (BPF's `LOCAL_WAIT_STALE_NS`).
+pub const LOCAL_WAIT_STALE_NS: Nanos = 50_000_000;
 
 /// The mechanism around one policy.
 pub struct Engine<A: Actuate, P: Probe> {
@@ -48,6 +52,8 @@ pub struct Engine<A: Actuate, P: Probe> {
     pub timer_stale: bool,
     /// The clock for the decision latency (arrival → boost carried out).
     clock: fn() -> Nanos,
+    /// Boosts paused for a local task: tid → (resume at, the window's end).
+    yielded: BTreeMap<u32, (Nanos, Nanos)>,
 }
 
 impl<A: Actuate, P: Probe> Engine<A, P> {
@@ -68,6 +74,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             deadline: None,
             timer_stale: false,
             clock,
+            yielded: BTreeMap::new(),
         }
     }
 
@@ -98,12 +105,14 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         ctx.answered
     }
 
-    /// The earliest moment the timer must fire: a window end or the policy's deadline.
+    /// The earliest moment the timer must fire: a window end, a paused boost's resumption, or the policy's
+    /// deadline.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        match (self.tracker.next_window_end(), self.deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let resume = self.yielded.values().map(|&(at, _)| at).min();
+        [self.tracker.next_window_end(), self.deadline, resume]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Starts tracking a process of `job` (its threads come with [`adopt_thread`](Self::adopt_thread)).
@@ -237,6 +246,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
 
     /// The timer fired: the boost windows that ended, and the policy's deadline.
     pub fn on_timer(&mut self, now: Nanos) {
+        self.resume_yielded(now);
         let mut due: Vec<u32> = self
             .tracker
             .threads()
@@ -290,22 +300,73 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
     /// whatever the policy: coscheduling must not take the local user's interactive response). The thread goes
     /// back to its own attributes; the policy's next decision (an arrival, the tick) may boost it again.
     pub fn on_local_wake(&mut self, tid: u32, now: Nanos) {
-        let boosted = self
-            .tracker
-            .thread(tid)
-            .is_some_and(|t| matches!(t.mode, Mode::Boosted { .. }));
-        if !boosted {
+        let Some(Mode::Boosted { until, .. }) = self.tracker.thread(tid).map(|t| t.mode) else {
+            return;
+        };
+        // The local task's turn is a pause, not the end of the burst: a waking interactive task usually needs
+        // its CPU for microseconds, while a ping-pong that drops out of its coscheduled burst needs its peer to
+        // drop out too before it is back in step. The thread goes back to its own attributes for the pause (at
+        // nice 19 instead, the policy took it for a demoted thread and kept it there: LAMMPS ran 3× slower) and
+        // the boost resumes for the rest of its window after it.
+        let resume = now + self.settings.yield_ns;
+        let pause = self.settings.yield_ns > 0 && until > resume;
+        let yielded = self.with_policy_changes(now, |ctx| ctx.restore(tid));
+        if !yielded {
             return;
         }
-        self.with_policy(now, None, |_, ctx| {
-            if ctx.restore(tid) {
-                ctx.counters.boosts_yielded += 1;
+        self.counters.boosts_yielded += 1;
+        if pause {
+            self.yielded.insert(tid, (resume, until));
+            self.timer_stale = true;
+        }
+    }
+
+    /// Paused boosts whose pause is over come back for the rest of their window, unless the policy or the
+    /// owner changed the thread meanwhile.
+    fn resume_yielded(&mut self, now: Nanos) {
+        // Exact, not coalesced like window ends: the pause is what the local task gets.
+        let due: Vec<(u32, Nanos)> = self
+            .yielded
+            .iter()
+            .filter(|(_, &(at, _))| at <= now)
+            .map(|(&tid, &(_, until))| (tid, until))
+            .collect();
+        for (tid, until) in due {
+            self.yielded.remove(&tid);
+            let paused = self
+                .tracker
+                .thread(tid)
+                .is_some_and(|t| t.mode == Mode::Normal);
+            if !paused {
+                continue; // the policy decided otherwise meanwhile
             }
-        });
+            // The local task has not had its CPU yet: a boost now would take it from under it again, with no
+            // wake-up left to report it. Wait another pause, while the window lasts.
+            let waiting = self
+                .probe
+                .task(tid)
+                .and_then(|t| self.probe.local_waiting_since(t.last_cpu))
+                .is_some_and(|woke| now.saturating_sub(woke) < LOCAL_WAIT_STALE_NS);
+            let resume = now + self.settings.yield_ns;
+            if waiting && until > resume {
+                self.yielded.insert(tid, (resume, until));
+                self.timer_stale = true;
+            } else if !waiting && until > now {
+                self.with_policy_changes(now, |ctx| ctx.boost(tid, until));
+            }
+        }
+    }
+
+    /// Runs a mechanism action with a [`Ctx`] outside any policy call; returns what it returned.
+    fn with_policy_changes(&mut self, now: Nanos, f: impl FnOnce(&mut Ctx) -> bool) -> bool {
+        let mut done = false;
+        self.with_policy(now, None, |_, ctx| done = f(ctx));
+        done
     }
 
     /// A managed thread exited.
     pub fn on_thread_exit(&mut self, tid: u32) {
+        self.yielded.remove(&tid);
         if self.tracker.remove_thread(tid).is_some() {
             self.policy.on_thread_exit(tid);
         }
@@ -431,6 +492,8 @@ pub(crate) mod tests {
         pub runtime: RefCell<HashMap<u32, Nanos>>,
         /// CPU time of processes that exited (still the job's).
         pub exited_cpu: RefCell<Nanos>,
+        /// When the local task waiting on every CPU woke, if one is.
+        pub waiting: RefCell<Option<Nanos>>,
         pub kicked: RefCell<Vec<(u32, Nanos)>>,
     }
 
@@ -451,6 +514,9 @@ pub(crate) mod tests {
         fn forget_task(&self, tid: u32) {
             self.tasks.borrow_mut().remove(&tid);
         }
+        fn local_waiting_since(&self, _cpu: u32) -> Option<Nanos> {
+            *self.waiting.borrow()
+        }
     }
 
     fn clock() -> Nanos {
@@ -465,6 +531,7 @@ pub(crate) mod tests {
             log_actions: false,
             panic_after_boosts: None,
             started_ns: 0,
+            yield_ns: 500_000,
         };
         let mut e = Engine::new(
             policy,
@@ -532,14 +599,14 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_local_task_waking_on_a_boosted_cpu_ends_the_boost_at_once() {
+    fn a_boost_steps_aside_at_once_for_a_local_task_waking_on_its_cpu() {
         let mut e = engine(Box::new(Eager), &[10, 11]);
         e.on_arrival(&arrival(10, 2, 0), 0);
         assert!(matches!(
             e.tracker.thread(10).unwrap().mode,
             Mode::Boosted { .. }
         ));
-        // A local task woke on 10's CPU at 0.1 ms, long before the window's end (1 ms): restored now.
+        // A local task woke on 10's CPU at 0.1 ms, long before the window's end (1 ms): it steps aside now.
         e.on_local_wake(10, 100_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
         assert_eq!(e.act.calls.last().unwrap(), "restore 10");
@@ -550,6 +617,46 @@ pub(crate) mod tests {
         e.on_local_wake(10, 200_000);
         assert_eq!(e.act.calls.len(), calls);
         assert_eq!(e.counters.boosts_yielded, 1);
+        // The pause (0.5 ms) is over at 0.6 ms and the window (until 1 ms) has time left: the boost resumes
+        // for the rest of it.
+        assert_eq!(e.next_deadline(), Some(600_000));
+        e.on_timer(600_000);
+        assert_eq!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted {
+                since: 600_000,
+                until: 1_000_000
+            }
+        );
+        // A pause that would outlast the window ends the boost for good.
+        e.on_local_wake(10, 700_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.next_deadline(), None);
+        // While a local task still waits for its CPU at the pause's end, the pause goes on; once the window is
+        // over, the thread gets its own attributes back (never left at nice 19).
+        e.settings.yield_ns = 200_000;
+        e.on_arrival(&arrival(10, 2, 2_000_000), 2_000_000); // boosted until 3 ms
+        e.on_local_wake(10, 2_100_000); // paused until 2.3 ms
+        e.probe.waiting.borrow_mut().replace(2_100_000);
+        e.on_timer(2_300_000); // still waiting: paused until 2.5 ms
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.next_deadline(), Some(2_500_000));
+        e.probe.waiting.borrow_mut().take(); // it ran
+        e.on_timer(2_500_000); // the rest of the window
+        assert_eq!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted {
+                since: 2_500_000,
+                until: 3_000_000
+            }
+        );
+        // Paused again at 2.7 ms with the local task still waiting at 2.9 ms, when no pause fits in the window
+        // any more: the boost is over.
+        e.on_local_wake(10, 2_700_000);
+        e.probe.waiting.borrow_mut().replace(2_700_000);
+        e.on_timer(2_900_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.next_deadline(), None);
     }
 
     #[test]

@@ -1367,3 +1367,73 @@ fn one_job_gets_at_most_its_share_of_managed_threads_and_jobs_are_capped() {
     drop(sleepers);
     drop(agent);
 }
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn a_boost_steps_aside_for_a_local_task_that_wakes_on_its_cpu() {
+    let _serial = privileged!();
+    if !two_cpus(
+        "needs two CPUs (the boosted receiver and a local sleeper on one, the sender on the other)",
+    ) {
+        return;
+    }
+    // A managed spinning receiver on CPU 1 beside a competitor, boosted for windows of 2 s; then a local task
+    // of this test on CPU 1 sleeps 1 ms 200 times. Without the yield rule each of its wake-ups would wait for
+    // the rest of a 2 s window (or the real-time throttle's 50 ms); with it, one agent reaction.
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "2000000",
+        "--max-extend-us",
+        "2000000",
+        "--grace-us",
+        "0",
+        "--watch-hold-ms",
+        "0",
+    ]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let rx = helper(&format!("spinrecv:{port},1"));
+    let (mut s, _) = l.accept().unwrap();
+    s.set_nodelay(true).unwrap();
+    agent.client().register(rx.pid(), "receiver").unwrap();
+    let _comp = helper("spin:1");
+    pin(0);
+    let t0 = Instant::now();
+    while agent.stats().boosted_now == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the receiver was never boosted: {:#?}",
+            agent.stats()
+        );
+        s.write_all(&[0u8; 64]).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let before = agent.stats();
+    let sleeper = std::thread::spawn(|| {
+        pin(1);
+        let mut worst = Duration::ZERO;
+        for _ in 0..200 {
+            let start = Instant::now();
+            std::thread::sleep(Duration::from_millis(1));
+            worst = worst.max(start.elapsed().saturating_sub(Duration::from_millis(1)));
+        }
+        worst
+    });
+    let worst = sleeper.join().unwrap();
+    let after = agent.stats();
+    eprintln!(
+        "local sleeper's worst lateness {worst:?}; yielded {}",
+        after.boosts_yielded - before.boosts_yielded
+    );
+    assert!(
+        after.boosts_yielded > before.boosts_yielded,
+        "no boost yielded to the local task: {after:#?}"
+    );
+    assert!(
+        worst < Duration::from_millis(20),
+        "a local task on a boosted CPU waited {worst:?} to run (limit 20 ms)"
+    );
+}

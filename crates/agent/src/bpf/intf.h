@@ -70,7 +70,7 @@ struct cosched_task {
 	u32 tgid;              /* owning process */
 	u32 on_cpu;            /* CPU + 1 while the thread is on a CPU, 0 when off */
 	u32 last_cpu;          /* CPU it last ran on */
-	u32 rq_len;            /* the DCS R: runnable fair-class tasks on its CPU, any cgroup, itself included; at last switch-in/arrival */
+	u32 rq_len;            /* the DCS R: tasks sharing its CPU in its cfs_rq, itself included; at last switch-in/arrival */
 	u32 preempted;         /* 1 if it left its CPU still runnable (preempted), 0 if it blocked */
 	u32 rt;                /* 1 if it left its CPU with a real-time policy (boosted) */
 	u64 switched_in_ns;    /* last switch-in */
@@ -105,12 +105,15 @@ struct cosched_gate {
 	u64 contended_ns;      /* last time a managed thread was seen sharing its CPU (written at most every ms) */
 };
 
-/* Per-CPU state (the `cpus` global, one cache line per CPU, written only on that CPU by sched_switch): the managed
- * thread running boosted on it, so a local task waking there can end the boost at once. */
+/* Per-CPU state (the `cpus` global, one cache line per CPU): the local task waiting on it since its wake-up, and
+ * the last time a boosted thread there was asked to step aside for one (so the agent is told once, not at every
+ * wake-up of a busy local task). */
 struct cosched_cpu {
-	u32 boosted_tid;       /* the boosted managed thread on this CPU now, 0 if none */
-	u32 yield_asked;       /* 1 once a local wake-up asked it to yield during this stint (one event a stint) */
-	u64 _pad[7];
+	u32 local_waiting;     /* a local task woken on this CPU that has not run since, 0 if none */
+	u32 asked_tid;         /* the boosted thread last asked to yield on this CPU */
+	u64 local_woke_ns;     /* when that local task woke */
+	u64 asked_ns;          /* when it was asked */
+	u64 _pad[5];
 };
 
 /* Per-process state (procs map, key = tgid). */
@@ -131,7 +134,7 @@ struct cosched_event {
 	u32 tid;               /* receiver / new task / exiting task */
 	u32 tgid;              /* its process */
 	u32 cpu;               /* ARRIVAL: the receiver's last CPU; FORK: parent tid */
-	u32 nr_running;        /* ARRIVAL: the receiver's rq_len (the DCS R: fair-class tasks sharing its CPU) */
+	u32 nr_running;        /* ARRIVAL: the receiver's rq_len (the DCS R); LOCAL_WAKE: the local task's tid */
 	u32 _pad;
 	u64 time_ns;           /* event time (bpf_ktime_get_ns) */
 	u64 job;               /* job id */
