@@ -9,6 +9,7 @@
  * tracefs — not mounted here — nor perf events):
  *   sched_switch                 on-CPU state, last-ran time, CPU time (the kernel's own sum_exec_runtime),
  *                                run-queue length, reaction histogram
+ *   sched_wakeup                 a local task woke on a CPU a boosted managed thread holds: the boost yields
  *   sched_process_fork           children and threads of a managed task become managed
  *   sched_process_exit           a managed thread's entry goes away (so a reused tid is never "managed")
  *   sock_recv_length             socket -> receiving thread (runs in its context); empty polls of spinning
@@ -343,9 +344,11 @@ static __always_inline u32 task_cpu_of(struct task_struct *p)
 
 /* A task woke up (it is queued on its CPU now). If that CPU is held by a boosted managed thread and the task is a
  * local one — a user task in the fair class that the agent does not manage — the boost is what keeps it waiting:
- * tell the agent, which ends the boost, so the local user's response costs it one agent reaction, not the rest of
- * a window and its extensions (seeds: coscheduling must not take the local user's interactive response).
- * Everything else returns after one read of this CPU's line. */
+ * tell the agent, which pauses the boost, so the local user's response costs it one agent reaction, not the rest
+ * of a window and its extensions (seeds: coscheduling must not take the local user's interactive response). A
+ * local task is remembered on its CPU until it runs (sched_switch clears it), so a boost that takes the CPU
+ * before then yields too, and the agent does not resume a paused boost over it. Cost on every wake-up of the
+ * machine: a flag test, and for a user task one hash lookup and one write to its CPU's line. */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(cosched_wakeup, struct task_struct *p)
 {

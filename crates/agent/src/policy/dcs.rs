@@ -11,8 +11,9 @@
 //! BPF flags only arrivals whose receiver is off its CPU and has not run for the grace time. For each the
 //! policy applies, in order:
 //! 1. DCS ([`cosched_policy::dcs::DcsState`], keyed by tgid) with `Tc` = now, `Tp` = the process's last boost
-//!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = the runnable fair-class tasks on the
-//!    receiver's CPU at the arrival, whatever their cgroup or autogroup (read in BPF);
+//!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = the tasks sharing the receiver's CPU in its
+//!    own cfs_rq at the arrival (read in BPF; `docs/lab-local.md` has the two wider readings measured and why
+//!    they wait);
 //! 2. the budget ([`cosched_policy::budget::Budget`]), one per *job* — every process and thread it has or had,
 //!    across fork and exit: the job's CPU time (booked in BPF at every context switch and at each thread's
 //!    exit) may not exceed its fair share plus a burst. Its fair share is the sum over its threads of
