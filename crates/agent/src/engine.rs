@@ -36,7 +36,7 @@ use std::collections::BTreeMap;
 pub const TIMER_COALESCE_NS: Nanos = 1_000_000;
 
 /// A local task BPF recorded as waiting for longer than this has gone elsewhere (BPF's `LOCAL_WAIT_STALE_NS`).
-pub const LOCAL_WAIT_STALE_NS: Nanos = 50_000_000;
+pub const LOCAL_WAIT_STALE_NS: Nanos = 4_000_000;
 
 /// The mechanism around one policy.
 pub struct Engine<A: Actuate, P: Probe> {

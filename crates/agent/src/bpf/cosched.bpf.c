@@ -220,8 +220,9 @@ static __always_inline u32 hist_bucket(u64 ns)
 }
 
 #define PF_KTHREAD 0x00200000
-/* A local task recorded as waiting for longer than this has gone elsewhere (migrated, killed): forget it. */
-#define LOCAL_WAIT_STALE_NS 50000000ULL
+/* A local task recorded as waiting for longer than this (a tick) has gone elsewhere (migrated before it ran, killed) or
+ * is being starved by the fair class, not by a boost: forget it, and let a paused boost resume. */
+#define LOCAL_WAIT_STALE_NS 4000000ULL
 
 /* The same boosted thread is asked again on a CPU at most this often (the agent's reaction is tens of µs). */
 #define YIELD_REASK_NS 200000ULL
