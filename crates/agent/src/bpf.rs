@@ -161,24 +161,17 @@ impl Observer {
 
     /// A thread's BPF state, if it is managed.
     pub fn task(&self, tid: u32) -> Option<Task> {
-        let v = self
-            .skel
-            .maps
-            .tasks
-            .lookup(&tid.to_ne_bytes(), MapFlags::ANY)
-            .ok()??;
-        Task::from_bytes(&v)
+        lookup(&self.skel.maps.tasks, &tid.to_ne_bytes())
     }
 
     /// A process's BPF state, if it is managed.
     pub fn proc(&self, tgid: u32) -> Option<Proc> {
-        let v = self
-            .skel
-            .maps
-            .procs
-            .lookup(&tgid.to_ne_bytes(), MapFlags::ANY)
-            .ok()??;
-        Proc::from_bytes(&v)
+        lookup(&self.skel.maps.procs, &tgid.to_ne_bytes())
+    }
+
+    /// A job's BPF state, while it has a live process.
+    pub fn job(&self, job: u64) -> Option<JobState> {
+        lookup(&self.skel.maps.jobs, &job.to_ne_bytes())
     }
 
     /// Records that the agent boosted `tid` at `when` on its own initiative (reaction measured from then).
@@ -297,13 +290,7 @@ impl crate::ctx::Probe for Observer {
         self.proc(tgid).map(|p| p.runtime_ns)
     }
     fn job_runtime(&self, job: u64) -> Option<u64> {
-        let v = self
-            .skel
-            .maps
-            .jobs
-            .lookup(&job.to_ne_bytes(), MapFlags::ANY)
-            .ok()??;
-        JobState::from_bytes(&v).map(|j| j.runtime_ns)
+        self.job(job).map(|j| j.runtime_ns)
     }
     fn kicked(&self, tid: u32, when: u64) {
         Observer::kicked(self, tid, when)
@@ -314,4 +301,9 @@ impl crate::ctx::Probe for Observer {
     fn local_waiting_since(&self, cpu: u32) -> Option<u64> {
         Observer::local_waiting_since(self, cpu)
     }
+}
+
+/// The value under `key` in a hash map of BPF, read as `T` (`None`: no entry, or a failed read).
+fn lookup<T: Pod>(map: &impl MapCore, key: &[u8]) -> Option<T> {
+    T::from_bytes(&map.lookup(key, MapFlags::ANY).ok()??)
 }

@@ -158,11 +158,6 @@ impl Ctx<'_> {
         })
     }
 
-    /// A process's CPU time and `R` now (fresh from BPF).
-    pub fn sample(&self, tgid: u32) -> Option<Sample> {
-        sample(self.probe, self.tracker, tgid, self.now)
-    }
-
     /// A job's CPU time now, exited processes and threads included ([`job_cpu`]).
     pub fn job_cpu(&self, job: u64) -> Option<Nanos> {
         job_cpu(self.probe, self.tracker, job, self.now)

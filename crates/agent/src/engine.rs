@@ -23,7 +23,7 @@
 use crate::actuator::Actuate;
 use crate::ctx::fail;
 pub use crate::ctx::{sample, Ctx, Probe, ProcessView, Sample, Settings, ThreadView};
-use crate::intf::Event;
+use crate::intf::{self, Event};
 use crate::policy::{Arrival, Policy};
 use crate::proto::Latency;
 use crate::stats::Counters;
@@ -34,9 +34,6 @@ use std::collections::BTreeMap;
 /// Boost windows ending this close together are decided at one timer wake-up: the ranks of a coscheduled job
 /// then share one deadline, and the agent, which preempts a rank whenever it wakes, wakes once for all.
 pub const TIMER_COALESCE_NS: Nanos = 1_000_000;
-
-/// A local task BPF recorded as waiting for longer than this has gone elsewhere (BPF's `LOCAL_WAIT_STALE_NS`).
-pub const LOCAL_WAIT_STALE_NS: Nanos = 4_000_000;
 
 /// The mechanism around one policy.
 pub struct Engine<A: Actuate, P: Probe> {
@@ -346,7 +343,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
                 .probe
                 .task(tid)
                 .and_then(|t| self.probe.local_waiting_since(t.last_cpu))
-                .is_some_and(|woke| now.saturating_sub(woke) < LOCAL_WAIT_STALE_NS);
+                .is_some_and(|woke| now.saturating_sub(woke) < intf::COSCHED_LOCAL_WAIT_STALE_NS);
             let resume = now + self.settings.yield_ns;
             if waiting && until > resume {
                 self.yielded.insert(tid, (resume, until));

@@ -9,6 +9,9 @@ pub const COSCHED_MAX_TASKS: u64 = 8192;
 pub const COSCHED_MAX_PROCS: u64 = 4096;
 /// Live jobs (jobs map).
 pub const COSCHED_MAX_JOBS: u64 = 64;
+/// A local task recorded as waiting on a CPU for longer than this has gone (killed before it ran): BPF forgets
+/// it, and a paused boost resumes. One that migrates before it runs is moved to its new CPU's record.
+pub const COSCHED_LOCAL_WAIT_STALE_NS: u64 = 50_000_000;
 /// Capacity of the socket-owner LRU map.
 /// Ring buffer size in bytes.
 pub const COSCHED_RINGBUF_BYTES: u64 = 262144;
@@ -221,6 +224,7 @@ mod tests {
             ("COSCHED_MAX_TASKS", COSCHED_MAX_TASKS),
             ("COSCHED_MAX_PROCS", COSCHED_MAX_PROCS),
             ("COSCHED_MAX_JOBS", COSCHED_MAX_JOBS),
+            ("COSCHED_LOCAL_WAIT_STALE_NS", COSCHED_LOCAL_WAIT_STALE_NS),
             ("COSCHED_RINGBUF_BYTES", COSCHED_RINGBUF_BYTES),
             ("COSCHED_HIST_BUCKETS", COSCHED_HIST_BUCKETS),
             ("COSCHED_HIST_KINDS", COSCHED_HIST_KINDS),

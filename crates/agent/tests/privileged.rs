@@ -87,6 +87,25 @@ struct AgentProc {
 }
 
 impl AgentProc {
+    /// An agent that boosts on every arrival for windows of `boost_us`: it acts on arrivals however recently
+    /// the receiver ran (`--grace-us 0`) and watches messages without waiting to see sharing
+    /// (`--watch-hold-ms 0`), as [`provoke_boost`] needs, and keeps its boosts when this test's own threads (local
+    /// tasks to it) wake on the receiver's CPU (`--no-yield-to-local`), so that a boost the test looks at is
+    /// still there; `extra` flags follow.
+    fn for_boosts(boost_us: &str, extra: &[&str]) -> AgentProc {
+        let mut args = vec![
+            "--boost-us",
+            boost_us,
+            "--grace-us",
+            "0",
+            "--watch-hold-ms",
+            "0",
+            "--no-yield-to-local",
+        ];
+        args.extend_from_slice(extra);
+        AgentProc::start(&args)
+    }
+
     fn start(extra: &[&str]) -> AgentProc {
         let dir = std::env::temp_dir().join(format!(
             "cosched-agent-test-{}-{}",
@@ -207,9 +226,8 @@ fn managed_helper(agent: &AgentProc, role: &str) -> (Kid, u32, TcpStream) {
 }
 
 /// Sends messages until the agent boosts the receiver (SCHED_FIFO), or fails after 5 s. The receiver blocks and
-/// never waits long for its CPU, so the agent must watch messages without waiting to see sharing
-/// (`--watch-hold-ms 0`) and act on every arrival (`--grace-us 0`); R > 1 comes from this test's own thread on
-/// the receiver's CPU.
+/// never waits long for its CPU, so the agent must be one of [`AgentProc::for_boosts`]; R > 1 comes from this
+/// test's own thread on the receiver's CPU.
 fn provoke_boost(agent: &AgentProc, pid: u32, s: &mut TcpStream) {
     let mut b = [0u8; 1];
     let t0 = Instant::now();
@@ -444,14 +462,7 @@ fn run_refuses_without_a_running_agent() {
 fn kill_9_of_the_agent_restores_boosted_tasks_within_a_second() {
     let _serial = privileged!();
     // A 5 s boost window: without the guardian the receiver would stay SCHED_FIFO long after the kill.
-    let agent = AgentProc::start(&[
-        "--boost-us",
-        "5000000",
-        "--grace-us",
-        "0",
-        "--watch-hold-ms",
-        "0",
-    ]);
+    let agent = AgentProc::for_boosts("5000000", &[]);
     let (_rx, tid, mut s) = managed_receiver(&agent);
     let nice_before = nice(tid);
     provoke_boost(&agent, tid, &mut s);
@@ -493,16 +504,7 @@ fn a_panic_in_the_agent_restores_boosted_tasks_within_a_second() {
     let _serial = privileged!();
     // The agent panics right after its first boost, with the 5 s window still open: only the guardian can
     // put the receiver back.
-    let agent = AgentProc::start(&[
-        "--boost-us",
-        "5000000",
-        "--grace-us",
-        "0",
-        "--watch-hold-ms",
-        "0",
-        "--panic-after-boosts",
-        "1",
-    ]);
+    let agent = AgentProc::for_boosts("5000000", &["--panic-after-boosts", "1"]);
     let (_rx, tid, mut s) = managed_receiver(&agent);
     let nice_before = nice(tid);
     let mut agent = agent;
@@ -538,14 +540,7 @@ fn a_panic_in_the_agent_restores_boosted_tasks_within_a_second() {
 )]
 fn sigterm_restores_and_boosts_are_not_inherited() {
     let _serial = privileged!();
-    let agent = AgentProc::start(&[
-        "--boost-us",
-        "5000000",
-        "--grace-us",
-        "0",
-        "--watch-hold-ms",
-        "0",
-    ]);
+    let agent = AgentProc::for_boosts("5000000", &[]);
     let (_rx, tid, mut s) = managed_receiver(&agent);
     provoke_boost(&agent, tid, &mut s);
     // 'f': the boosted receiver forks; the child reports its policy first, then the parent its own.
@@ -1082,16 +1077,7 @@ impl Drop for RealTimeWatcher {
 fn agent_and_guardian_killed_together_are_restored_by_the_next_agent() {
     let _serial = privileged!();
     // A 5 s window and no lease: only a sweep of the dead pair's slot table can put the receiver back soon.
-    let agent = AgentProc::start(&[
-        "--boost-us",
-        "5000000",
-        "--grace-us",
-        "0",
-        "--watch-hold-ms",
-        "0",
-        "--guard-lease-ms",
-        "0",
-    ]);
+    let agent = AgentProc::for_boosts("5000000", &["--guard-lease-ms", "0"]);
     let (_rx, tid, mut s) = managed_receiver(&agent);
     provoke_boost(&agent, tid, &mut s);
     let guardian = agent.stats().guardian_pid;
@@ -1232,14 +1218,7 @@ fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
 fn a_boosted_thread_that_execs_is_restored() {
     let _serial = privileged!();
     // A 1 s window: the boost ends at its end, after the exec, on a thread id that no longer exists.
-    let agent = AgentProc::start(&[
-        "--boost-us",
-        "1000000",
-        "--grace-us",
-        "0",
-        "--watch-hold-ms",
-        "0",
-    ]);
+    let agent = AgentProc::for_boosts("1000000", &[]);
     let (kid, tid, mut s) = managed_helper(&agent, "execthread");
     let pid = kid.pid();
     assert_ne!(tid, pid, "the receiving thread must not be the leader");
@@ -1270,14 +1249,7 @@ fn a_boosted_thread_that_execs_is_restored() {
 )]
 fn a_renice_during_a_boost_is_kept() {
     let _serial = privileged!();
-    let agent = AgentProc::start(&[
-        "--boost-us",
-        "1000000",
-        "--grace-us",
-        "0",
-        "--watch-hold-ms",
-        "0",
-    ]);
+    let agent = AgentProc::for_boosts("1000000", &[]);
     let (_rx, tid, mut s) = managed_receiver(&agent);
     assert_eq!(nice(tid), 0);
     provoke_boost(&agent, tid, &mut s);

@@ -10,6 +10,7 @@
  *   sched_switch                 on-CPU state, last-ran time, CPU time (the kernel's own sum_exec_runtime),
  *                                run-queue length, reaction histogram
  *   sched_wakeup                 a local task woke on a CPU a boosted managed thread holds: the boost yields
+ *   sched_migrate_task           a local task waiting since its wake-up moves its record to its new CPU
  *   sched_process_fork           children and threads of a managed task become managed
  *   sched_process_exit           a managed thread's entry goes away (so a reused tid is never "managed")
  *   sock_recv_length             socket -> receiving thread (runs in its context); empty polls of spinning
@@ -220,9 +221,6 @@ static __always_inline u32 hist_bucket(u64 ns)
 }
 
 #define PF_KTHREAD 0x00200000
-/* A local task recorded as waiting for longer than this (a tick) has gone elsewhere (migrated before it ran, killed) or
- * is being starved by the fair class, not by a boost: forget it, and let a paused boost resume. */
-#define LOCAL_WAIT_STALE_NS 4000000ULL
 
 /* The same boosted thread is asked again on a CPU at most this often (the agent's reaction is tens of µs). */
 #define YIELD_REASK_NS 200000ULL
@@ -298,7 +296,7 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 			/* A boost that takes the CPU from a local task still waiting since its wake-up (the boosted
 			 * thread woke, or came back from a higher real-time task, after the local one) yields at once
 			 * too: the wake-up hook saw no boost to stop then. */
-			if (yield_to_local && c->local_waiting && now - c->local_woke_ns < LOCAL_WAIT_STALE_NS)
+			if (yield_to_local && c->local_waiting && now - c->local_woke_ns < COSCHED_LOCAL_WAIT_STALE_NS)
 				ask_to_yield(c, next_tid, t->tgid, cpu, c->local_waiting, now);
 		}
 		t->rq_len = cpu_len(next);
@@ -388,6 +386,25 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 		return 0;
 	tgid = bt->tgid;
 	ask_to_yield(c, boosted, tgid, cpu, tid, now);
+	return 0;
+}
+
+/* A task moves to another CPU. A local task recorded as waiting on the old one (woken there, not run yet) waits on
+ * the new one now: its record moves with it, so the old CPU's paused boost is not held back by a task that is
+ * no longer there, and a boost on the new CPU yields to it. */
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(cosched_migrate, struct task_struct *p, int dest_cpu)
+{
+	struct cosched_cpu *from, *to;
+	u32 tid = p->pid;
+
+	from = &cpus[task_cpu_of(p) % COSCHED_STAT_CPUS];
+	if (from->local_waiting != tid || !tid)
+		return 0;
+	to = &cpus[(u32)dest_cpu % COSCHED_STAT_CPUS];
+	from->local_waiting = 0;
+	to->local_waiting = tid;
+	to->local_woke_ns = from->local_woke_ns;
 	return 0;
 }
 

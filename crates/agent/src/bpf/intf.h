@@ -19,6 +19,9 @@ typedef unsigned long long u64;
 #define COSCHED_MAX_TASKS 8192     /* managed threads (tasks map) */
 #define COSCHED_MAX_PROCS 4096     /* managed processes (procs map) */
 #define COSCHED_MAX_JOBS 64        /* live jobs (jobs map): twice the agent's cap on live jobs */
+/* A local task recorded as waiting on a CPU for longer than this has gone (killed before it ran): BPF forgets it,
+ * and a paused boost resumes. One that migrates before it runs is moved to its new CPU's record. */
+#define COSCHED_LOCAL_WAIT_STALE_NS 50000000
 #define COSCHED_RINGBUF_BYTES 262144
 #define COSCHED_HIST_BUCKETS 32    /* log2 buckets of microseconds: bucket b holds [2^(b-1), 2^b) us, b=0 holds 0 us */
 #define COSCHED_HIST_KINDS 2       /* histogram rows, see COSCHED_HIST_* */
