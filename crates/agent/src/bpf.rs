@@ -21,6 +21,13 @@ pub struct BpfOptions {
     pub yield_to_local: bool,
 }
 
+/// CPUs online: a cpu cgroup's configured share spreads over them (BPF's weighted `R`).
+fn online_cpus() -> u32 {
+    // SAFETY: sysconf reads a system constant and has no memory effects.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    u32::try_from(n).unwrap_or(1).max(1)
+}
+
 /// The loaded, attached BPF program, its ring buffer and its maps.
 pub struct Observer {
     skel: CoschedSkel<'static>,
@@ -45,6 +52,7 @@ impl Observer {
             ro.grace_ns = opts.grace_ns;
             ro.renotify_ns = opts.renotify_ns;
             ro.yield_to_local = u32::from(opts.yield_to_local);
+            ro.nr_cpus = online_cpus();
         }
         let mut skel = open.load().map_err(|e| {
             anyhow::anyhow!(

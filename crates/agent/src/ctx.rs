@@ -50,32 +50,25 @@ pub struct Settings {
     pub yield_ns: Nanos,
 }
 
-/// A process's CPU time while managed (ns) and its current `R`.
+/// A process's CPU time while managed (ns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sample {
     /// What BPF booked at its threads' switch-outs, plus the running part of every thread on a CPU now (a
     /// thread that spins alone is never switched out, so its booked time lags).
     pub cpu_ns: Nanos,
-    /// The largest run-queue length its threads saw at their last switch-in or arrival (`None`: none seen).
-    pub rq_len: Option<u32>,
 }
 
 /// One look at a process in BPF (one lookup per thread, through the tracker's index).
 pub fn sample(probe: &dyn Probe, tracker: &Tracker, tgid: u32, now: Nanos) -> Option<Sample> {
     let booked = probe.proc_runtime(tgid)?;
     let mut running = 0;
-    let mut rq_len = None;
     for task in tracker.threads_of(tgid).filter_map(|t| probe.task(t.tid)) {
         if task.on_cpu != 0 {
             running += now.saturating_sub(task.switched_in_ns);
         }
-        if task.rq_len > 0 {
-            rq_len = Some(rq_len.unwrap_or(0).max(task.rq_len));
-        }
     }
     Some(Sample {
         cpu_ns: booked + running,
-        rq_len,
     })
 }
 
@@ -142,7 +135,7 @@ impl Ctx<'_> {
         })
     }
 
-    /// BPF's state of a managed thread (`on_cpu`, `pending`, `rq_len`, arrival and poll times, ...).
+    /// BPF's state of a managed thread (`on_cpu`, `pending`, `r_milli`, arrival and poll times, ...).
     pub fn task(&self, tid: u32) -> Option<intf::Task> {
         self.probe.task(tid)
     }
@@ -151,10 +144,7 @@ impl Ctx<'_> {
         self.tracker.process(tgid).map(|p| ProcessView {
             tgid: p.tgid,
             job: p.job,
-            sampled: p.cpu_ns.map(|cpu_ns| Sample {
-                cpu_ns,
-                rq_len: p.rq_len,
-            }),
+            sampled: p.cpu_ns.map(|cpu_ns| Sample { cpu_ns }),
         })
     }
 

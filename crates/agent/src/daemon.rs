@@ -279,11 +279,11 @@ impl Agent {
                 intf::COSCHED_EV_WATCH => self.attach_message_hooks(),
                 intf::COSCHED_EV_LOCAL_WAKE => {
                     if self.cfg.log_actions {
-                        let comm = std::fs::read_to_string(format!("/proc/{}/comm", e.nr_running))
+                        let comm = std::fs::read_to_string(format!("/proc/{}/comm", e.arg))
                             .unwrap_or_default();
                         self.log(&format!(
                             "local task {} ({}) woke on CPU {}: boosted tid {} yields",
-                            e.nr_running,
+                            e.arg,
                             comm.trim(),
                             e.cpu,
                             e.tid

@@ -120,7 +120,6 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             registered_ns: now,
             cpu_at_start_ticks,
             cpu_ns: None,
-            rq_len: None,
             r_sum: 0,
             r_count: 0,
         });
@@ -225,12 +224,12 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             self.counters.arrivals_unattributed += 1;
             return;
         };
-        p.r_sum += u64::from(e.nr_running.max(1));
+        p.r_sum += u64::from(e.arg).max(intf::COSCHED_R_ONE_MILLI);
         p.r_count += 1;
         let arrival = Arrival {
             tid,
             tgid,
-            run_queue_len: e.nr_running,
+            r_milli: e.arg,
             time_ns: e.time_ns,
         };
         let answered = self.with_policy(now, Some(tid), |p, ctx| p.on_arrival(ctx, &arrival));
@@ -282,13 +281,12 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         self.timer_stale = true;
     }
 
-    /// The periodic tick: every process's CPU time and `R` are sampled, then the policy looks.
+    /// The periodic tick: every process's CPU time is sampled, then the policy looks.
     pub fn on_tick(&mut self, now: Nanos) {
         for tgid in self.tracker.tgids() {
             let s = sample(&self.probe, &self.tracker, tgid, now);
             let p = self.tracker.process_mut(tgid).expect("listed above");
             p.cpu_ns = s.map(|s| s.cpu_ns);
-            p.rq_len = s.and_then(|s| s.rq_len);
         }
         self.with_policy(now, None, |p, ctx| p.on_tick(ctx));
     }
@@ -561,7 +559,7 @@ pub(crate) mod tests {
             kind: intf::COSCHED_EV_ARRIVAL as u32,
             tid,
             tgid: tid,
-            nr_running: r,
+            arg: r * intf::COSCHED_R_ONE_MILLI as u32,
             time_ns: t,
             ..Default::default()
         }

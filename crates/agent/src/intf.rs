@@ -12,7 +12,12 @@ pub const COSCHED_MAX_JOBS: u64 = 64;
 /// A local task recorded as waiting on a CPU for longer than this has gone (killed before it ran): BPF forgets
 /// it, and a paused boost resumes. One that migrates before it runs is moved to its new CPU's record.
 pub const COSCHED_LOCAL_WAIT_STALE_NS: u64 = 50_000_000;
-/// Capacity of the socket-owner LRU map.
+/// `R` in thousandths: one task's worth ([`Task::r_milli`]).
+pub const COSCHED_R_ONE_MILLI: u64 = 1000;
+/// At or below this `R` (thousandths) a thread has its CPU to itself: nothing else there weighs 5 % of it.
+pub const COSCHED_R_ALONE_MILLI: u64 = 1050;
+/// The largest `R` BPF reports (thousandths).
+pub const COSCHED_R_MAX_MILLI: u64 = 1_000_000;
 /// Ring buffer size in bytes.
 pub const COSCHED_RINGBUF_BYTES: u64 = 262144;
 /// log2 buckets per reaction histogram row (microseconds).
@@ -66,7 +71,7 @@ pub struct Task {
     pub tgid: u32,
     pub on_cpu: u32,
     pub last_cpu: u32,
-    pub rq_len: u32,
+    pub r_milli: u32,
     pub preempted: u32,
     pub rt: u32,
     pub switched_in_ns: u64,
@@ -79,7 +84,7 @@ pub struct Task {
     pub last_arrival_ns: u64,
     pub flagged_ns: u64,
     pub notified_ns: u64,
-    pub rq_len_ns: u64,
+    pub r_ns: u64,
     pub _gap1: [u64; COSCHED_LINE_WORDS as usize],
     pub last_poll_ns: u64,
     pub last_got_ns: u64,
@@ -119,10 +124,32 @@ pub struct Event {
     pub tid: u32,
     pub tgid: u32,
     pub cpu: u32,
-    pub nr_running: u32,
+    pub arg: u32,
     pub _pad: u32,
     pub time_ns: u64,
     pub job: u64,
+}
+
+/// `R` as a whole number of tasks for the DCS rule (`Tq R`): `r_milli` rounded to the nearest, at least 1
+/// (0, unknown, reads as 1).
+pub fn r_tasks(r_milli: u32) -> u32 {
+    ((u64::from(r_milli) + COSCHED_R_ONE_MILLI / 2) / COSCHED_R_ONE_MILLI).max(1) as u32
+}
+
+/// Whether a thread whose `R` is `r_milli` is known to have its CPU to itself.
+pub fn alone(r_milli: u32) -> bool {
+    r_milli != 0 && u64::from(r_milli) <= COSCHED_R_ALONE_MILLI
+}
+
+/// Whether a thread whose `R` is `r_milli` is known to share its CPU.
+pub fn shares_cpu(r_milli: u32) -> bool {
+    u64::from(r_milli) > COSCHED_R_ALONE_MILLI
+}
+
+/// A thread's fair share of `wall` on a CPU where `R` is `r_milli`: `wall / R` (unknown R: all of it).
+pub fn fair_share(wall: u64, r_milli: u32) -> u64 {
+    let r = u64::from(r_milli).max(COSCHED_R_ONE_MILLI);
+    (u128::from(wall) * u128::from(COSCHED_R_ONE_MILLI) / u128::from(r)) as u64
 }
 
 /// Plain-old-data that may be copied from or to the raw bytes of a BPF map value or ring-buffer record.
@@ -225,6 +252,9 @@ mod tests {
             ("COSCHED_MAX_PROCS", COSCHED_MAX_PROCS),
             ("COSCHED_MAX_JOBS", COSCHED_MAX_JOBS),
             ("COSCHED_LOCAL_WAIT_STALE_NS", COSCHED_LOCAL_WAIT_STALE_NS),
+            ("COSCHED_R_ONE_MILLI", COSCHED_R_ONE_MILLI),
+            ("COSCHED_R_ALONE_MILLI", COSCHED_R_ALONE_MILLI),
+            ("COSCHED_R_MAX_MILLI", COSCHED_R_MAX_MILLI),
             ("COSCHED_RINGBUF_BYTES", COSCHED_RINGBUF_BYTES),
             ("COSCHED_HIST_BUCKETS", COSCHED_HIST_BUCKETS),
             ("COSCHED_HIST_KINDS", COSCHED_HIST_KINDS),
@@ -282,13 +312,30 @@ mod tests {
     }
 
     #[test]
+    fn r_in_thousandths_reads_as_tasks_contention_and_share() {
+        assert_eq!(r_tasks(0), 1);
+        assert_eq!(r_tasks(1040), 1);
+        assert_eq!(r_tasks(1500), 2);
+        assert_eq!(r_tasks(2000), 2);
+        assert_eq!(r_tasks(2490), 2);
+        assert!(!alone(0) && !shares_cpu(0), "unknown is neither");
+        assert!(alone(1000) && !shares_cpu(1000));
+        assert!(alone(1050) && !shares_cpu(1050));
+        assert!(!alone(1051) && shares_cpu(1051));
+        // Two tasks of equal weight: half the time; 2.5 (one task and a group worth one and a half): 40 %.
+        assert_eq!(fair_share(10_000, 2000), 5_000);
+        assert_eq!(fair_share(10_000, 2500), 4_000);
+        assert_eq!(fair_share(10_000, 0), 10_000);
+    }
+
+    #[test]
     fn pod_round_trip() {
         let e = Event {
             kind: 1,
             tid: 2,
             tgid: 3,
             cpu: 4,
-            nr_running: 5,
+            arg: 5,
             _pad: 0,
             time_ns: 6,
             job: 7,

@@ -11,7 +11,8 @@
 //!   when the agent adopted the thread, written back when it returns to `Normal`.
 //! - `slice_ns` / `affinity`: overrides of the thread's custom slice (`sched_runtime`) and CPU affinity that
 //!   hold in every mode until the thread is restored.
-//! - `R`: the run-queue length of a process's CPU; `r_sum / r_count` average it over the process's arrivals
+//! - `R`: how many tasks share a process's CPU (weighted, BPF's `r_milli`); `r_sum / r_count` (thousandths)
+//!   average it over the process's arrivals
 //!   for the fairness statistic `F = N Tcpu / Twall` (seed `000_e8004e1596fde6a5.txt` §4.1.1).
 
 use crate::sched::SchedAttr;
@@ -73,9 +74,7 @@ pub struct Process {
     pub cpu_at_start_ticks: u64,
     /// Its CPU time while managed (ns), as last sampled from BPF; `None` before the first sample.
     pub cpu_ns: Option<Nanos>,
-    /// The largest run-queue length its threads saw at their last switch-in or arrival, as last sampled.
-    pub rq_len: Option<u32>,
-    /// Sum and count of `R` over its arrivals (for the fairness statistic).
+    /// Sum (thousandths) and count of `R` over its arrivals (for the fairness statistic).
     pub r_sum: u64,
     pub r_count: u64,
 }
@@ -84,7 +83,7 @@ impl Process {
     /// The mean `R` over its arrivals, 1 when it had none.
     pub fn mean_r(&self) -> f64 {
         if self.r_count > 0 {
-            self.r_sum as f64 / self.r_count as f64
+            self.r_sum as f64 / self.r_count as f64 / crate::intf::COSCHED_R_ONE_MILLI as f64
         } else {
             1.0
         }
@@ -371,7 +370,6 @@ mod tests {
             registered_ns: 0,
             cpu_at_start_ticks: 0,
             cpu_ns: None,
-            rq_len: None,
             r_sum: 0,
             r_count: 0,
         }

@@ -159,8 +159,24 @@ fn unique() -> u64 {
 
 /// Starts this test binary as a helper with `role`.
 fn helper(role: &str) -> Kid {
+    helper_with(role, false)
+}
+
+/// [`helper`], in a session of its own when `own_session` (its own autogroup: another CFS task group than this
+/// test's).
+fn helper_with(role: &str, own_session: bool) -> Kid {
     let exe = std::env::current_exe().unwrap();
     let mut command = Command::new(exe);
+    if own_session {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                nix::unistd::setsid().map_err(std::io::Error::from)?;
+                Ok(())
+            });
+        }
+    }
     // Dies with the test binary however it dies (kill -9, a timeout), not only through `Kid`'s drop.
     cosched_testkit::die_with_parent(&mut command, libc::SIGKILL);
     let kid = command
@@ -998,6 +1014,53 @@ fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
         );
     }
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
+    drop(rx);
+}
+
+#[test]
+fn a_job_in_its_own_session_is_coscheduled_against_competitors_of_another() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (the receiver and its competitor on one, the sender on another)") {
+        return;
+    }
+    // A managed spinning receiver in a session of its own (its own autogroup where autogroups are on, as here)
+    // shares CPU 1 with a competitor of this test's session. Its own cfs_rq holds it alone, so an R read there
+    // is 1 and the agent never acted (0 boosts, measured 2026-11-25); R weighted across groups is 2.
+    let agent = AgentProc::start(&["--grace-us", "0"]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let rx = helper_with(&format!("spinrecv:{port},1"), true);
+    let (mut s, _) = l.accept().unwrap();
+    s.set_nodelay(true).unwrap();
+    let own_session = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    assert_ne!(
+        own_session(rx.pid()).split_whitespace().nth(5),
+        own_session(std::process::id()).split_whitespace().nth(5),
+        "the receiver is not in a session of its own"
+    );
+    agent.client().register(rx.pid(), "own-session").unwrap();
+    let comp = helper("spin:1");
+    let all_cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    pin(0);
+    let t0 = Instant::now();
+    while agent.stats().boosts_granted == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "a job in its own session sharing its CPU with another session's competitor was not boosted: {:#?}",
+            agent.stats()
+        );
+        for _ in 0..40 {
+            s.write_all(&[0u8; 64]).unwrap();
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+    let st = agent.stats();
+    assert!(
+        st.flagged > 0 && st.arrivals_alone * 4 < st.arrivals,
+        "its arrivals were taken for a receiver alone on its CPU: {st:#?}"
+    );
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
+    drop(comp);
     drop(rx);
 }
 

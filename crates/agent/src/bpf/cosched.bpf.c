@@ -47,6 +47,7 @@ const volatile u64 rq_refresh_ns = 1000000; /* 1 ms: how stale R may get before 
 const volatile u64 poll_grain_ns = 50000;   /* 50 us: resolution of a task's last empty poll (last_poll_ns) */
 const volatile u64 relearn_ns = 1000000;    /* 1 ms: how often a thread's socket is written to the socket map again */
 const volatile u64 share_wait_ns = 1000000; /* 1 ms: a managed thread that waited this long for its CPU shares it */
+const volatile u32 nr_cpus = 1;            /* CPUs online (a group's configured share spreads over them) */
 const volatile u32 yield_to_local = 1;      /* a local task waking on a boosted thread's CPU ends the boost */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
@@ -73,35 +74,59 @@ static __always_inline struct rq *rq_of(struct task_struct *p)
 	return cfs ? cfs->rq : NULL;
 }
 
-/* Kernels before 6.14 call the hierarchical count h_nr_running. */
-struct cfs_rq___old {
-	unsigned int h_nr_running;
-} __attribute__((preserve_access_index));
+/* A nice-0 task's load weight as the kernel keeps it (scale_load(1024) on 64-bit kernels). */
+#define NICE_0_WEIGHT (1024ULL << 10)
+/* Group levels walked up from a task to the root cfs_rq (the kernel nests at most a few). */
+#define MAX_GROUP_DEPTH 8
 
-/* The DCS R of a task: how many tasks share its CPU at equal weight — the runnable tasks of its own cfs_rq (its
- * cpu cgroup or autogroup on that CPU), plus itself when it is not queued there (blocked, or boosted to
- * SCHED_FIFO). Tasks of other groups do not count: they get their group's share, not a slice of this task's.
- * Two other readings were measured and set aside (docs/lab-local.md): every runnable task of the CPU (the root
- * cfs_rq's count) sees a job in its own autogroup, but counts foreign tasks a weighted cgroup barely yields to
- * (the lab's job F fell to 0.64 at K = 1); the weighted entitlement (product of weight over queue weight up
- * the hierarchy) follows the group weights' load averages, which the agent's own boosts and demotions move
- * (R from 2 to 43 within one run). */
-static __always_inline u32 cpu_len(struct task_struct *p)
+/* The DCS R of a task, in thousandths: how many tasks of its weight share its CPU, every cpu cgroup and
+ * autogroup counted by the weight the kernel gives it. Level by level from the task up to the root cfs_rq,
+ *
+ *     R = prod over levels of (own + others) / own
+ *
+ * with `others` the load weight queued at that level beside the task's own entity (its group, above the first
+ * level), and `own`: the task's at nice 0 (the agent's own demotion to nice 19 must not inflate it), a group's
+ * the larger of its current weight and its configured share spread evenly over the CPUs (its current weight
+ * follows the group's load average, which the agent's boosts take out of the fair class: read as is it made R
+ * run from 2 to 43 within one run, docs/lab-local.md). Tasks in one group: R is their count, the reading of the
+ * seed. A job in its own session (autogroup) or cgroup beside one competing group of equal share: R = 2 however
+ * many tasks that group has, the share CFS gives it. A foreign task beside a cgroup of 262144 shares: R grows by
+ * 1/128, not by 1 (counting every runnable task alike cut the lab's job to F 0.64). */
+static __always_inline u32 cpu_r_milli(struct task_struct *p)
 {
 	/* Direct loads through the BTF-typed pointers (the verifier guards them), not bpf_probe_read_kernel: this
 	 * runs at every switch-in of a managed thread. */
-	struct cfs_rq *cfs = p->se.cfs_rq;
-	u32 n;
+	struct sched_entity *se = &p->se;
+	u64 r = COSCHED_R_ONE_MILLI;
+	int level;
 
-	if (!cfs)
-		return 0;
-	if (bpf_core_field_exists(cfs->h_nr_queued))
-		n = cfs->h_nr_queued;
-	else
-		n = ((struct cfs_rq___old *)cfs)->h_nr_running;
-	if (!p->se.on_rq)
-		n++;
-	return n;
+	for (level = 0; level < MAX_GROUP_DEPTH && se; level++) {
+		struct cfs_rq *cfs = se->cfs_rq;
+		u64 own, queued, others;
+
+		if (!cfs)
+			break;
+		if (level == 0) {
+			own = NICE_0_WEIGHT;
+		} else {
+			struct cfs_rq *mine = se->my_q;
+			struct task_group *tg = mine ? mine->tg : NULL;
+			u64 even = tg ? tg->shares / (nr_cpus ? nr_cpus : 1) : 0;
+
+			own = se->load.weight > even ? se->load.weight : even;
+		}
+		queued = cfs->load.weight;
+		others = queued;
+		if (se->on_rq)
+			others = queued > se->load.weight ? queued - se->load.weight : 0;
+		if (!own)
+			own = 1;
+		r = r * (own + others) / own;
+		if (r >= COSCHED_R_MAX_MILLI)
+			return COSCHED_R_MAX_MILLI;
+		se = se->parent;
+	}
+	return r;
 }
 
 /* How long `next` waited runnable for its CPU before this switch-in, from the kernel's own run-delay accounting
@@ -174,7 +199,7 @@ static __always_inline void stat_inc(u32 idx)
 }
 
 /* Hand one event to user space; a full ring buffer is counted, never waited on. Returns whether it went. */
-static __always_inline bool emit_event(u32 kind, u32 tid, u32 tgid, u32 cpu, u32 nr_running, u64 time_ns, u64 job)
+static __always_inline bool emit_event(u32 kind, u32 tid, u32 tgid, u32 cpu, u32 arg, u64 time_ns, u64 job)
 {
 	struct cosched_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -186,7 +211,7 @@ static __always_inline bool emit_event(u32 kind, u32 tid, u32 tgid, u32 cpu, u32
 	e->tid = tid;
 	e->tgid = tgid;
 	e->cpu = cpu;
-	e->nr_running = nr_running;
+	e->arg = arg;
 	e->_pad = 0;
 	e->time_ns = time_ns;
 	e->job = job;
@@ -233,7 +258,7 @@ static __always_inline void ask_to_yield(struct cosched_cpu *c, u32 tid, u32 tgi
 	c->asked_tid = tid;
 	c->asked_ns = now;
 	stat_inc(COSCHED_STAT_LOCAL_WAKES);
-	/* `nr_running` carries the local task's tid (for the log). */
+	/* `arg` carries the local task's tid (for the log). */
 	emit_event(COSCHED_EV_LOCAL_WAKE, tid, tgid, cpu, local, now, 0);
 }
 
@@ -299,10 +324,10 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 			if (yield_to_local && c->local_waiting && now - c->local_woke_ns < COSCHED_LOCAL_WAIT_STALE_NS)
 				ask_to_yield(c, next_tid, t->tgid, cpu, c->local_waiting, now);
 		}
-		t->rq_len = cpu_len(next);
+		t->r_milli = cpu_r_milli(next);
 		/* Sharing is a managed thread that waited for its CPU longer than a kernel thread's or the agent's
 		 * moment on it: what DCS exists to cut short. */
-		if (t->rq_len > 1 && waited_ns(next) >= share_wait_ns)
+		if (t->r_milli > COSCHED_R_ALONE_MILLI && waited_ns(next) >= share_wait_ns)
 			saw_sharing(now);
 		if (t->pending) {
 			/* The agent boosts with SCHED_FIFO (1) or RR (2); managed tasks are otherwise CFS. A boosted
@@ -574,12 +599,12 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	t->last_arrival_ns = now;
 	/* Refresh R at arrivals (a thread that spins alone is never switched, so its switch-in sample ages), but
 	 * at most every rq_refresh_ns: the task lookup touches the receiver's task_struct on another CPU. */
-	if (now - t->rq_len_ns >= rq_refresh_ns) {
+	if (now - t->r_ns >= rq_refresh_ns) {
 		struct task_struct *p = bpf_task_from_pid(tid);
 
 		if (p) {
-			t->rq_len = cpu_len(p);
-			t->rq_len_ns = now;
+			t->r_milli = cpu_r_milli(p);
+			t->r_ns = now;
 			bpf_task_release(p);
 		}
 	}
@@ -593,9 +618,9 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		stat_inc(COSCHED_STAT_BOOSTED);
 		return 0;
 	}
-	/* Nothing else wants the receiver's CPU at its level (R known and <= 1): it runs as soon as it is woken,
-	 * and waking the agent would only take a CPU from the job. */
-	if (t->rq_len == 1) {
+	/* Nothing else wants the receiver's CPU (R known and about 1): it runs as soon as it is woken, and waking
+	 * the agent would only take a CPU from the job. */
+	if (t->r_milli && t->r_milli <= COSCHED_R_ALONE_MILLI) {
 		stat_inc(COSCHED_STAT_ALONE);
 		return 0;
 	}
@@ -616,7 +641,7 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		t->flagged_ns = now;
 	t->pending = 1;
 	t->notified_ns = now;
-	if (!emit_event(COSCHED_EV_ARRIVAL, tid, t->tgid, t->last_cpu, t->rq_len, now, 0)) {
+	if (!emit_event(COSCHED_EV_ARRIVAL, tid, t->tgid, t->last_cpu, t->r_milli, now, 0)) {
 		t->pending = 0;
 		return 0;
 	}

@@ -22,6 +22,12 @@ typedef unsigned long long u64;
 /* A local task recorded as waiting on a CPU for longer than this has gone (killed before it ran): BPF forgets it,
  * and a paused boost resumes. One that migrates before it runs is moved to its new CPU's record. */
 #define COSCHED_LOCAL_WAIT_STALE_NS 50000000
+/* R, the DCS count of tasks sharing a CPU, in thousandths (cosched_task.r_milli): weighted across cgroups and
+ * autogroups, so it is not a whole number. At or below COSCHED_R_ALONE_MILLI a thread has its CPU to itself
+ * (what else is runnable there weighs under 5 % of it): nothing to preempt. */
+#define COSCHED_R_ONE_MILLI 1000
+#define COSCHED_R_ALONE_MILLI 1050
+#define COSCHED_R_MAX_MILLI 1000000
 #define COSCHED_RINGBUF_BYTES 262144
 #define COSCHED_HIST_BUCKETS 32    /* log2 buckets of microseconds: bucket b holds [2^(b-1), 2^b) us, b=0 holds 0 us */
 #define COSCHED_HIST_KINDS 2       /* histogram rows, see COSCHED_HIST_* */
@@ -68,12 +74,13 @@ typedef unsigned long long u64;
  * group, so a message moves no line of this entry between CPUs. With one mixed group, two moved per message. */
 #define COSCHED_LINE_WORDS 8       /* u64 words in a cache line: the gap between the groups of cosched_task */
 struct cosched_task {
-	/* scheduling group: written at the thread's context switches, on its own CPU (rq_len also by an arrival,
+	/* scheduling group: written at the thread's context switches, on its own CPU (r_milli also by an arrival,
 	 * at most every rq_refresh_ns) */
 	u32 tgid;              /* owning process */
 	u32 on_cpu;            /* CPU + 1 while the thread is on a CPU, 0 when off */
 	u32 last_cpu;          /* CPU it last ran on */
-	u32 rq_len;            /* the DCS R: tasks sharing its CPU in its cfs_rq, itself included; at last switch-in/arrival */
+	u32 r_milli;           /* the DCS R in thousandths: how many tasks of its weight share its CPU, every cgroup and
+	                        * autogroup counted by weight, itself included; at last switch-in/arrival; 0 unknown */
 	u32 preempted;         /* 1 if it left its CPU still runnable (preempted), 0 if it blocked */
 	u32 rt;                /* 1 if it left its CPU with a real-time policy (boosted) */
 	u64 switched_in_ns;    /* last switch-in */
@@ -87,7 +94,7 @@ struct cosched_task {
 	u64 last_arrival_ns;   /* last arrival on one of its sockets, flagged or not (window extension) */
 	u64 flagged_ns;        /* arrival time of the pending flagged arrival (the reaction is measured from it) */
 	u64 notified_ns;       /* when user space was last told about it (re-told after `renotify_ns`) */
-	u64 rq_len_ns;         /* when rq_len was last refreshed at an arrival (at most every `rq_refresh_ns`) */
+	u64 r_ns;              /* when r_milli was last refreshed at an arrival (at most every `rq_refresh_ns`) */
 	u64 _gap1[COSCHED_LINE_WORDS];
 	/* receive group: written by the thread's own receives */
 	u64 last_poll_ns;      /* last receive that found no data (EAGAIN): a spinning receiver polling */
@@ -137,7 +144,7 @@ struct cosched_event {
 	u32 tid;               /* receiver / new task / exiting task */
 	u32 tgid;              /* its process */
 	u32 cpu;               /* ARRIVAL: the receiver's last CPU; FORK: parent tid */
-	u32 nr_running;        /* ARRIVAL: the receiver's rq_len (the DCS R); LOCAL_WAKE: the local task's tid */
+	u32 arg;               /* ARRIVAL: the receiver's r_milli (the DCS R); LOCAL_WAKE: the local task's tid */
 	u32 _pad;
 	u64 time_ns;           /* event time (bpf_ktime_get_ns) */
 	u64 job;               /* job id */

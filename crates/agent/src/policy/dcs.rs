@@ -11,9 +11,9 @@
 //! BPF flags only arrivals whose receiver is off its CPU and has not run for the grace time. For each the
 //! policy applies, in order:
 //! 1. DCS ([`cosched_policy::dcs::DcsState`], keyed by tgid) with `Tc` = now, `Tp` = the process's last boost
-//!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = the tasks sharing the receiver's CPU in its
-//!    own cfs_rq at the arrival (read in BPF; `docs/lab-local.md` has the two wider readings measured and why
-//!    they wait);
+//!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = how many tasks of its weight share the
+//!    receiver's CPU at the arrival, every cgroup and autogroup counted by the weight CFS gives it (read in BPF
+//!    in thousandths, rounded here; `docs/lab-local.md` has the formula and the readings measured);
 //! 2. the budget ([`cosched_policy::budget::Budget`]), one per *job* — every process and thread it has or had,
 //!    across fork and exit: the job's CPU time (booked in BPF at every context switch and at each thread's
 //!    exit) may not exceed its fair share plus a burst. Its fair share is the sum over its threads of
@@ -52,7 +52,7 @@
 //!     if boost(tid, now + window) carried out: Tp = now; ext = window
 //! on window end (tid, now):
 //!     settle(job of tid)
-//!     contested = rq_len == 0 or rq_len > 1
+//!     contested = R unknown or R > 1.05
 //!     if may_boost and contested and an arrival since the boost, the last within a window:
 //!         ext = min(2 ext, max_extend); until = now + ext
 //!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid)
@@ -65,6 +65,7 @@
 //!     if overdrawn and no thread of the job boosted and one shares its CPU: demote(job)
 //! settle(job, now):
 //!     fair = Σ over its threads: Δwall / R_thread if runnable now, else min(its CPU since, Δwall / R_thread)
+//!            (R_thread weighted, in thousandths: Δwall × 1000 / r_milli)
 //!     budget.settle(now, job CPU incl. exited threads, fair)
 //! ```
 //!
@@ -75,6 +76,7 @@
 //! `--burst-ms` 160, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60; `--no-demote` only refuses.
 
 use crate::config::ms;
+use crate::intf;
 use crate::policy::{
     has_unread, spin_waiting, Arrival, Counter, Ctx, Host, Mode, Policy, PolicyFlags,
 };
@@ -257,7 +259,7 @@ struct JobBudget {
     thread_cpu: HashMap<u32, Nanos>,
     /// When it was last settled.
     settled_ns: Nanos,
-    /// The largest `R` among its threads, latest seen (arrival, settlement): for the log lines.
+    /// The largest `R` (thousandths) among its threads, latest seen (arrival, settlement): for the log lines.
     last_r: u32,
 }
 
@@ -309,7 +311,6 @@ impl Dcs {
             let Some(task) = ctx.task(tid) else {
                 continue;
             };
-            let r = task.rq_len.max(1);
             let running = if task.on_cpu != 0 {
                 now.saturating_sub(task.switched_in_ns)
             } else {
@@ -317,11 +318,11 @@ impl Dcs {
             };
             let used = task.runtime_ns + running;
             let ran = used.saturating_sub(b.thread_cpu.get(&tid).copied().unwrap_or(0));
-            let share = wall / u64::from(r);
+            let share = intf::fair_share(wall, task.r_milli);
             let runnable = task.on_cpu != 0 || task.preempted != 0;
             fair += if runnable { share } else { ran.min(share) };
             used_now.insert(tid, used);
-            r_max = r_max.max(task.rq_len);
+            r_max = r_max.max(task.r_milli);
         }
         b.thread_cpu = used_now;
         b.settled_ns = b.settled_ns.max(now);
@@ -390,7 +391,11 @@ impl Dcs {
             tgid,
             tid,
             counter,
-            format_args!("R={r} tokens_ms={:.3}", tokens as f64 / 1e6),
+            format_args!(
+                "R={:.2} tokens_ms={:.3}",
+                f64::from(r) / intf::COSCHED_R_ONE_MILLI as f64,
+                tokens as f64 / 1e6
+            ),
         );
     }
 }
@@ -454,14 +459,14 @@ impl Policy for Dcs {
     fn on_arrival(&mut self, ctx: &mut Ctx, a: &Arrival) {
         let now = ctx.now();
         let (tid, tgid) = (a.tid, a.tgid);
-        let r = a.run_queue_len.max(1);
+        let r_milli = a.r_milli;
         let Some(thread) = ctx.thread(tid) else {
             return;
         };
         let Some(b) = ctx.process(tgid).and_then(|p| self.budgets.get_mut(&p.job)) else {
             return;
         };
-        b.last_r = r;
+        b.last_r = r_milli;
         let may_boost = b.budget.may_boost();
         if let Mode::Boosted { until, .. } = thread.mode {
             // Boosted yet off its CPU beyond grace: the window is still ours; push its end.
@@ -478,13 +483,17 @@ impl Policy for Dcs {
             self.note(ctx, tgid, tid, NOT_NEEDED);
             return;
         }
-        if r <= 1 {
-            // Nobody else wants this CPU at the receiver's level: it runs as soon as it can without help, and a
+        if !intf::shares_cpu(r_milli) {
+            // Nobody else wants this CPU (or R is unknown): it runs as soon as it can without help, and a
             // boost would only meet the RT throttle (950 ms/s) later.
             self.note(ctx, tgid, tid, NOT_NEEDED);
             return;
         }
-        if self.state.consider(tgid, false, self.node(now, r)) != DcsDecision::Boost {
+        if self
+            .state
+            .consider(tgid, false, self.node(now, intf::r_tasks(r_milli)))
+            != DcsDecision::Boost
+        {
             self.note(ctx, tgid, tid, REFUSED_DCS);
             return;
         }
@@ -510,7 +519,7 @@ impl Policy for Dcs {
         let task = ctx.task(tid).unwrap_or_default();
         let job = ctx.process(tgid).map_or(0, |p| p.job);
         let (may, over, _) = self.settle(ctx, job).unwrap_or((false, false, false));
-        let contested = task.rq_len == 0 || task.rq_len > 1;
+        let contested = !intf::alone(task.r_milli);
         let last_arrival = task.last_arrival_ns;
         if may && contested && last_arrival > since && last_arrival + window > now {
             // Arrivals keep coming: extend, doubling the step up to --max-extend-us so that a long exchange
@@ -557,8 +566,7 @@ impl Policy for Dcs {
                     continue;
                 };
                 let task = ctx.task(tid).unwrap_or_default();
-                let r = task.rq_len;
-                if r == 1 {
+                if intf::alone(task.r_milli) {
                     // Nobody left on its CPU to yield to.
                     self.note(ctx, tgid, tid, LIFTED);
                     ctx.restore(tid);
@@ -567,7 +575,9 @@ impl Policy for Dcs {
                 } else if has_unread(&task) && task.on_cpu == 0 {
                     // A peer sent while this thread was demoted and waits for the reply: start the next
                     // coscheduled burst now instead of waiting for the next flagged arrival.
-                    if self.state.consider(tgid, false, self.node(now, r.max(1)))
+                    if self
+                        .state
+                        .consider(tgid, false, self.node(now, intf::r_tasks(task.r_milli)))
                         == DcsDecision::Boost
                         && self.boost(ctx, tgid, tid)
                     {
@@ -586,7 +596,7 @@ impl Policy for Dcs {
                 });
                 let contested = tids
                     .iter()
-                    .any(|&tid| ctx.task(tid).is_some_and(|t| t.rq_len > 1));
+                    .any(|&tid| ctx.task(tid).is_some_and(|t| intf::shares_cpu(t.r_milli)));
                 if !boosted_now && contested {
                     if let Some(&first) = tids.first() {
                         let tgid = ctx.thread(first).map_or(first, |t| t.tgid);
@@ -638,7 +648,7 @@ mod tests {
     fn setup() -> Engine<FakeActuator, FakeProbe> {
         let e = engine(Box::new(Dcs::new(config())), &[10]);
         task(&e, |t| {
-            t.rq_len = 2;
+            t.r_milli = 2000;
             t.preempted = 1;
         });
         e
@@ -830,7 +840,7 @@ mod tests {
         e.on_tick(10 * MILLIS);
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
         // Its CPU has nobody else now (R = 1): nobody to yield to, lifted at the next tick.
-        task(&e, |t| t.rq_len = 1);
+        task(&e, |t| t.r_milli = 1000);
         e.on_tick(20 * MILLIS);
         assert_eq!(mode(&e), Mode::Normal);
         assert_eq!((count(&e, DEMOTIONS), count(&e, LIFTED)), (1, 1));
@@ -847,7 +857,7 @@ mod tests {
             Task {
                 tgid: 10,
                 pending: 1,
-                rq_len: 2,
+                r_milli: 2000,
                 ..Default::default()
             },
         );
@@ -864,7 +874,7 @@ mod tests {
         for tid in [10, 11] {
             let mut tasks = e.probe.tasks.borrow_mut();
             let t = tasks.get_mut(&tid).unwrap();
-            t.rq_len = 2;
+            t.r_milli = 2000;
             t.preempted = 1;
         }
         e

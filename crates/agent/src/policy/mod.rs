@@ -11,7 +11,7 @@
 //! Events come in as calls — an arrival flagged by BPF (the receiver's wake-up as BPF reports it), the end of a
 //! boost window, a deadline the policy armed, the periodic tick, a process arriving or leaving, a thread
 //! leaving — each with a [`Ctx`]: a read-only view of the tracked tasks (per-thread [`Mode`], per-process CPU
-//! time and `R`, BPF's per-thread state such as `on_cpu`, `pending`, `rq_len`, the poll times behind
+//! time and `R`, BPF's per-thread state such as `on_cpu`, `pending`, `r_milli`, the poll times behind
 //! [`spin_waiting`]) and the actions (`boost` for a window, `restore`, `nice`, `slice`, `affinity`, `arm` a
 //! deadline, `note` a counted decision). Context switches reach a policy as that BPF state, not as calls: BPF sees
 //! thousands a second, and none of the seeds decides on one alone. The mechanism carries each action out at
@@ -45,8 +45,9 @@ use cosched_policy::Nanos;
 pub struct Arrival {
     pub tid: u32,
     pub tgid: u32,
-    /// `R`: the run-queue length of the receiver's CPU at the arrival (`nr_running`, read in BPF).
-    pub run_queue_len: u32,
+    /// `R` of the receiver's CPU at the arrival, in thousandths (weighted across groups, read in BPF:
+    /// [`intf::Task::r_milli`]).
+    pub r_milli: u32,
     /// When BPF saw it (CLOCK_MONOTONIC ns).
     pub time_ns: Nanos,
 }
