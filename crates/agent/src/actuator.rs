@@ -20,10 +20,12 @@
 //! - slot: a guardian table entry holding `want` and `orig` (and the CPU masks) while the thread differs from
 //!   its own.
 
+use crate::autogroup::{self, Autogroup};
 use crate::guardian::{Guardian, SlotId};
 use crate::sched::{self, CpuMask, SchedAttr, SchedError, Target};
 use crate::tracker::{Mode, Thread};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 /// Why a change was not carried out.
 #[derive(Debug, thiserror::Error)]
@@ -37,12 +39,26 @@ pub enum ActError {
     GuardianFull { tid: u32 },
     #[error("thread {tid} has no handle (it was never adopted, or it exited)")]
     Unknown { tid: u32 },
+    #[error("the autogroup of process {pid}: {err}")]
+    Autogroup { pid: u32, err: std::io::Error },
+    #[error(
+        "the guardian table is full ({} slots); the autogroup of job {job} was left alone",
+        crate::guardian::SLOTS
+    )]
+    GuardianFullGroup { job: u64 },
 }
 
 impl ActError {
     /// The thread exited: nothing was changed, and nothing is wrong.
     pub fn gone(&self) -> bool {
-        matches!(self, ActError::Sched(SchedError::Gone { .. }))
+        match self {
+            ActError::Sched(SchedError::Gone { .. }) => true,
+            ActError::Autogroup { err, .. } => {
+                err.kind() == std::io::ErrorKind::NotFound
+                    || err.raw_os_error() == Some(libc::ESRCH)
+            }
+            _ => false,
+        }
     }
 }
 
@@ -74,6 +90,17 @@ pub trait Actuate {
     ) -> Result<(), ActError>;
     /// Drops the handle and guard of a thread that exited (nothing is written).
     fn forget(&mut self, tid: u32);
+    /// Lowers the autogroup job `job` owns to nice `nice`, guarded like [`change`](Self::change), or with `None`
+    /// gives it its own nice back. `pid` is one of the job's processes; `job_or_launcher` every process of the
+    /// job and those that started it: a group that holds anything else is not the job's and is left alone
+    /// ([`crate::autogroup`]). Returns whether the group now has what was asked (`false`: the job owns none).
+    fn job_group_nice(
+        &mut self,
+        job: u64,
+        pid: u32,
+        job_or_launcher: &HashSet<u32>,
+        nice: Option<i32>,
+    ) -> Result<bool, ActError>;
 }
 
 /// Whether a thread's own policy is time-sharing (`SCHED_OTHER` or `SCHED_BATCH`): only those are given
@@ -133,13 +160,24 @@ struct Handle {
 pub struct SchedActuator {
     guardian: Guardian,
     handles: HashMap<u32, Handle>,
+    /// Job → the autogroup the agent lowered for it: its slot, the process it was reached through, the group
+    /// with its own nice.
+    groups: HashMap<u64, (SlotId, u32, Autogroup)>,
+    /// Job → when its autogroup was last found not to be its own (the /proc scan is not repeated within
+    /// [`GROUP_RECHECK`]).
+    not_owned: HashMap<u64, Instant>,
 }
+
+/// How long a job found not to own its autogroup is not looked at again.
+const GROUP_RECHECK: Duration = Duration::from_secs(1);
 
 impl SchedActuator {
     pub fn new(guardian: Guardian) -> SchedActuator {
         SchedActuator {
             guardian,
             handles: HashMap::new(),
+            groups: HashMap::new(),
+            not_owned: HashMap::new(),
         }
     }
 
@@ -370,6 +408,62 @@ impl Actuate for SchedActuator {
         {
             self.guardian.release(slot);
         }
+    }
+
+    fn job_group_nice(
+        &mut self,
+        job: u64,
+        pid: u32,
+        job_or_launcher: &HashSet<u32>,
+        nice: Option<i32>,
+    ) -> Result<bool, ActError> {
+        let Some(nice) = nice else {
+            let Some((slot, through, group)) = self.groups.remove(&job) else {
+                return Ok(false);
+            };
+            self.not_owned.remove(&job);
+            // Through the process it was lowered through or, gone, any still in the group; only if it still
+            // has the agent's nice (a change by anyone else stands).
+            let in_group = |p: u32| {
+                autogroup::of(p)
+                    .filter(|g| g.id == group.id)
+                    .map(|g| (p, g))
+            };
+            let member = in_group(through)
+                .or_else(|| autogroup::members(group.id).into_iter().find_map(in_group));
+            let res = match member {
+                Some((p, g)) if g.nice != group.nice => autogroup::set_nice(p, group.nice)
+                    .map_err(|err| ActError::Autogroup { pid: p, err }),
+                _ => Ok(()),
+            };
+            self.guardian.release(slot);
+            return res.map(|()| true);
+        };
+        if self.groups.contains_key(&job) {
+            return Ok(true);
+        }
+        if self
+            .not_owned
+            .get(&job)
+            .is_some_and(|t| t.elapsed() < GROUP_RECHECK)
+        {
+            return Ok(false);
+        }
+        let Some(group) = autogroup::owned_by_job(pid, job_or_launcher) else {
+            self.not_owned.insert(job, Instant::now());
+            return Ok(false);
+        };
+        let start = sched::start_time(pid, pid).map_err(|err| ActError::Autogroup { pid, err })?;
+        let slot = self
+            .guardian
+            .record_autogroup(pid, start, group, nice)
+            .ok_or(ActError::GuardianFullGroup { job })?;
+        if let Err(err) = autogroup::set_nice(pid, nice) {
+            self.guardian.release(slot);
+            return Err(ActError::Autogroup { pid, err });
+        }
+        self.groups.insert(job, (slot, pid, group));
+        Ok(true)
     }
 }
 

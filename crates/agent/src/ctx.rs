@@ -15,6 +15,7 @@ use crate::intf;
 use crate::stats::Counters;
 use crate::tracker::{Mode, Tracker};
 use cosched_policy::Nanos;
+use std::collections::HashSet;
 
 /// What the engine reads from (and tells) the BPF side.
 pub trait Probe {
@@ -174,6 +175,54 @@ impl Ctx<'_> {
     /// A process's tracked threads, ascending.
     pub fn tids_of(&self, tgid: u32) -> Vec<u32> {
         self.tracker.tids_of(tgid)
+    }
+
+    /// Whether the agent holds job `job`'s autogroup lowered ([`lower_job_group`](Self::lower_job_group)).
+    pub fn job_group_lowered(&self, job: u64) -> bool {
+        self.tracker.job(job).is_some_and(|j| j.group_lowered)
+    }
+
+    /// Lowers the autogroup job `job` owns (its session, where nothing else is: [`crate::autogroup`]) to nice 19:
+    /// the demotion that acts where a job alone in its session competes, against the other sessions. Returns
+    /// whether the group is lowered now (`false`: the job owns no autogroup, or the change failed).
+    pub fn lower_job_group(&mut self, job: u64) -> bool {
+        if self.job_group_lowered(job) {
+            return true;
+        }
+        let Some(pid) = self.tracker.processes_of(job).map(|p| p.tgid).min() else {
+            return false;
+        };
+        let mut members: HashSet<u32> = self.tracker.processes_of(job).map(|p| p.tgid).collect();
+        members.extend(self.tracker.job(job).map_or(&[][..], |j| &j.launchers[..]));
+        match self.act.job_group_nice(job, pid, &members, Some(19)) {
+            Ok(true) => {
+                if let Some(j) = self.tracker.job_mut(job) {
+                    j.group_lowered = true;
+                }
+                self.log_process(pid, pid, "group-nice", format_args!("job={job} nice=19"));
+                true
+            }
+            Ok(false) => false,
+            Err(err) => {
+                self.fail(err);
+                false
+            }
+        }
+    }
+
+    /// Gives job `job`'s autogroup its own nice back, if the agent lowered it. Returns whether it had.
+    pub fn restore_job_group(&mut self, job: u64) -> bool {
+        if !self.job_group_lowered(job) {
+            return false;
+        }
+        if let Some(j) = self.tracker.job_mut(job) {
+            j.group_lowered = false;
+        }
+        if let Err(err) = self.act.job_group_nice(job, 0, &HashSet::new(), None) {
+            self.fail(err);
+        }
+        self.log_process(0, 0, "group-restore", format_args!("job={job}"));
+        true
     }
 
     /// Boosts `tid` to `SCHED_FIFO` until `until`; for a boosted thread, moves its window end to `until`.

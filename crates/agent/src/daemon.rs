@@ -438,6 +438,9 @@ impl Agent {
             anyhow::bail!("pid {pid} exited while being registered");
         }
         self.engine.tracker.add_job(job, name, pid, now_ns());
+        if let Some(j) = self.engine.tracker.job_mut(job) {
+            j.launchers = crate::autogroup::launchers(pid);
+        }
         self.add_process(pid, job, pidfd)?;
         for tid in tids {
             self.engine.adopt_thread(pid, tid);

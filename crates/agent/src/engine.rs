@@ -380,6 +380,11 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         self.policy.on_process_exit(tgid);
         if !self.tracker.job_alive(p.job) {
             self.policy.on_job_end(p.job);
+            // Its launchers (`cosched run`) may outlive it in the session a moment: give it its own nice back.
+            let job = p.job;
+            self.with_policy((self.clock)(), None, |_, ctx| {
+                ctx.restore_job_group(job);
+            });
         }
         let booked = booked.unwrap_or(0).max(p.cpu_ns.unwrap_or(0));
         Some((p, booked))
@@ -393,9 +398,18 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             .filter(|t| t.changed())
             .map(|t| t.tid)
             .collect();
+        let jobs: Vec<u64> = self
+            .tracker
+            .jobs()
+            .filter(|j| j.group_lowered)
+            .map(|j| j.id)
+            .collect();
         self.with_policy(now, None, |_, ctx| {
             for tid in tids {
                 ctx.restore(tid);
+            }
+            for job in jobs {
+                ctx.restore_job_group(job);
             }
         });
     }
@@ -411,7 +425,7 @@ pub(crate) mod tests {
     use crate::policy::Counter;
     use crate::sched::{self, SchedAttr};
     use std::cell::RefCell;
-    use std::collections::HashMap;
+    use std::collections::{HashMap, HashSet};
 
     /// Records every change instead of making it; `refuse` makes every change fail as if the thread had exited.
     #[derive(Default)]
@@ -423,6 +437,8 @@ pub(crate) mod tests {
         /// tid → its own attributes (adopt returns these; default SCHED_OTHER nice 0).
         pub own: HashMap<u32, SchedAttr>,
         pub refuse: bool,
+        /// Every job owns its autogroup (its group's nice is a lever).
+        pub owns_group: bool,
     }
 
     impl Actuate for FakeActuator {
@@ -477,6 +493,19 @@ pub(crate) mod tests {
         }
         fn forget(&mut self, tid: u32) {
             self.applied.remove(&tid);
+        }
+        fn job_group_nice(
+            &mut self,
+            job: u64,
+            _pid: u32,
+            _job_or_launcher: &HashSet<u32>,
+            nice: Option<i32>,
+        ) -> Result<bool, ActError> {
+            if !self.owns_group {
+                return Ok(false);
+            }
+            self.calls.push(format!("group {job} {nice:?}"));
+            Ok(true)
         }
     }
 

@@ -59,9 +59,12 @@ pub const WATCH_PERIOD_MS: i32 = 50;
 /// every boost window's end (sub-millisecond to a few ms), so only a stopped or wedged agent misses it.
 pub const DEFAULT_LEASE_MS: u64 = 200;
 
-const MAGIC: u64 = u64::from_le_bytes(*b"CSGUARD2");
+const MAGIC: u64 = u64::from_le_bytes(*b"CSGUARD3");
 const FREE: u32 = 0;
 const LIVE: u32 = 1;
+/// Slot kinds: a thread's scheduling attributes, or an autogroup's nice ([`crate::autogroup`]).
+const TASK: u32 = 0;
+const AUTOGROUP: u32 = 1;
 
 /// The table's header. The agent writes `agent_*`, `lease_ns` and `heartbeat_ns`; the guardian `guardian_*`
 /// and `revoked`.
@@ -87,6 +90,13 @@ struct Slot {
     tgid: u32,
     /// 1 when the agent also changed the task's CPU affinity (`set_mask`; its own is `orig_mask`).
     affinity: u32,
+    /// [`TASK`], or [`AUTOGROUP`]: `tgid` is then a process of the autogroup `group` when it was lowered (started
+    /// at `start_time`), `group_set` the nice the agent gave the group, `group_orig` its own.
+    kind: u32,
+    group_set: i32,
+    group_orig: i32,
+    _pad: u32,
+    group: u64,
     start_time: u64,
     /// The start time of the process's leader (tid = tgid) when the slot was written: after a non-leader
     /// thread's exec, the leader is that thread.
@@ -272,6 +282,35 @@ impl Guardian {
             (*s).set = *set;
             (*s).orig = *orig;
             (*s).affinity = 0;
+            (*s).kind = TASK;
+            (*s).state.store(LIVE, Ordering::SeqCst);
+        }
+        Some(SlotId(i))
+    }
+
+    /// Records that autogroup `group` (its own nice `group.nice`), reached through process `pid` (started at
+    /// `start_time`), is about to be given nice `set`. Call BEFORE writing it. `None` if the table is full.
+    pub fn record_autogroup(
+        &mut self,
+        pid: u32,
+        start_time: u64,
+        group: crate::autogroup::Autogroup,
+        set: i32,
+    ) -> Option<SlotId> {
+        let i = self.free.pop()?;
+        self.heartbeat();
+        // SAFETY: as in `record`.
+        unsafe {
+            let s = self.slot(i);
+            (*s).kind = AUTOGROUP;
+            (*s).tid = pid;
+            (*s).tgid = pid;
+            (*s).start_time = start_time;
+            (*s).leader_start = start_time;
+            (*s).group = group.id;
+            (*s).group_orig = group.nice;
+            (*s).group_set = set;
+            (*s).affinity = 0;
             (*s).state.store(LIVE, Ordering::SeqCst);
         }
         Some(SlotId(i))
@@ -416,7 +455,7 @@ fn guard(table: *mut Table, agent: u32, priority: u32, path: &Path) -> ! {
 unsafe fn holds_realtime(table: *mut Table) -> bool {
     (0..SLOTS).any(|i| {
         let s = &(*table).slots[i];
-        s.state.load(Ordering::SeqCst) == LIVE && s.set.is_realtime()
+        s.state.load(Ordering::SeqCst) == LIVE && s.kind == TASK && s.set.is_realtime()
     })
 }
 
@@ -432,9 +471,12 @@ fn slot_task(s: &Slot) -> Option<u32> {
     became_leader.then_some(s.tgid)
 }
 
-/// Restores one live slot if its task still has exactly what the agent set (re-read now). Returns whether it
-/// wrote anything back.
+/// Restores one live slot if its task (or autogroup) still has exactly what the agent set (re-read now). Returns
+/// whether it wrote anything back.
 fn restore_slot(s: &Slot) -> bool {
+    if s.kind == AUTOGROUP {
+        return restore_autogroup(s);
+    }
     let Some(tid) = slot_task(s) else {
         return false; // exited, or the tid now belongs to another task
     };
@@ -447,6 +489,25 @@ fn restore_slot(s: &Slot) -> bool {
         restored |= sched::set_affinity(tid, &s.orig_mask).is_ok();
     }
     restored
+}
+
+/// Puts an autogroup's own nice back if it still has the agent's: reached through the process recorded, or, if
+/// that one is gone, any process still in the group (its id is never reused while the machine is up).
+fn restore_autogroup(s: &Slot) -> bool {
+    use crate::autogroup;
+    let in_group = |pid: u32| {
+        autogroup::of(pid)
+            .filter(|g| g.id == s.group)
+            .map(|g| (pid, g))
+    };
+    let recorded = (sched::start_time(s.tgid, s.tgid).ok() == Some(s.start_time))
+        .then(|| in_group(s.tgid))
+        .flatten();
+    let member = recorded.or_else(|| autogroup::members(s.group).into_iter().find_map(in_group));
+    match member {
+        Some((pid, g)) if g.nice == s.group_set => autogroup::set_nice(pid, s.group_orig).is_ok(),
+        _ => false,
+    }
 }
 
 /// Restores every live slot whose task is unchanged since the agent wrote it; with `free`, marks every slot

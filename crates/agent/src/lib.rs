@@ -76,6 +76,7 @@
 //! - The agent only ever touches tasks it was asked to manage, and their descendants.
 
 pub mod actuator;
+pub mod autogroup;
 #[cfg(cosched_bpf)]
 mod bpf;
 pub mod cli;

@@ -114,6 +114,11 @@ pub struct Job {
     /// `(Tcpu / Twall, F)` of each process that already ended.
     pub done_shares: Vec<(f64, f64)>,
     pub counters: JobCounters,
+    /// The processes that started its root (`cosched run`, `sudo`, a shell), read at registration: they may
+    /// share the job's autogroup without making it anyone else's ([`crate::autogroup`]).
+    pub launchers: Vec<u32>,
+    /// Whether the agent lowered the autogroup the job owns (the budget's demotion at the group level).
+    pub group_lowered: bool,
 }
 
 /// The most jobs kept: the oldest finished ones are dropped beyond it.
@@ -170,6 +175,8 @@ impl Tracker {
                 done_booked_s: 0.0,
                 done_shares: Vec::new(),
                 counters: JobCounters::default(),
+                launchers: Vec::new(),
+                group_lowered: false,
             },
         );
         // Keep the finished-jobs list bounded.

@@ -1064,6 +1064,83 @@ fn a_job_in_its_own_session_is_coscheduled_against_competitors_of_another() {
     drop(rx);
 }
 
+#[test]
+fn a_job_alone_in_its_session_pays_back_through_its_session_and_a_dead_agent_leaves_it_as_it_was() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (the receiver and its competitor on one, the sender on another)") {
+        return;
+    }
+    let autogroup = |pid: u32| {
+        cosched_agent::autogroup::of(pid)
+            .expect("autogroups are on here (sched_autogroup_enabled = 1)")
+    };
+    if !cosched_agent::autogroup::enabled() {
+        eprintln!("SKIP {}: autogroups are off on this kernel", this_test());
+        return;
+    }
+    // A flooded spinning receiver alone in its session (autogroup) shares CPU 1 with a competitor of this test's
+    // session. Its threads' nice 19 does nothing against another session; only its session's nice makes it pay
+    // back a boosted burst. Without that lever its budget stayed overdrawn and refused every boost after the
+    // first burst (528 refusals in 4 s, measured 2026-11-25).
+    let agent = AgentProc::start(&["--grace-us", "0"]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let rx = helper_with(&format!("spinrecv:{port},1"), true);
+    let (mut s, _) = l.accept().unwrap();
+    let own = autogroup(rx.pid());
+    agent.client().register(rx.pid(), "own-session").unwrap();
+    let comp = helper("spin:1");
+    let all_cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    pin(0);
+    let flood = |d: Duration, s: &mut TcpStream| {
+        let t0 = Instant::now();
+        while t0.elapsed() < d {
+            s.write_all(&[0u8; 64]).unwrap();
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    };
+    flood(Duration::from_millis(1500), &mut s);
+    let first = agent.stats();
+    flood(Duration::from_millis(1500), &mut s);
+    let second = agent.stats();
+    let count = |st: &AgentStats, name: &str| st.policy.get(name);
+    eprintln!(
+        "own session: boosts {} then {}, group demotions {}, lifted {}, refused by the budget {}",
+        first.boosts_granted,
+        second.boosts_granted - first.boosts_granted,
+        count(&second, "group_demotions"),
+        count(&second, "group_lifted"),
+        count(&second, "refused_budget")
+    );
+    assert!(
+        count(&second, "group_demotions") > 0,
+        "the overdrawn job's session was never lowered: {second:#?}"
+    );
+    assert!(
+        second.boosts_granted > first.boosts_granted,
+        "after paying back, the job was boosted no more: {second:#?}"
+    );
+    // kill -9 the agent while it holds the session lowered: the guardian gives it its own nice back.
+    wait_until("the session lowered", Duration::from_secs(5), || {
+        s.write_all(&[0u8; 64]).unwrap();
+        std::thread::sleep(Duration::from_micros(200));
+        autogroup(rx.pid()).nice == 19
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(agent.kid.pid() as i32),
+        nix::sys::signal::SIGKILL,
+    )
+    .unwrap();
+    let back = wait_until(
+        "the session's own nice back after kill -9",
+        Duration::from_secs(1),
+        || autogroup(rx.pid()).nice == own.nice,
+    );
+    eprintln!("own session: its nice back {back:?} after the agent's kill -9");
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
+    drop((comp, rx));
+}
+
 // ------------------------------------------------------------------------------------ nothing left behind
 
 /// The threads of process `pid` that are SCHED_FIFO now.

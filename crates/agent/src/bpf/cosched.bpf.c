@@ -86,9 +86,9 @@ static __always_inline struct rq *rq_of(struct task_struct *p)
  *
  * with `others` the load weight queued at that level beside the task's own entity (its group, above the first
  * level), and `own`: the task's at nice 0 (the agent's own demotion to nice 19 must not inflate it), a group's
- * the larger of its current weight and its configured share spread evenly over the CPUs (its current weight
- * follows the group's load average, which the agent's boosts take out of the fair class: read as is it made R
- * run from 2 to 43 within one run, docs/lab-local.md). Tasks in one group: R is their count, the reading of the
+ * the larger of its current weight and its configured share (an autogroup's at nice 0) times the part of the
+ * group's load average on this CPU, at least spread evenly over the CPUs (its current weight follows the group's load average, which the agent's boosts take out of the fair
+ * class: read as is it made R run from 2 to 43 within one run, docs/lab-local.md). Tasks in one group: R is their count, the reading of the
  * seed. A job in its own session (autogroup) or cgroup beside one competing group of equal share: R = 2 however
  * many tasks that group has, the share CFS gives it. A foreign task beside a cgroup of 262144 shares: R grows by
  * 1/128, not by 1 (counting every runnable task alike cut the lab's job to F 0.64). */
@@ -111,7 +111,26 @@ static __always_inline u32 cpu_r_milli(struct task_struct *p)
 		} else {
 			struct cfs_rq *mine = se->my_q;
 			struct task_group *tg = mine ? mine->tg : NULL;
-			u64 even = tg ? tg->shares / (nr_cpus ? nr_cpus : 1) : 0;
+			u64 shares = tg ? tg->shares : 0;
+			u64 even, spread;
+			s64 total;
+
+			/* An autogroup counts at nice 0: its nice is the lever the agent lowers a job's session with
+			 * (autogroup.rs), which must not inflate the job's R and so its credit. */
+			if (tg && bpf_core_field_exists(tg->autogroup) && tg->autogroup)
+				shares = NICE_0_WEIGHT;
+			/* Its share here: the part of the group's load average on this CPU, as the kernel spreads it
+			 * (calc_group_shares); the boosts lower that average on every CPU of the job alike, so the
+			 * part stays. Within [shares / CPUs, shares]. */
+			even = shares / (nr_cpus ? nr_cpus : 1);
+			total = tg ? tg->load_avg.counter : 0;
+			if (total > 0 && mine->tg_load_avg_contrib > 0) {
+				spread = shares * mine->tg_load_avg_contrib / (u64)total;
+				if (spread > shares)
+					spread = shares;
+				if (spread > even)
+					even = spread;
+			}
 
 			own = se->load.weight > even ? se->load.weight : even;
 		}

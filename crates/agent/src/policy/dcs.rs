@@ -24,8 +24,10 @@
 //! `Tp` (a boost that did not happen preempted nobody). At the end of the window the boost is extended while
 //! arrivals keep coming and the budget allows, else the thread's own attributes come back. Unless
 //! `--no-demote`, a boost that ends because the budget ran out hands the CPU back: the job is lowered to
-//! nice 19 until its balance is back to `resume` (spin-waiting ranks never give their CPU back by themselves,
-//! so without this a boosted job keeps its full CFS share on top of its boosts). A boost that ends because the
+//! nice 19 until its balance is back to `resume` — its threads, and for a job alone in its session (its own
+//! autogroup, where its threads' nice does nothing against the other sessions) the session itself
+//! ([`Ctx::lower_job_group`], [`crate::autogroup`]). Spin-waiting ranks never give their CPU back by themselves,
+//! so without this a boosted job keeps its full CFS share on top of its boosts. A boost that ends because the
 //! peer stopped answering (no arrival within the window) while the thread spin-waits *parks* its process at
 //! nice 19 too: its peer is off its CPU, so spinning on in CFS would spend this side's share on nothing and
 //! leave the two sides' budgets out of step. A demoted or parked thread is boosted again by the next arrival its
@@ -55,10 +57,12 @@
 //!     contested = R unknown or R > 1.05
 //!     if may_boost and contested and an arrival since the boost, the last within a window:
 //!         ext = min(2 ext, max_extend); until = now + ext
-//!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid)
+//!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid; its session too if
+//!                                                                  the job is alone in it)
 //!     elif demote and contested and spin_waiting(tid): park(process)  (nice 19 until an arrival)
 //!     else restore(tid)
 //! every tick: for each job: settle(job)
+//!     if repaid and its session lowered: give the session its own nice back
 //!     for each demoted tid of the job:
 //!         R == 1: restore | not repaid: stay | unread message, off CPU: boost if DCS allows
 //!         | not spin-waiting: restore
@@ -206,6 +210,10 @@ pub const PARKS: &str = "parks";
 pub const REPAID_BOOSTS: &str = "repaid_boosts";
 /// Counter: a demoted thread restored (repaid and not spin-waiting, or alone on its CPU).
 pub const LIFTED: &str = "lifted";
+/// Counter: an overdrawn job's own session (autogroup) lowered to nice 19.
+pub const GROUP_DEMOTIONS: &str = "group_demotions";
+/// Counter: a job's session given its own nice back once the job repaid.
+pub const GROUP_LIFTED: &str = "group_lifted";
 
 /// The statistics section of `--policy dcs`.
 pub const COUNTERS: &[Counter] = &[
@@ -248,6 +256,17 @@ pub const COUNTERS: &[Counter] = &[
         name: LIFTED,
         refusal: false,
         description: "demoted threads restored: repaid and not spin-waiting, or alone on their CPU",
+    },
+    Counter {
+        name: GROUP_DEMOTIONS,
+        refusal: false,
+        description:
+            "overdrawn jobs alone in their session whose session (autogroup) was lowered to nice 19",
+    },
+    Counter {
+        name: GROUP_LIFTED,
+        refusal: false,
+        description: "sessions given their own nice back once their job repaid",
     },
 ];
 
@@ -360,6 +379,11 @@ impl Dcs {
     fn demote_job(&mut self, ctx: &mut Ctx, job: u64, tgid: u32) {
         let tids = ctx.tids_of_job(job);
         self.demote(ctx, job, tgid, tids);
+        // A job alone in its session competes as a group against the other sessions: nice 19 on its threads
+        // does nothing there, its session's nice does.
+        if !ctx.job_group_lowered(job) && ctx.lower_job_group(job) {
+            self.note(ctx, tgid, tgid, GROUP_DEMOTIONS);
+        }
     }
 
     /// Lowers `tids` (of process `tgid`, job `job`) to nice 19.
@@ -554,6 +578,16 @@ impl Policy for Dcs {
             };
             if !self.cfg.demote {
                 continue;
+            }
+            if repaid && ctx.job_group_lowered(job) && ctx.restore_job_group(job) {
+                if let Some(tgid) = ctx
+                    .tids_of_job(job)
+                    .first()
+                    .and_then(|&t| ctx.thread(t))
+                    .map(|t| t.tgid)
+                {
+                    self.note(ctx, tgid, tgid, GROUP_LIFTED);
+                }
             }
             let tids = ctx.tids_of_job(job);
             let demoted: Vec<u32> = tids
@@ -830,6 +864,53 @@ mod tests {
         assert!(matches!(mode(&e), Mode::Boosted { .. }));
         assert_eq!(count(&e, REPAID_BOOSTS), 1);
         assert_eq!(*e.probe.kicked.borrow(), vec![(10, 40 * MILLIS)]);
+    }
+
+    #[test]
+    fn a_job_alone_in_its_session_is_lowered_as_a_session_until_it_repaid() {
+        let mut e = setup();
+        e.act.owns_group = true;
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        cpu(&e, 30 * MILLIS);
+        e.on_timer(1500 * US); // -9.25 ms: demoted, its threads and its session
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        assert!(e.tracker.job(1).unwrap().group_lowered);
+        assert_eq!(e.act.calls.last().unwrap(), "group 1 Some(19)");
+        assert_eq!(count(&e, GROUP_DEMOTIONS), 1);
+        // Still paying back at 30 ms (5 ms < 10): the session stays lowered.
+        e.on_tick(30 * MILLIS);
+        assert!(e.tracker.job(1).unwrap().group_lowered);
+        // Repaid at 40 ms: the session gets its own nice back, and the thread is lifted.
+        e.on_tick(40 * MILLIS);
+        assert!(!e.tracker.job(1).unwrap().group_lowered);
+        assert!(e.act.calls.contains(&"group 1 None".to_string()));
+        assert_eq!((count(&e, GROUP_LIFTED), count(&e, LIFTED)), (1, 1));
+        assert_eq!(mode(&e), Mode::Normal);
+    }
+
+    #[test]
+    fn a_job_that_does_not_own_its_session_is_lowered_thread_by_thread_only() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        cpu(&e, 30 * MILLIS);
+        e.on_timer(1500 * US);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        assert!(!e.tracker.job(1).unwrap().group_lowered);
+        assert!(!e.act.calls.iter().any(|c| c.starts_with("group")));
+        assert_eq!(count(&e, GROUP_DEMOTIONS), 0);
+    }
+
+    #[test]
+    fn a_lowered_session_gets_its_nice_back_when_the_job_ends() {
+        let mut e = setup();
+        e.act.owns_group = true;
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        cpu(&e, 30 * MILLIS);
+        e.on_timer(1500 * US);
+        assert!(e.tracker.job(1).unwrap().group_lowered);
+        e.remove_process(10);
+        assert_eq!(e.act.calls.last().unwrap(), "group 1 None");
+        assert!(!e.tracker.job(1).unwrap().group_lowered);
     }
 
     #[test]
