@@ -342,6 +342,36 @@ fn helper_entry() {
                 let _ = s.join();
             }
         }
+        // A job that forks a fresh receiver every 10 ms, pinned to CPU `cpu`: each child drains the inherited
+        // socket without blocking for 10 ms and exits; the parent waits for it, then forks the next.
+        "forker" => {
+            let s = connect_pinned(arg);
+            s.set_nonblocking(true).unwrap();
+            let end = Instant::now() + Duration::from_secs(cosched_testkit::BOUND_S);
+            while Instant::now() < end {
+                // SAFETY: the child only reads its socket, reads the clock and leaves with _exit.
+                match unsafe { nix::unistd::fork() }.unwrap() {
+                    nix::unistd::ForkResult::Child => {
+                        let mut buf = [0u8; 4096];
+                        let until = Instant::now() + Duration::from_millis(10);
+                        while Instant::now() < until {
+                            match (&s).read(&mut buf) {
+                                Ok(0) => unsafe { libc::_exit(0) },
+                                Ok(_) => {}
+                                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                                    std::hint::spin_loop()
+                                }
+                                Err(_) => unsafe { libc::_exit(0) },
+                            }
+                        }
+                        unsafe { libc::_exit(0) }
+                    }
+                    nix::unistd::ForkResult::Parent { child } => {
+                        let _ = nix::sys::wait::waitpid(child, None);
+                    }
+                }
+            }
+        }
         // Spinning receiver pinned to CPU `cpu`: drains its socket without ever blocking.
         "spinrecv" => {
             let mut s = connect_pinned(arg);
@@ -403,6 +433,14 @@ fn cpu_ns(pid: u32) -> u64 {
             let s = std::fs::read_to_string(e.path().join("schedstat")).ok()?;
             s.split_whitespace().next()?.parse::<u64>().ok()
         })
+        .sum()
+}
+
+/// CPU time of process `pid` and of the children it waited for (utime + stime + cutime + cstime), in ticks.
+fn cpu_ticks_with_children(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    (14..=17)
+        .map(|n| sched::parse_stat_field(&s, n).unwrap())
         .sum()
 }
 
@@ -707,6 +745,63 @@ fn a_flooding_process_gets_no_more_than_its_fair_share() {
         },
     );
     drop((rx, comp));
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn a_job_that_forks_a_fresh_receiver_every_10_ms_gets_no_more_than_its_fair_share() {
+    let _serial = privileged!();
+    // One CPU, a CPU-bound competitor and a job whose receiver is a new process every 10 ms (each spins on the
+    // inherited socket, then exits). A peer floods it. A budget per process would hand every child a fresh
+    // burst (160 ms, longer than the child lives) and the job would run boosted throughout; the job's one
+    // budget, charged for every process it has or had, holds it to its share.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = usize::from(cpus > 1);
+    let agent = AgentProc::start(&["--grace-us", "0", "--exponent", "10"]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let job = helper(&format!("forker:{port},{cpu}"));
+    let (mut s, _) = l.accept().unwrap();
+    agent.client().register(job.pid(), "forker").unwrap();
+    let comp = helper(&format!("spin:{cpu}"));
+    std::thread::sleep(Duration::from_millis(300));
+    let (j0, c0, t0) = (
+        cpu_ticks_with_children(job.pid()),
+        cpu_ticks(comp.pid()),
+        Instant::now(),
+    );
+    while t0.elapsed() < Duration::from_secs(3) {
+        s.write_all(&[0u8; 64]).unwrap();
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let (j1, c1) = (cpu_ticks_with_children(job.pid()), cpu_ticks(comp.pid()));
+    let st = agent.stats();
+    let (j, c) = ((j1 - j0) as f64, (c1 - c0) as f64);
+    let share = j / (j + c).max(1.0);
+    let forks = st.forks;
+    eprintln!(
+        "forker: job share {share:.3}, {forks} processes forked, boosts {} (refused budget {}, demotions {})",
+        st.boosts_granted,
+        st.policy.get("refused_budget"),
+        st.policy.get("demotions")
+    );
+    assert!(
+        forks >= 100,
+        "the job forked only {forks} receivers in 3.3 s: {st:?}"
+    );
+    assert!(
+        st.boosts_granted > 0,
+        "the flood never triggered a boost, so the budget was not exercised: {st:?}"
+    );
+    // Fair share 0.5 plus one burst (160 ms per 3 s ≈ 0.05) and tick-granular accounting noise.
+    assert!(
+        share <= 0.6,
+        "the job that forks a fresh receiver every 10 ms took {share:.3} of the CPU (fair share 0.5)"
+    );
+    drop((job, comp));
 }
 
 #[test]
