@@ -97,11 +97,7 @@ pub fn policy_section(name: &str, declared: &[Counter], counters: &Counters) -> 
 /// Books a process that ended into its job (CPU time, share, fairness), and marks the job finished when it
 /// was the last one.
 pub fn retire_process(tracker: &mut Tracker, p: &Process, booked_ns: Nanos, now: Nanos) {
-    // The process is a zombie or gone: its final CPU time is readable while it is a zombie.
-    let cpu_s = proc_cpu_ticks(p.tgid)
-        .map(|t| t.saturating_sub(p.cpu_at_start_ticks))
-        .unwrap_or(0) as f64
-        / ticks_per_s();
+    let cpu_s = process_cpu_s(p, Some(booked_ns));
     let wall = now.saturating_sub(p.registered_ns) as f64 / 1e9;
     let alive = tracker.job_alive(p.job);
     if let Some(j) = tracker.job_mut(p.job) {
@@ -134,13 +130,11 @@ pub fn job_stats(
             for p in tracker.processes_of(j.id) {
                 live_processes += 1;
                 live_threads += tracker.threads_of(p.tgid).count();
-                let c = proc_cpu_ticks(p.tgid)
-                    .unwrap_or(0)
-                    .saturating_sub(p.cpu_at_start_ticks) as f64
-                    / ticks_per_s();
+                let booked_ns = booked(p.tgid).or(p.cpu_ns);
+                let c = process_cpu_s(p, booked_ns);
                 let wall = now.saturating_sub(p.registered_ns) as f64 / 1e9;
                 cpu_s += c;
-                booked_s += booked(p.tgid).or(p.cpu_ns).unwrap_or(0) as f64 / 1e9;
+                booked_s += booked_ns.unwrap_or(0) as f64 / 1e9;
                 if wall > 0.0 {
                     shares.push((c / wall, p.mean_r() * c / wall));
                 }
@@ -168,6 +162,17 @@ pub fn job_stats(
             }
         })
         .collect()
+}
+
+/// A process's CPU time while managed (s): the larger of what `/proc` says (utime + stime since it became
+/// managed, whole ticks; unreadable once the process was reaped, which its parent may do before the agent
+/// hears of the exit) and what BPF booked (`sum_exec_runtime`, exact, but as of the last sample for a process
+/// whose BPF entry went first). Each can only fall short of the truth.
+fn process_cpu_s(p: &Process, booked_ns: Option<Nanos>) -> f64 {
+    let from_proc = proc_cpu_ticks(p.tgid)
+        .map_or(0, |t| t.saturating_sub(p.cpu_at_start_ticks)) as f64
+        / ticks_per_s();
+    from_proc.max(booked_ns.unwrap_or(0) as f64 / 1e9)
 }
 
 /// utime + stime of a process in clock ticks (`/proc/<pid>/stat` fields 14 and 15).
@@ -273,5 +278,36 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         jobs: s.jobs,
         policy: s.policy,
         last_error: s.counters.last_error.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_reaped_before_the_agent_heard_of_its_exit_keeps_its_booked_cpu_time() {
+        // A pid that cannot exist (pids are below pid_max): /proc has nothing, as for a process its parent reaped.
+        let gone = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .unwrap_or(4_194_304);
+        let mut t = Tracker::new();
+        let job = t.new_job_id();
+        t.add_job(job, "j".into(), gone, 0);
+        let p = Process {
+            tgid: gone,
+            job,
+            registered_ns: 0,
+            cpu_at_start_ticks: 0,
+            cpu_ns: Some(1_500_000_000),
+            r_sum: 4000,
+            r_count: 2,
+        };
+        // Booked 2 s in 4 s of wall at R = 2: CPU share 0.5, F = 1.
+        retire_process(&mut t, &p, 2_000_000_000, 4_000_000_000);
+        let j = t.job(job).unwrap();
+        assert_eq!(j.done_cpu_s, 2.0);
+        assert_eq!(j.done_shares, vec![(0.5, 1.0)]);
     }
 }
