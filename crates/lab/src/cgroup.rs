@@ -5,7 +5,13 @@
 //!   group scheduling on, SCHED_FIFO (the agent's boost) is refused inside a cpu cgroup without RT runtime;
 //! - `cpuacct/cosched-<run id>/n<i>`: the CPU time of everything node i runs (the parent sums all nodes), to
 //!   tell the job's CPU time from the competitors' and the experiment's from the foreign load;
-//! - `cpuset/cosched-<run id>/n<i>`: node i's CPU.
+//! - `cpuset/cosched-<run id>/n<i>`: node i's CPU;
+//! - with `lab.competitors_cgroup = "own"`, `cpu/cosched-<run id>-competitors`: the competitors' cpu cgroup;
+//! - with `lab.local_probe = true`, `cpu/cosched-<run id>-local`: the local probes' cpu cgroup.
+//!
+//! Both are siblings of the experiment's cpu cgroup with the same `cpu.shares` and no RT runtime
+//! (`crate::experiment` gives the rules). Their names carry the run id, so `crate::cluster::remove_stale`
+//! removes them with the rest when their lab is dead.
 //!
 //! Dropping the guard kills whatever is still inside (only processes the lab placed there, and their
 //! descendants) and removes the directories.
@@ -65,6 +71,10 @@ pub fn pids_in(dir: &Path) -> Vec<u32> {
 #[derive(Debug)]
 pub struct ExperimentCgroup {
     pub cpu_dir: PathBuf,
+    /// The competitors' own cpu cgroup (`competitors_cgroup = "own"`); `None`: they use `cpu_dir`.
+    pub competitors_cpu_dir: Option<PathBuf>,
+    /// The local probes' cpu cgroup (`local_probe = true`).
+    pub local_cpu_dir: Option<PathBuf>,
     pub cpuacct_dir: PathBuf,
     pub cpuset_dir: PathBuf,
     /// One cpuset per node.
@@ -78,17 +88,24 @@ pub struct ExperimentCgroup {
 }
 
 impl ExperimentCgroup {
-    /// Make the cgroups for `node_cpus.len()` nodes, node i on CPU `node_cpus[i]`.
+    /// Make the cgroups for `node_cpus.len()` nodes, node i on CPU `node_cpus[i]`; with `competitors_own`
+    /// also the competitors' own cpu cgroup, `cpu/cosched-<run id>-competitors`, and with `local` the local
+    /// probes', `cpu/cosched-<run id>-local`, both at the same `cpu_shares`.
     pub fn create(
         run_id: &str,
         node_cpus: &[u32],
         cpu_shares: u64,
         rt_runtime_us: u64,
+        competitors_own: bool,
+        local: bool,
     ) -> Result<ExperimentCgroup> {
         let root = Path::new(CGROUP_ROOT);
         let name = format!("cosched-{run_id}");
         let mut cg = ExperimentCgroup {
             cpu_dir: root.join("cpu").join(&name),
+            competitors_cpu_dir: competitors_own
+                .then(|| root.join("cpu").join(format!("{name}-competitors"))),
+            local_cpu_dir: local.then(|| root.join("cpu").join(format!("{name}-local"))),
             cpuacct_dir: root.join("cpuacct").join(&name),
             cpuset_dir: root.join("cpuset").join(&name),
             node_cpusets: Vec::new(),
@@ -114,6 +131,17 @@ impl ExperimentCgroup {
                 rt_holders(&root.join("cpu"), &cg.cpu_dir)
             )
         })?;
+        for dir in [cg.competitors_cpu_dir.clone(), cg.local_cpu_dir.clone()]
+            .into_iter()
+            .flatten()
+        {
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("creating cgroup {}", dir.display()))?;
+            cg.created.push(dir.clone());
+            // The same weight as the job's cgroup: they compete evenly (the rules in crate::experiment). A new
+            // cgroup has no RT runtime, and nothing in these needs any.
+            write(&dir.join("cpu.shares"), &cpu_shares.to_string())?;
+        }
         let mems = read_trimmed(&root.join("cpuset/cpuset.mems"))?;
         let mut all: Vec<u32> = node_cpus.to_vec();
         all.sort_unstable();
@@ -155,6 +183,31 @@ impl ExperimentCgroup {
             &self.node_cpuaccts[node],
             &self.node_cpusets[node],
         ]
+    }
+
+    /// The cpu cgroup the competitors join: their own, or the experiment's.
+    pub fn competitors_cpu_dir(&self) -> &Path {
+        self.competitors_cpu_dir.as_deref().unwrap_or(&self.cpu_dir)
+    }
+
+    /// The directories a competitor of node `node` joins: the competitors' cpu cgroup, the node's cpuacct and
+    /// the node's cpuset.
+    pub fn competitor_dirs(&self, node: usize) -> [&Path; 3] {
+        [
+            self.competitors_cpu_dir(),
+            &self.node_cpuaccts[node],
+            &self.node_cpusets[node],
+        ]
+    }
+
+    /// The directories a local probe joins: the probes' cpu cgroup, the experiment's cpuacct group (in no
+    /// node's: its CPU time is the experiment's, not a rank's) and the experiment's cpuset.
+    pub fn probe_dirs(&self) -> Result<[&Path; 3]> {
+        let cpu = self
+            .local_cpu_dir
+            .as_deref()
+            .context("the experiment cgroups were made without the local probes' cpu cgroup")?;
+        Ok([cpu, &self.cpuacct_dir, &self.cpuset_dir])
     }
 
     /// Kill every process left in the experiment's cgroups, wait until they are gone, remove the directories.

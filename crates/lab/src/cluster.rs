@@ -3,6 +3,7 @@
 //! can be recognised — their pid is gone — and removed by [`remove_stale`] without touching anyone else's.
 
 use crate::cgroup::{pids_in, ExperimentCgroup, CGROUP_ROOT};
+use crate::experiment::CompetitorsCgroup;
 use crate::netns::{ip, list_namespaces, Network};
 use crate::process::Placement;
 use anyhow::Result;
@@ -52,17 +53,44 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Build `nodes` nodes, node i on CPU `cpus[i mod cpus.len()]`.
+    /// Build `nodes` nodes, node i on CPU `cpus[i mod cpus.len()]`, the competitors beside the job.
     pub fn create(
         nodes: u32,
         cpus: &[u32],
         cpu_shares: u64,
         rt_runtime_us: u64,
     ) -> Result<Cluster> {
+        Self::create_with(
+            nodes,
+            cpus,
+            cpu_shares,
+            rt_runtime_us,
+            CompetitorsCgroup::Job,
+            false,
+        )
+    }
+
+    /// [`create`](Self::create), the competitors in the cpu cgroup `competitors` says, and with `local` the
+    /// local probes' cpu cgroup.
+    pub fn create_with(
+        nodes: u32,
+        cpus: &[u32],
+        cpu_shares: u64,
+        rt_runtime_us: u64,
+        competitors: CompetitorsCgroup,
+        local: bool,
+    ) -> Result<Cluster> {
         anyhow::ensure!(!cpus.is_empty(), "no CPUs to place the nodes on");
         let run_id = new_run_id();
         let node_cpus: Vec<u32> = (0..nodes as usize).map(|i| cpus[i % cpus.len()]).collect();
-        let cgroup = ExperimentCgroup::create(&run_id, &node_cpus, cpu_shares, rt_runtime_us)?;
+        let cgroup = ExperimentCgroup::create(
+            &run_id,
+            &node_cpus,
+            cpu_shares,
+            rt_runtime_us,
+            competitors == CompetitorsCgroup::Own,
+            local,
+        )?;
         let network = Network::create(&run_id, nodes)?;
         Ok(Cluster {
             run_id,
@@ -86,6 +114,26 @@ impl Cluster {
             placement = placement.cgroup(dir)?;
         }
         Ok(placement.cpu(self.node_cpu(node)))
+    }
+
+    /// How a competitor of node `node` is placed: like the node's job processes, but in the competitors' cpu
+    /// cgroup (their own with `competitors_cgroup = "own"`).
+    pub fn competitor_placement(&self, node: u32) -> Result<Placement> {
+        let mut placement = Placement::default().netns(&self.network.node_namespace(node))?;
+        for dir in self.cgroup.competitor_dirs(node as usize) {
+            placement = placement.cgroup(dir)?;
+        }
+        Ok(placement.cpu(self.node_cpu(node)))
+    }
+
+    /// How the local probe of CPU `cpu` is placed: the probes' cpu cgroup, the experiment's cpuacct and cpuset
+    /// groups, pinned to `cpu`, in the host's network namespace (it talks to no one).
+    pub fn probe_placement(&self, cpu: u32) -> Result<Placement> {
+        let mut placement = Placement::default();
+        for dir in self.cgroup.probe_dirs()? {
+            placement = placement.cgroup(dir)?;
+        }
+        Ok(placement.cpu(cpu))
     }
 
     /// Tear down now (also done on drop), reporting what could not be removed.

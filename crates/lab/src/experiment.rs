@@ -22,9 +22,59 @@
 //! dcs_exponent = -1
 //! dcs_constant_ms = 0.0
 //! boost_window_us = 500
+//!
+//! [lab]                               # every field optional; the defaults below
+//! cpu_shares = 262144                 # cpu.shares of the experiment's cpu cgroup (and of the competitors' own)
+//! rt_runtime_us = 900000              # its cpu.rt_runtime_us: room for the agent's SCHED_FIFO boosts
+//! settle_ms = 300                     # pause after the competitors start, before the job
+//! cpus = [0, 1]                       # node i on cpus[i mod len] (default: every CPU the lab may use)
+//! competitors_cgroup = "job"          # "job" | "own"
+//! job_session = "shared"              # "shared" | "own"
+//! local_probe = false                 # true: one wake-up probe (the local user) per node CPU
 //! ```
 //!
 //! Every error names the file, the field and the problem.
+//!
+//! ## Where the competitors, the job and the local user run (`[lab]`)
+//!
+//! - `competitors_cgroup = "job"` (default): the competitors run in the experiment's cpu cgroup
+//!   `cpu/cosched-<run id>`, beside the job's ranks: one CFS group, so on a CPU a rank and K competitors each get
+//!   1/(K+1) of it. `"own"`: the competitors run in a cpu cgroup of their own, the sibling
+//!   `cpu/cosched-<run id>-competitors`, made and removed with the lab's (and by the reaper and `cosched lab
+//!   --cleanup`, which recognise the run id in its name). **Rule: both cpu cgroups get `cpu_shares`** (default
+//!   262144 each). Equal shares make the two groups compete evenly — on a CPU the job's group and the
+//!   competitors' group each get half whatever K, the kernel's own fair share between groups, which is what an
+//!   agent that reads R across cgroups has to respect — and both stay as well protected against foreign load as
+//!   the experiment is with `"job"` (1024, the kernel's default, would leave the competitors 1/257 of a CPU beside
+//!   a 262144-share job, i.e. no competition at all). The competitors' cgroup gets no RT runtime: nothing in it
+//!   runs SCHED_FIFO. Each competitor still counts in its node's cpuacct group (`cpuacct/cosched-<run id>/n<i>`),
+//!   so the measure step (`Tc` = node CPU − competitors' CPU) is the same either way. `F = N·Tc/Te` keeps
+//!   `N` = ranks + competitors, so with `"own"` a rank at its kernel-fair half of a CPU reads `F = (K+1)/2`.
+//! - `job_session = "shared"` (default): every process the lab starts is in the lab's session. `"own"`: the job's
+//!   processes (each rank, or `cosched run` wrapping it when the agent is on) are started in a new session
+//!   (`setsid(2)` before `exec`, after `PR_SET_PDEATHSIG`, which `setsid` keeps: they still die with the lab), so
+//!   in a session — and, with `kernel.sched_autogroup_enabled = 1`, an autogroup — of their own; competitors,
+//!   probes and the agent stay in the lab's. The kernel schedules by autogroup only tasks of the *root* cpu
+//!   cgroup, and the lab's job is in `cpu/cosched-<run id>`, so here the new session changes what the session
+//!   holds (what an agent reads of it), not CFS's hierarchy.
+//! - `local_probe = true`: the *local user* — one `cosched-local --period-ms 1 --min-mb 0 --max-mb 0
+//!   --burst-us 0` per distinct node CPU, pinned to it: SCHED_OTHER, sleeps 1 ms and records how late it wakes.
+//!   **Rule: the probes run in a cpu cgroup of their own**, the sibling `cpu/cosched-<run id>-local`, at
+//!   `cpu_shares` like the others: another user of the machine, with a session/autogroup of its own as an
+//!   interactive user has, at the experiment's weight (in the root cpu cgroup, beside 262144-share groups, it
+//!   would only measure that weight: p99 353 ms measured). Not beside the competitors, nor beside the job's
+//!   ranks: on this kernel (6.18, EEVDF) a cgroup that spans the CPUs and holds a CPU hog *and* a task that
+//!   sleeps and wakes every millisecond starves the root cpu cgroup — whatever its shares, 1024 included — and
+//!   with it the kernel's own threads: 10 fork+exec from the root cgroup took 4.4–14 s instead of 0.02–2.2 s,
+//!   the kernel reported `rcu_preempt kthread starved` for 59 s and workqueue lockups of 100 s, and the lab
+//!   (its cgroup attaches wait for RCU grace periods) stalled until the probes exited; hogs in one cgroup and
+//!   the probes in a sibling did none of that (0.05–2.1 s, the hogs' own weight, probe p99 0.1–0.2 ms). The
+//!   probes are in the experiment's cpuacct group but in no node's (their CPU is the experiment's, not a
+//!   rank's), in the lab's session and the host's network namespace, never under `cosched run`: the agent
+//!   does not manage them. Placed after the competitors and held at a gate, let go right after the job's
+//!   processes, stopped with SIGINT once the job has ended; their result lines give each run `local_p50_us`,
+//!   `local_p99_us` (the worse of the CPUs' wake-up delay percentiles) and `local_max_us` (the largest of their
+//!   maxima), in the record's `measurement.extra`.
 
 use cosched_policy::spin::ReceiveMode;
 use serde::Deserialize;
@@ -142,6 +192,12 @@ struct LabSection {
     settle_ms: u64,
     /// CPUs to place nodes on, node i on `cpus[i mod len]` (default: every online CPU).
     cpus: Option<Vec<u32>>,
+    /// `job` or `own` ([`CompetitorsCgroup`]).
+    competitors_cgroup: Option<String>,
+    /// `shared` or `own` ([`JobSession`]).
+    job_session: Option<String>,
+    #[serde(default)]
+    local_probe: bool,
 }
 
 impl Default for LabSection {
@@ -151,6 +207,9 @@ impl Default for LabSection {
             rt_runtime_us: default_rt_runtime_us(),
             settle_ms: default_settle_ms(),
             cpus: None,
+            competitors_cgroup: None,
+            job_session: None,
+            local_probe: false,
         }
     }
 }
@@ -207,6 +266,79 @@ pub struct Configuration {
     pub agent: Option<AgentSettings>,
 }
 
+/// Which cpu cgroup the competitors (and the local probes) run in (`lab.competitors_cgroup`; module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CompetitorsCgroup {
+    /// The experiment's cpu cgroup, beside the job (the default).
+    #[default]
+    Job,
+    /// A sibling cpu cgroup of their own, `cosched-<run id>-competitors`, with the same `cpu_shares`.
+    Own,
+}
+
+impl CompetitorsCgroup {
+    pub const NAMES: &'static str =
+        "\"job\" (beside the job, the default) or \"own\" (a cpu cgroup of their own)";
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CompetitorsCgroup::Job => "job",
+            CompetitorsCgroup::Own => "own",
+        }
+    }
+
+    fn parse(text: &str) -> Option<CompetitorsCgroup> {
+        match text {
+            "job" => Some(CompetitorsCgroup::Job),
+            "own" => Some(CompetitorsCgroup::Own),
+            _ => None,
+        }
+    }
+}
+
+/// Which session the job's processes start in (`lab.job_session`; module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JobSession {
+    /// The lab's session, like everything else it starts (the default).
+    #[default]
+    Shared,
+    /// A new session (`setsid`) for each of the job's processes: their own autogroup.
+    Own,
+}
+
+impl JobSession {
+    pub const NAMES: &'static str =
+        "\"shared\" (the lab's session, the default) or \"own\" (setsid: a session and autogroup of its own)";
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JobSession::Shared => "shared",
+            JobSession::Own => "own",
+        }
+    }
+
+    fn parse(text: &str) -> Option<JobSession> {
+        match text {
+            "shared" => Some(JobSession::Shared),
+            "own" => Some(JobSession::Own),
+            _ => None,
+        }
+    }
+}
+
+/// The local user's wake-up probe: its program and arguments (before the lab's `--duration-s` bound).
+pub const LOCAL_PROBE_BINARY: &str = "cosched-local";
+pub const LOCAL_PROBE_ARGS: [&str; 8] = [
+    "--period-ms",
+    "1",
+    "--min-mb",
+    "0",
+    "--max-mb",
+    "0",
+    "--burst-us",
+    "0",
+];
+
 /// Machine-side settings of the lab.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LabSettings {
@@ -214,6 +346,10 @@ pub struct LabSettings {
     pub rt_runtime_us: u64,
     pub settle_ms: u64,
     pub cpus: Option<Vec<u32>>,
+    pub competitors_cgroup: CompetitorsCgroup,
+    pub job_session: JobSession,
+    /// One wake-up probe per node CPU (`lab.local_probe`).
+    pub local_probe: bool,
 }
 
 /// A validated experiment: everything needed to run it, nothing left to check.
@@ -332,6 +468,36 @@ impl LabExperiment {
         out.push_str(&format!(
             "cgroup          cpu.shares={} cpu.rt_runtime_us={} settle={} ms\n",
             self.lab.cpu_shares, self.lab.rt_runtime_us, self.lab.settle_ms
+        ));
+        out.push_str(&format!(
+            "competitors in  {}\n",
+            match self.lab.competitors_cgroup {
+                CompetitorsCgroup::Job =>
+                    "job: the experiment's cpu cgroup, beside the job".to_string(),
+                CompetitorsCgroup::Own => format!(
+                    "own: cpu cgroup cosched-<run id>-competitors, cpu.shares={} (the job's too)",
+                    self.lab.cpu_shares
+                ),
+            }
+        ));
+        out.push_str(&format!(
+            "job session     {}\n",
+            match self.lab.job_session {
+                JobSession::Shared => "shared: the lab's session",
+                JobSession::Own => "own: setsid before exec (a session and autogroup of its own)",
+            }
+        ));
+        out.push_str(&format!(
+            "local probe     {}\n",
+            if self.lab.local_probe {
+                format!(
+                    "on: {LOCAL_PROBE_BINARY} {} per node CPU, cpu cgroup cosched-<run id>-local, cpu.shares={}",
+                    LOCAL_PROBE_ARGS.join(" "),
+                    self.lab.cpu_shares
+                )
+            } else {
+                "off".to_string()
+            }
         ));
         out.push_str(&format!("runs            {}\n", self.total_runs()));
         out
@@ -564,6 +730,24 @@ fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, Experimen
             ));
         }
     }
+    let competitors_cgroup = match &file.lab.competitors_cgroup {
+        None => CompetitorsCgroup::default(),
+        Some(text) => CompetitorsCgroup::parse(text).ok_or_else(|| {
+            invalid(
+                "lab.competitors_cgroup",
+                format!("`{text}` must be {}", CompetitorsCgroup::NAMES),
+            )
+        })?,
+    };
+    let job_session = match &file.lab.job_session {
+        None => JobSession::default(),
+        Some(text) => JobSession::parse(text).ok_or_else(|| {
+            invalid(
+                "lab.job_session",
+                format!("`{text}` must be {}", JobSession::NAMES),
+            )
+        })?,
+    };
 
     Ok(LabExperiment {
         name: file.name,
@@ -585,6 +769,9 @@ fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, Experimen
             rt_runtime_us: file.lab.rt_runtime_us,
             settle_ms: file.lab.settle_ms,
             cpus: file.lab.cpus,
+            competitors_cgroup,
+            job_session,
+            local_probe: file.lab.local_probe,
         },
         source: None,
     })
@@ -707,6 +894,111 @@ dcs_exponent = -1
             .unwrap_err()
             .to_string();
         assert!(err.contains("either duration_s or count"), "{err}");
+    }
+
+    /// MINIMAL with a `[lab]` table holding `lines`.
+    fn with_lab(lines: &str) -> String {
+        format!("{MINIMAL}[lab]\n{lines}\n")
+    }
+
+    #[test]
+    fn the_placement_options_default_to_todays_layout() {
+        let e = parse(MINIMAL).unwrap();
+        assert_eq!(e.lab.competitors_cgroup, CompetitorsCgroup::Job);
+        assert_eq!(e.lab.job_session, JobSession::Shared);
+        assert!(!e.lab.local_probe);
+        let text = e.describe();
+        assert!(
+            text.contains("competitors in  job: the experiment's cpu cgroup"),
+            "{text}"
+        );
+        assert!(text.contains("job session     shared"), "{text}");
+        assert!(text.contains("local probe     off"), "{text}");
+        // An empty [lab] table is the same.
+        assert_eq!(parse(&with_lab("")).unwrap().lab, e.lab);
+    }
+
+    #[test]
+    fn the_placement_options_parse_and_are_described() {
+        let e = parse(&with_lab(
+            "cpu_shares = 4096\ncompetitors_cgroup = \"own\"\njob_session = \"own\"\nlocal_probe = true",
+        ))
+        .unwrap();
+        assert_eq!(e.lab.competitors_cgroup, CompetitorsCgroup::Own);
+        assert_eq!(e.lab.job_session, JobSession::Own);
+        assert!(e.lab.local_probe);
+        let text = e.describe();
+        assert!(
+            text.contains(
+                "competitors in  own: cpu cgroup cosched-<run id>-competitors, cpu.shares=4096 (the job's too)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("job session     own: setsid"), "{text}");
+        assert!(
+            text.contains(
+                "local probe     on: cosched-local --period-ms 1 --min-mb 0 --max-mb 0 --burst-us 0 per node CPU, \
+                 cpu cgroup cosched-<run id>-local, cpu.shares=4096"
+            ),
+            "{text}"
+        );
+        // The explicit defaults.
+        let e = parse(&with_lab(
+            "competitors_cgroup = \"job\"\njob_session = \"shared\"\nlocal_probe = false",
+        ))
+        .unwrap();
+        assert_eq!(
+            (
+                e.lab.competitors_cgroup,
+                e.lab.job_session,
+                e.lab.local_probe
+            ),
+            (CompetitorsCgroup::Job, JobSession::Shared, false)
+        );
+    }
+
+    #[test]
+    fn bad_placement_options_are_refused_by_name() {
+        let err = parse(&with_lab("competitors_cgroup = \"mine\""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("field `lab.competitors_cgroup`")
+                && err.contains("`mine` must be \"job\"")
+                && err.contains("or \"own\""),
+            "{err}"
+        );
+        let err = parse(&with_lab("job_session = \"setsid\""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("field `lab.job_session`")
+                && err.contains("`setsid` must be \"shared\"")
+                && err.contains("or \"own\""),
+            "{err}"
+        );
+        // Values are case-sensitive, like every other name in the file.
+        let err = parse(&with_lab("job_session = \"Own\""))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("lab.job_session"), "{err}");
+        // Wrong types: the parser's error shows the line, field name included.
+        let err = parse(&with_lab("local_probe = \"yes\""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("local_probe") && err.contains("boolean"),
+            "{err}"
+        );
+        let err = parse(&with_lab("competitors_cgroup = 1"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("competitors_cgroup"), "{err}");
+        // A misspelt option is an unknown field, named.
+        let err = parse(&with_lab("local_probes = true"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("local_probes"), "{err}");
     }
 
     #[test]

@@ -24,7 +24,11 @@
 //! foreign_cpus             = (busy − (experiment cgroup + lab + agent)) / window   (`cpustat::foreign_cpus`)
 //! experiment_cpus          = experiment cgroup / window
 //! agent_cpu_fraction       = agent CPU / window
+//! local (lab.local_probe): local_p50_us = max over the node CPUs' probes of wake_delay_p50_us
+//!                          local_p99_us = max of wake_delay_p99_us,  local_max_us = max of wake_delay_max_us
 //! ```
+//! The local figures are the worse CPU's (the local user is as late as its latest CPU lets it be), kept in
+//! `extra` under [`LOCAL_P50`], [`LOCAL_P99`], [`LOCAL_MAX`] (absent when the experiment has no probe).
 
 use crate::cpustat;
 use crate::programs::RANKS_PER_NODE;
@@ -34,6 +38,84 @@ use cosched_report::fairness::fairness;
 use cosched_report::stats::mean_min_max;
 use cosched_report::{JobResult, JobRole, Measurement, RunRecord, Source};
 use std::collections::BTreeMap;
+
+/// `extra` keys of a run's local figures (microseconds).
+pub const LOCAL_P50: &str = "local_p50_us";
+pub const LOCAL_P99: &str = "local_p99_us";
+pub const LOCAL_MAX: &str = "local_max_us";
+
+/// One local probe's wake-up delays, microseconds: how late `cosched-local --period-ms 1` woke after its
+/// 1 ms sleeps on `cpu` (the `wake_delay_*` fields of its result line).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LocalReading {
+    pub cpu: u32,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+impl LocalReading {
+    /// From the probe's result line; an error names the field that is missing, `null` (no wake-up recorded)
+    /// or not a non-negative number.
+    pub fn from_line(cpu: u32, line: &ResultLine) -> anyhow::Result<LocalReading> {
+        let field = |name: &str| -> anyhow::Result<f64> {
+            match line.extra.get(name).and_then(|v| v.as_f64()) {
+                Some(v) if v >= 0.0 && v.is_finite() => Ok(v),
+                Some(v) => {
+                    anyhow::bail!("the local probe on CPU {cpu}: {name} = {v} is not a delay")
+                }
+                None => anyhow::bail!(
+                    "the local probe on CPU {cpu} gave no {name} ({}): it recorded no wake-up",
+                    line.extra
+                        .get(name)
+                        .map_or("missing".to_string(), |v| v.to_string())
+                ),
+            }
+        };
+        Ok(LocalReading {
+            cpu,
+            p50_us: field("wake_delay_p50_us")?,
+            p99_us: field("wake_delay_p99_us")?,
+            max_us: field("wake_delay_max_us")?,
+        })
+    }
+}
+
+/// A run's local figures: the worse p50 and p99 of the node CPUs' probes, the largest of their maxima.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LocalFigures {
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+impl LocalFigures {
+    /// The figures of the probes of one run; `None` without probes.
+    pub fn of(readings: &[LocalReading]) -> Option<LocalFigures> {
+        let worst = |f: fn(&LocalReading) -> f64| readings.iter().map(f).fold(f64::NAN, f64::max);
+        (!readings.is_empty()).then(|| LocalFigures {
+            p50_us: worst(|r| r.p50_us),
+            p99_us: worst(|r| r.p99_us),
+            max_us: worst(|r| r.max_us),
+        })
+    }
+
+    /// The figures a record carries in `extra`, if it has all three.
+    pub fn of_record(measurement: &Measurement) -> Option<LocalFigures> {
+        let get = |k: &str| measurement.extra.get(k).copied();
+        Some(LocalFigures {
+            p50_us: get(LOCAL_P50)?,
+            p99_us: get(LOCAL_P99)?,
+            max_us: get(LOCAL_MAX)?,
+        })
+    }
+
+    fn insert_into(&self, extra: &mut BTreeMap<String, f64>) {
+        extra.insert(LOCAL_P50.into(), self.p50_us);
+        extra.insert(LOCAL_P99.into(), self.p99_us);
+        extra.insert(LOCAL_MAX.into(), self.max_us);
+    }
+}
 
 /// What the run was: the labels of its record and the layout its figures are computed against.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,13 +198,15 @@ impl CpuTimes {
 }
 
 /// The run's record: `used` is the CPU each party used over the `window_s` seconds of the job, `line` the
-/// reporting process's result line, `agent` the agent's statistics at the end (agent configurations).
+/// reporting process's result line, `agent` the agent's statistics at the end (agent configurations), `local`
+/// the local probes' figures (`lab.local_probe`).
 pub fn measure(
     setting: &RunSetting,
     used: &CpuTimes,
     window_s: f64,
     line: &ResultLine,
     agent: Option<&AgentStats>,
+    local: Option<&LocalFigures>,
 ) -> RunRecord {
     let nodes = setting.node_cpus.len();
     let sharing = setting.sharing_per_node();
@@ -185,6 +269,9 @@ pub fn measure(
     }
     if let Some(us) = line.rtt_under_100us_mean_us {
         extra.insert("coscheduled_rtt_us".into(), us);
+    }
+    if let Some(local) = local {
+        local.insert_into(&mut extra);
     }
     let mut measurement = Measurement {
         jobs,
@@ -313,7 +400,14 @@ mod tests {
             lab: 0.1,
             ..CpuTimes::default()
         };
-        let record = measure(&setting(0, vec![0, 1]), &used, 2.0, &line(4000, 1.6), None);
+        let record = measure(
+            &setting(0, vec![0, 1]),
+            &used,
+            2.0,
+            &line(4000, 1.6),
+            None,
+            None,
+        );
         assert_eq!(record.config, "no-agent, spin-only");
         assert_eq!((record.competitors, record.repetition), (0, 3));
         assert_eq!(record.source, Source::Real);
@@ -367,7 +461,7 @@ mod tests {
         line.rtt_under_100us_mean_us = Some(12.5);
         line.rtt_p50_us = Some(40.0);
         line.rtt_p99_us = Some(900.0);
-        let record = measure(&setting(1, vec![0, 1]), &used, 4.0, &line, None);
+        let record = measure(&setting(1, vec![0, 1]), &used, 4.0, &line, None, None);
         let m = &record.measurement;
         let job = m.parallel_job().unwrap();
         assert!(close(job.cpu_s, 3.6));
@@ -398,7 +492,7 @@ mod tests {
             nodes: vec![2.0],
             ..CpuTimes::default()
         };
-        let record = measure(&setting(1, vec![0]), &used, 2.0, &line(10, 0.0), None);
+        let record = measure(&setting(1, vec![0]), &used, 2.0, &line(10, 0.0), None, None);
         let job = record.measurement.parallel_job().unwrap();
         assert_eq!((job.cpu_s, job.fairness), (0.0, 0.0));
         assert!(close(record.measurement.rate_per_s, 5.0));
@@ -417,7 +511,14 @@ mod tests {
             nodes: vec![1.0, 2.0, 1.0],
             ..CpuTimes::default()
         };
-        let record = measure(&setting(1, vec![0, 1, 0]), &used, 2.0, &line(1, 1.0), None);
+        let record = measure(
+            &setting(1, vec![0, 1, 0]),
+            &used,
+            2.0,
+            &line(1, 1.0),
+            None,
+            None,
+        );
         let job = record.measurement.parallel_job().unwrap();
         assert!(close(job.fairness_min, 0.8) && close(job.fairness_max, 1.0));
         assert!(close(job.fairness, 2.8 / 3.0));
@@ -449,10 +550,111 @@ mod tests {
             4.0,
             &line(1, 4.0),
             Some(&stats),
+            None,
         );
         let m = &record.measurement;
         assert_eq!(m.boosts_granted, 7);
         assert!(close(m.agent_cpu_fraction.unwrap(), 0.05));
         assert!(close(m.extra["foreign_cpus"], 0.05));
+        assert_eq!(
+            LocalFigures::of_record(m),
+            None,
+            "no probe, no local figures"
+        );
+        assert!(!m.extra.contains_key(LOCAL_P50));
+    }
+
+    /// A probe's result line as `cosched-local` prints it at SIGINT (the fields the lab reads).
+    fn probe_line(p50: Option<f64>, p99: Option<f64>, max: Option<f64>) -> ResultLine {
+        ResultLine::new(
+            "local",
+            0,
+            1,
+            Status::Stopped,
+            2000,
+            Duration::from_secs(2),
+            ProgramCpu {
+                user_s: 0.01,
+                sys_s: 0.02,
+            },
+        )
+        .with("period_ms", 1.0)
+        .with("wake_delay_p50_us", p50)
+        .with("wake_delay_p99_us", p99)
+        .with("wake_delay_max_us", max)
+    }
+
+    #[test]
+    fn local_figures_are_the_worse_cpus_percentiles_and_the_largest_maximum() {
+        // CPU 0: p50 60, p99 900, max 4000. CPU 1: p50 75, p99 400, max 12000.
+        // Worse p50 = 75 (CPU 1), worse p99 = 900 (CPU 0), max = 12000 (CPU 1): the figures mix CPUs.
+        let readings = [
+            LocalReading::from_line(0, &probe_line(Some(60.0), Some(900.0), Some(4000.0))).unwrap(),
+            LocalReading::from_line(1, &probe_line(Some(75.0), Some(400.0), Some(12000.0)))
+                .unwrap(),
+        ];
+        assert_eq!(
+            readings[1],
+            LocalReading {
+                cpu: 1,
+                p50_us: 75.0,
+                p99_us: 400.0,
+                max_us: 12000.0
+            }
+        );
+        let figures = LocalFigures::of(&readings).unwrap();
+        assert_eq!(
+            figures,
+            LocalFigures {
+                p50_us: 75.0,
+                p99_us: 900.0,
+                max_us: 12000.0
+            }
+        );
+        assert_eq!(LocalFigures::of(&readings[..1]).unwrap().max_us, 4000.0);
+        assert_eq!(LocalFigures::of(&[]), None);
+
+        // Into the record's extra, and back.
+        let used = CpuTimes {
+            nodes: vec![1.0, 1.0],
+            ..CpuTimes::default()
+        };
+        let record = measure(
+            &setting(0, vec![0, 1]),
+            &used,
+            2.0,
+            &line(10, 2.0),
+            None,
+            Some(&figures),
+        );
+        let m = &record.measurement;
+        assert_eq!(
+            (m.extra[LOCAL_P50], m.extra[LOCAL_P99], m.extra[LOCAL_MAX]),
+            (75.0, 900.0, 12000.0)
+        );
+        assert_eq!(LocalFigures::of_record(m), Some(figures));
+    }
+
+    #[test]
+    fn a_probe_line_without_wake_ups_or_with_a_bad_delay_is_an_error_naming_the_field() {
+        // A probe stopped before its first wake-up prints null percentiles.
+        let err = LocalReading::from_line(1, &probe_line(None, None, None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("CPU 1")
+                && err.contains("wake_delay_p50_us")
+                && err.contains("no wake-up"),
+            "{err}"
+        );
+        let err = LocalReading::from_line(0, &probe_line(Some(1.0), Some(-3.0), Some(5.0)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("wake_delay_p99_us = -3"), "{err}");
+        // A line that is not a probe's at all.
+        let err = LocalReading::from_line(0, &line(1, 1.0))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing"), "{err}");
     }
 }

@@ -12,8 +12,14 @@
 //! runner runs them back to back), and the table gives the geometric mean of those ratios with a 90 %
 //! Student-t interval on their logarithms. A shared machine drifts by tens of percent over minutes; pairing
 //! cancels the drift that a ratio of two means would keep.
+//!
+//! With `lab.local_probe` every run carries the local user's wake-up delays (`local_p50_us`, `local_p99_us`,
+//! `local_max_us` in `runs.json`'s `measurement.extra`), and only then `runs.csv` gets those three columns,
+//! `summary.csv` `local_p50_us_mean`, `local_p99_us_mean` and `local_max_us` (the largest of the point's runs),
+//! and the lab table a column `local p50/p99/max µs` (the same figures, [`LocalCell`]).
 
 use crate::experiment::LabExperiment;
+use crate::measure::LocalFigures;
 use crate::runner::{series_label, LabRun};
 use anyhow::{Context, Result};
 use comfy_table::presets::ASCII_MARKDOWN;
@@ -178,6 +184,145 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
     rows
 }
 
+/// The local user's lateness at one point (configuration, mode, K): the mean of its runs' local p50 and p99
+/// (each the worse CPU's) and the largest local max of any of them, microseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LocalCell {
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+    /// Runs that had local figures.
+    pub runs: usize,
+}
+
+/// The [`LocalCell`] of the runs of series `label` (`configuration, mode`) at K = `competitors`; `None` if
+/// none of them has local figures.
+pub fn local_cell(records: &[RunRecord], label: &str, competitors: u32) -> Option<LocalCell> {
+    let figures: Vec<LocalFigures> = records
+        .iter()
+        .filter(|r| r.config == label && r.competitors == competitors)
+        .filter_map(|r| LocalFigures::of_record(&r.measurement))
+        .collect();
+    let p50: Vec<f64> = figures.iter().map(|f| f.p50_us).collect();
+    let p99: Vec<f64> = figures.iter().map(|f| f.p99_us).collect();
+    Some(LocalCell {
+        p50_us: mean(&p50)?,
+        p99_us: mean(&p99)?,
+        max_us: figures.iter().map(|f| f.max_us).fold(f64::NAN, f64::max),
+        runs: figures.len(),
+    })
+}
+
+/// The [`LocalCell`] of each comparison row.
+pub fn local_cells(rows: &[ComparisonRow], records: &[RunRecord]) -> Vec<Option<LocalCell>> {
+    rows.iter()
+        .map(|r| {
+            local_cell(
+                records,
+                &format!("{}, {}", r.configuration, r.mode),
+                r.competitors,
+            )
+        })
+        .collect()
+}
+
+/// Append columns to a CSV file written with a header line: `headers`, and for each data line (in order) its
+/// values (`rows[i]`, one per header; empty for a missing value).
+pub fn append_csv_columns(path: &Path, headers: &[&str], rows: &[Vec<String>]) -> Result<()> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_path(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let mut header = reader
+        .headers()
+        .with_context(|| format!("reading {}", path.display()))?
+        .clone();
+    let lines = reader
+        .records()
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .with_context(|| format!("reading {}", path.display()))?;
+    anyhow::ensure!(
+        lines.len() == rows.len(),
+        "{}: {} lines, but {} rows of values to add",
+        path.display(),
+        lines.len(),
+        rows.len()
+    );
+    for h in headers {
+        header.push_field(h);
+    }
+    let mut writer =
+        csv::Writer::from_path(path).with_context(|| format!("rewriting {}", path.display()))?;
+    writer.write_record(&header)?;
+    for (mut line, values) in lines.into_iter().zip(rows) {
+        anyhow::ensure!(
+            values.len() == headers.len(),
+            "{} values for {} new columns",
+            values.len(),
+            headers.len()
+        );
+        for v in values {
+            line.push_field(v);
+        }
+        writer.write_record(&line)?;
+    }
+    writer
+        .flush()
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// A CSV cell: the number, or empty.
+fn cell(v: Option<f64>) -> String {
+    v.map_or(String::new(), |v| v.to_string())
+}
+
+/// `runs.csv` and `summary.csv` (as cosched-report wrote them) get the local user's columns.
+fn add_local_columns(
+    dir: &Path,
+    records: &[RunRecord],
+    summary: &[cosched_report::summary::SummaryRow],
+) -> Result<()> {
+    // runs.csv: one line per run and job (cosched_report::write::write_runs_csv's order).
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .flat_map(|r| {
+            let f = LocalFigures::of_record(&r.measurement);
+            let values = vec![
+                cell(f.map(|f| f.p50_us)),
+                cell(f.map(|f| f.p99_us)),
+                cell(f.map(|f| f.max_us)),
+            ];
+            std::iter::repeat_n(values, r.measurement.jobs.len())
+        })
+        .collect();
+    append_csv_columns(
+        &dir.join("runs.csv"),
+        &[
+            crate::measure::LOCAL_P50,
+            crate::measure::LOCAL_P99,
+            crate::measure::LOCAL_MAX,
+        ],
+        &rows,
+    )?;
+    // summary.csv: one line per point.
+    let rows: Vec<Vec<String>> = summary
+        .iter()
+        .map(|s| {
+            let c = local_cell(records, &s.config, s.competitors);
+            vec![
+                cell(c.map(|c| c.p50_us)),
+                cell(c.map(|c| c.p99_us)),
+                cell(c.map(|c| c.max_us)),
+            ]
+        })
+        .collect();
+    append_csv_columns(
+        &dir.join("summary.csv"),
+        &["local_p50_us_mean", "local_p99_us_mean", "local_max_us"],
+        &rows,
+    )
+}
+
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or("-".into(), f)
 }
@@ -195,12 +340,17 @@ fn pair(
     }
 }
 
-/// The comparison as a Markdown table.
-pub fn render_comparison(rows: &[ComparisonRow], baseline: Option<&str>) -> String {
+/// The comparison as a Markdown table; with `local` (one cell per row: experiments with `lab.local_probe`) a
+/// column of the local user's wake-up delays, before the foreign CPUs.
+pub fn render_comparison(
+    rows: &[ComparisonRow],
+    baseline: Option<&str>,
+    local: Option<&[Option<LocalCell>]>,
+) -> String {
     let mut table = Table::new();
     table.load_preset(ASCII_MARKDOWN);
     let vs = format!("× {}", baseline.unwrap_or("baseline"));
-    table.set_header(vec![
+    let mut header = vec![
         "configuration",
         "mode",
         "K",
@@ -214,10 +364,15 @@ pub fn render_comparison(rows: &[ComparisonRow], baseline: Option<&str>) -> Stri
         "reaction p50/p99 µs",
         "RTT p50/p99 µs",
         "coscheduled: share / RTT µs",
-        "foreign CPUs",
-    ]);
-    for r in rows {
-        table.add_row(vec![
+    ];
+    if local.is_some() {
+        header.push("local p50/p99/max µs");
+    }
+    header.push("foreign CPUs");
+    let columns = header.len();
+    table.set_header(header);
+    for (i, r) in rows.iter().enumerate() {
+        let mut line = vec![
             r.configuration.clone(),
             r.mode.clone(),
             r.competitors.to_string(),
@@ -242,10 +397,21 @@ pub fn render_comparison(rows: &[ComparisonRow], baseline: Option<&str>) -> Stri
                 |v| format!("{v:.2}"),
                 |v| format!("{v:.1}"),
             ),
-            format!("{:.2}", r.foreign_cpus.mean),
-        ]);
+        ];
+        if let Some(local) = local {
+            line.push(local.get(i).copied().flatten().map_or("-".into(), |c| {
+                format!(
+                    "{} / {} / {}",
+                    significant(c.p50_us),
+                    significant(c.p99_us),
+                    significant(c.max_us)
+                )
+            }));
+        }
+        line.push(format!("{:.2}", r.foreign_cpus.mean));
+        table.add_row(line);
     }
-    for i in 2..14 {
+    for i in 2..columns {
         if let Some(c) = table.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -277,13 +443,21 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
     // The raw material: each run's program line and agent statistics, one JSON object per line.
     let mut raw = String::new();
     for run in runs {
-        let line = serde_json::json!({
+        let mut line = serde_json::json!({
             "config": run.record.config,
             "competitors": run.record.competitors,
             "repetition": run.record.repetition,
             "program": run.program_line,
             "agent": run.agent,
+            "placement": run.placement,
         });
+        if experiment.lab.local_probe {
+            line["local"] = run
+                .local
+                .iter()
+                .map(|(cpu, l)| serde_json::json!({"cpu": cpu, "line": l}))
+                .collect();
+        }
         raw.push_str(&line.to_string());
         raw.push('\n');
     }
@@ -311,6 +485,9 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
     cosched_report::write::write_runs_csv(&path("runs.csv"), records)?;
     let summary = cosched_report::summary::summarize(records)?;
     cosched_report::write::write_summary_csv(&path("summary.csv"), &summary)?;
+    if experiment.lab.local_probe {
+        add_local_columns(dir, records, &summary)?;
+    }
     written.summary = cosched_report::table::render_summary(&summary);
     written
         .files
@@ -322,16 +499,27 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
         .find(|c| c.agent.is_none())
         .map(|c| c.name.as_str());
     let rows = compare(experiment, records);
-    written.comparison = render_comparison(&rows, baseline);
+    let local = experiment
+        .lab
+        .local_probe
+        .then(|| local_cells(&rows, records));
+    written.comparison = render_comparison(&rows, baseline, local.as_deref());
     let doc = format!(
         "# {} (real, emulated cluster)\n\n```text\n{}```\n\n{}\n\nRate × baseline: against `{}` in the same mode, K and repetition (runs back to back); \
          geometric mean of the paired ratios with its 90 % interval. \
          Of fair bound: rate / (baseline rate at K=0 / (K+1)), paired the same way. F = N·Tc/Te with N the processes sharing the CPU. \
-         Foreign CPUs: load on the experiment's CPUs that was not the experiment's (1.0 = one whole CPU).\n",
+         Foreign CPUs: load on the experiment's CPUs that was not the experiment's (1.0 = one whole CPU).{}\n",
         experiment.name,
         experiment.describe(),
         written.comparison,
-        baseline.unwrap_or("-")
+        baseline.unwrap_or("-"),
+        if experiment.lab.local_probe {
+            " Local: the local user's wake-up delay after 1 ms sleeps (one `cosched-local` probe per node CPU, \
+             in a cpu cgroup of its own), the worse CPU's p50 and p99 averaged over the runs, and the largest \
+             maximum of any run."
+        } else {
+            ""
+        }
     );
     std::fs::write(path("lab.md"), doc)
         .with_context(|| format!("writing {}", path("lab.md").display()))?;
@@ -470,5 +658,108 @@ mod tests {
         assert!((lo - 2.0).abs() < 1e-9 && (hi - 2.0).abs() < 1e-9);
         // Fair bound at K=1: 20 / (100 / 2) = 0.4 and 40 / (200 / 2) = 0.4.
         assert!((agent_k1.vs_fair_bound.unwrap().mean - 0.4).abs() < 1e-12);
+    }
+
+    /// A record of `config` at K with the local figures (p50, p99, max) in its extra.
+    fn local_record(config: &str, k: u32, repetition: u32, local: Option<[f64; 3]>) -> RunRecord {
+        let mut r = record(config, k, repetition, 100.0);
+        r.measurement.jobs = vec![cosched_report::JobResult {
+            name: "pingpong".into(),
+            role: cosched_report::JobRole::Parallel,
+            response_s: 1.0,
+            cpu_s: 1.0,
+            fairness: 1.0,
+            fairness_min: 1.0,
+            fairness_max: 1.0,
+        }];
+        if let Some([p50, p99, max]) = local {
+            for (key, v) in [
+                (crate::measure::LOCAL_P50, p50),
+                (crate::measure::LOCAL_P99, p99),
+                (crate::measure::LOCAL_MAX, max),
+            ] {
+                r.measurement.extra.insert(key.into(), v);
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn a_points_local_cell_averages_the_percentiles_and_keeps_the_largest_maximum() {
+        let records = vec![
+            local_record("agent, spin-only", 1, 0, Some([50.0, 800.0, 3000.0])),
+            local_record("agent, spin-only", 1, 1, Some([70.0, 1200.0, 9000.0])),
+            local_record("agent, spin-only", 2, 0, Some([1.0, 2.0, 3.0])),
+            local_record("no-agent, spin-only", 1, 0, None),
+        ];
+        // p50 (50 + 70) / 2 = 60, p99 (800 + 1200) / 2 = 1000, max max(3000, 9000) = 9000.
+        assert_eq!(
+            local_cell(&records, "agent, spin-only", 1),
+            Some(LocalCell {
+                p50_us: 60.0,
+                p99_us: 1000.0,
+                max_us: 9000.0,
+                runs: 2
+            })
+        );
+        assert_eq!(local_cell(&records, "no-agent, spin-only", 1), None);
+        assert_eq!(local_cell(&records, "agent, spin-only", 0), None);
+    }
+
+    #[test]
+    fn the_local_column_is_there_only_when_asked_for() {
+        let experiment = LabExperiment::parse(
+            "name = \"t\"\nnodes = 2\ncompetitors = [1]\nreceive_modes = [\"spin-only\"]\n\
+             [program]\nkind = \"pingpong\"\nduration_s = 1.0\n\
+             [[configurations]]\nname = \"no-agent\"\n[[configurations]]\nname = \"agent\"\nagent = true\n",
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let records = vec![
+            local_record("no-agent, spin-only", 1, 0, Some([55.0, 610.0, 8100.0])),
+            local_record("agent, spin-only", 1, 0, None),
+        ];
+        let rows = compare(&experiment, &records);
+        let plain = render_comparison(&rows, Some("no-agent"), None);
+        assert!(!plain.contains("local"), "{plain}");
+        let cells = local_cells(&rows, &records);
+        assert_eq!(cells.len(), 2);
+        let text = render_comparison(&rows, Some("no-agent"), Some(&cells));
+        assert!(text.contains("local p50/p99/max µs"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let no_agent = lines.iter().find(|l| l.contains("| no-agent ")).unwrap();
+        assert!(no_agent.contains("55.00 / 610.0 / 8100"), "{no_agent}");
+        let agent = lines.iter().find(|l| l.contains("| agent ")).unwrap();
+        // Every line has the same number of cells as the header.
+        assert_eq!(agent.matches('|').count(), lines[0].matches('|').count());
+    }
+
+    #[test]
+    fn csv_columns_are_appended_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.csv");
+        std::fs::write(
+            &path,
+            "config,k\n\"agent, spin-only\",1\n\"no-agent, block\",2\n",
+        )
+        .unwrap();
+        append_csv_columns(
+            &path,
+            &["local_p50_us", "local_max_us"],
+            &[
+                vec!["12.5".into(), "900".into()],
+                vec![String::new(), String::new()],
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "config,k,local_p50_us,local_max_us\n\"agent, spin-only\",1,12.5,900\n\"no-agent, block\",2,,\n"
+        );
+        // One row of values too few is an error, and the file is left as it was.
+        let err = append_csv_columns(&path, &["x"], &[vec!["1".into()]])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("2 lines, but 1 rows"), "{err}");
     }
 }

@@ -68,6 +68,9 @@ pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), Pref
     if experiment.competitors.iter().any(|&k| k > 0) {
         needed.push(COMPETITOR_BINARY.into());
     }
+    if experiment.lab.local_probe {
+        needed.push(crate::experiment::LOCAL_PROBE_BINARY.into());
+    }
     let plan_program = programs::program_binary(experiment.program.kind);
     needed.push(plan_program.to_string());
     for name in needed {

@@ -3,7 +3,8 @@
 //! guard is dropped on any exit path. Each also gets a signal from the kernel if the lab dies outright
 //! (`PR_SET_PDEATHSIG`: SIGKILL, or the placement's [`Placement::death_signal`]), so nothing it started
 //! outlives a `kill -9` of the lab; what they started in turn is in the experiment cgroups, which the lab's
-//! reaper ([`crate::cleanup`]) empties.
+//! reaper ([`crate::cleanup`]) empties. A placement may also start the process in a session of its own
+//! ([`Placement::new_session`], `setsid` after the death signal is set: it keeps it).
 
 use anyhow::{bail, Context, Result};
 use std::fs::File;
@@ -25,6 +26,8 @@ pub struct Placement {
     cpu: Option<u32>,
     /// The signal the process gets when the lab dies (`PR_SET_PDEATHSIG`); `None` means SIGKILL.
     death_signal: Option<i32>,
+    /// Start it in a new session (`setsid`) instead of a new process group of the lab's session.
+    new_session: bool,
 }
 
 impl Placement {
@@ -61,6 +64,15 @@ impl Placement {
         self
     }
 
+    /// Start in a session of its own (`setsid(2)` before `exec`; with autogroups on, its own autogroup too),
+    /// not in the lab's. It is still its own process group (a session leader leads one, pgid = pid), so it is
+    /// killed by group as every other process is, and it still dies with the lab (`PR_SET_PDEATHSIG` is set
+    /// first, and `setsid` keeps it).
+    pub fn new_session(mut self) -> Self {
+        self.new_session = true;
+        self
+    }
+
     /// Install the placement into `command` (applied in the child before `exec`).
     fn apply(&self, command: &mut Command) {
         let netns: Option<RawFd> = self.netns.as_ref().map(|f| f.as_raw_fd());
@@ -68,9 +80,13 @@ impl Placement {
         let cpu = self.cpu;
         let death_signal = self.death_signal.unwrap_or(libc::SIGKILL);
         let lab = std::process::id() as libc::pid_t;
-        command.process_group(0);
+        let new_session = self.new_session;
+        if !new_session {
+            // (std sets the group before the pre_exec hook runs; a group leader could not call setsid.)
+            command.process_group(0);
+        }
         // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe system
-        // calls (prctl, getppid, setns, write, sched_setaffinity) on values prepared before the fork; it
+        // calls (prctl, getppid, setsid, setns, write, sched_setaffinity) on values prepared before the fork; it
         // allocates nothing.
         unsafe {
             command.pre_exec(move || {
@@ -88,6 +104,10 @@ impl Placement {
                 }
                 if libc::getppid() != lab {
                     libc::_exit(1); // the lab died before the prctl
+                }
+                // After the prctl: the death signal belongs to the process and survives setsid (and exec).
+                if new_session && libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
                 }
                 if let Some(fd) = netns {
                     if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
@@ -377,8 +397,17 @@ impl ManagedProcess {
 
     /// Ask the process group to stop (SIGTERM), then kill it if it has not exited within `grace`.
     pub fn terminate(&mut self, grace: Duration) -> Result<Exit> {
-        // SAFETY: signalling our own process group.
-        unsafe { libc::kill(-self.pid, libc::SIGTERM) };
+        self.stop_with(libc::SIGTERM, grace)
+    }
+
+    /// Send `signal` to the process group (e.g. SIGINT, on which a bench program prints its result line and
+    /// exits), then kill it if it has not exited within `grace`.
+    pub fn stop_with(&mut self, signal: i32, grace: Duration) -> Result<Exit> {
+        if self.reaped {
+            bail!("{}: already reaped", self.label);
+        }
+        // SAFETY: signalling our own process group (its leader is our unreaped child, so the id is not reused).
+        unsafe { libc::kill(-self.pid, signal) };
         let deadline = Instant::now() + grace;
         loop {
             if let Some(exit) = self.try_reap()? {
@@ -517,6 +546,88 @@ mod tests {
         let p = ManagedProcess::spawn_gated("t", cmd, &Placement::default()).unwrap();
         drop(p);
         assert!(!marker.exists());
+    }
+
+    /// `[death signal, session id, pid, autogroup]` as the process itself sees them (perl: `prctl` has no
+    /// /proc view).
+    fn session_and_death_signal(placement: &Placement) -> (i32, i32, i32, String) {
+        let mut cmd = Command::new("perl");
+        cmd.args([
+            "-e",
+            r#"my $s = pack("i", 0); syscall($ARGV[0], 2, $s) == 0 or die "prctl: $!";
+               open(my $f, "<", "/proc/self/stat") or die; my @f = split / /, <$f>;
+               my ($g, $ag); $ag = open($g, "<", "/proc/self/autogroup") ? <$g> : "none\n";
+               print unpack("i", $s), " $f[5] $$ $ag";"#,
+            &libc::SYS_prctl.to_string(),
+        ]);
+        let mut p = ManagedProcess::spawn("t", cmd, placement).unwrap();
+        let exit = p.wait(Duration::from_secs(10)).unwrap();
+        assert!(exit.success(), "{}", exit.describe());
+        let mut f = exit.stdout.splitn(4, ' ');
+        let mut int = || f.next().unwrap().trim().parse::<i32>().unwrap();
+        let (signal, sid, pid) = (int(), int(), int());
+        (signal, sid, pid, f.next().unwrap().trim().to_string())
+    }
+
+    #[test]
+    fn a_new_session_keeps_the_death_signal_and_gets_its_own_autogroup() {
+        // SAFETY: getsid(0) reads our own session id.
+        let ours = unsafe { libc::getsid(0) };
+        let own_autogroup = std::fs::read_to_string("/proc/self/autogroup")
+            .map(|t| t.trim().to_string())
+            .unwrap_or_else(|_| "none".into());
+        // Default: the lab's session, its autogroup, SIGKILL when the lab dies.
+        let (signal, sid, _, autogroup) = session_and_death_signal(&Placement::default());
+        assert_eq!((signal, sid), (libc::SIGKILL, ours));
+        assert_eq!(autogroup, own_autogroup);
+        // A session of its own: it leads it, the death signal is still set, and (autogroups on) a new autogroup.
+        let (signal, sid, pid, autogroup) =
+            session_and_death_signal(&Placement::default().new_session());
+        assert_eq!((signal, sid), (libc::SIGKILL, pid));
+        assert_ne!(sid, ours);
+        if std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+            .is_ok_and(|t| t.trim() == "1")
+        {
+            assert_ne!(autogroup, own_autogroup);
+        }
+        // The agent's SIGTERM survives setsid as well.
+        let (signal, ..) = session_and_death_signal(
+            &Placement::default()
+                .death_signal(libc::SIGTERM)
+                .new_session(),
+        );
+        assert_eq!(signal, libc::SIGTERM);
+    }
+
+    #[test]
+    fn a_process_in_a_new_session_is_still_killed_with_its_group() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 30 & echo $!; wait"]);
+        let mut p = ManagedProcess::spawn("t", cmd, &Placement::default().new_session()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let err = p.wait(Duration::from_millis(100)).unwrap_err().to_string();
+        assert!(err.contains("did not finish"), "{err}");
+        let exit = p.try_reap_blocking().unwrap();
+        let grandchild: u32 = exit.stdout.trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let alive = std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false);
+        assert!(!alive, "grandchild {grandchild} survived");
+    }
+
+    #[test]
+    fn stop_with_sigint_lets_the_program_answer() {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "trap 'echo stopped; exit 0' INT; while :; do sleep 0.01; done",
+        ]);
+        let mut p = ManagedProcess::spawn("t", cmd, &Placement::default()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let exit = p.stop_with(libc::SIGINT, Duration::from_secs(5)).unwrap();
+        assert!(exit.success(), "{}", exit.describe());
+        assert_eq!(exit.stdout.trim(), "stopped");
     }
 
     #[test]

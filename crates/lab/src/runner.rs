@@ -3,13 +3,21 @@
 //!
 //! One run:
 //! ```text
-//! start K competitors per node (pinned to the node's CPU, inside the experiment cgroups); settle
+//! start K competitors per node (pinned to the node's CPU, in the competitors' cpu cgroup: the experiment's,
+//!     or their own with lab.competitors_cgroup = "own"); settle
+//! lab.local_probe: place one cosched-local wake-up probe per node CPU (pinned, the probes' own cpu cgroup),
+//!     held at a gate
 //! start the agent (agent configurations)
+//! start the job's processes held at their gates (lab.job_session = "own": each in a new session)
 //! sample: competitor CPU, /proc/stat busy, cgroup CPU, agent CPU, lab CPU, wall clock
-//! start the job's processes (servers first; under `cosched run` with the agent); wait for all of them
-//! sample again; read the job's result line, the agent's statistics; stop agent and competitors
+//! release the job's processes (servers first; under `cosched run` with the agent), then the probes; wait for
+//!     the job's processes
+//! sample again; SIGINT the probes and read their lines; read the job's result line, the agent's statistics;
+//!     stop agent and competitors
 //! F(process) = N × Tc / Te, N = processes pinned to its CPU (job processes + competitors)
 //! ```
+//! Where every process was (cpu cgroup, session) is read from `/proc` once the job is placed and kept with the
+//! run ([`LabRun::placement`], in `raw.jsonl`).
 //!
 //! [`run_once`] spawns (`spawn_competitors`, `settle`, `spawn_job`) and samples (`sample_cpu`, `job_result`);
 //! the figures are computed from the samples by the pure [`crate::measure::measure`].
@@ -17,8 +25,11 @@
 use crate::agent::AgentHandle;
 use crate::binaries::Binaries;
 use crate::cluster::Cluster;
-use crate::experiment::{Configuration, LabExperiment, ProgramKind, RunLength};
-use crate::measure::{self, CompetitorCpu, CpuTimes, RunSetting};
+use crate::experiment::{
+    Configuration, JobSession, LabExperiment, ProgramKind, RunLength, LOCAL_PROBE_ARGS,
+    LOCAL_PROBE_BINARY,
+};
+use crate::measure::{self, CompetitorCpu, CpuTimes, LocalFigures, LocalReading, RunSetting};
 use crate::mpi::MpiLauncher;
 use crate::process::{cpu_time_s, Exit, ManagedProcess};
 use crate::programs::{self, NodeProcess, COMPETITOR_BINARY};
@@ -28,6 +39,7 @@ use cosched_agent::proto::AgentStats;
 use cosched_bench::result::ResultLine;
 use cosched_policy::spin::ReceiveMode;
 use cosched_report::RunRecord;
+use serde::Serialize;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -73,6 +85,26 @@ struct Competitor {
     node: u32,
 }
 
+/// The local user's wake-up probe on one CPU.
+struct Probe {
+    process: ManagedProcess,
+    cpu: u32,
+}
+
+/// Where one process of a run was once the job was placed: its cpu cgroup and session, from `/proc/<pid>`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PartyPlacement {
+    /// `n0 competitor 0`, `probe cpu 1`, `n1 /path/to/cosched-pingpong`.
+    pub label: String,
+    /// `competitor`, `probe` or `job`.
+    pub role: &'static str,
+    pub pid: u32,
+    /// Its path in the cpu controller's (v1) hierarchy, e.g. `/cosched-l42x0-competitors`.
+    pub cpu_cgroup: Option<String>,
+    /// Its session id.
+    pub session: u32,
+}
+
 /// One real run: its record in the shared schema, and the raw material it was made from.
 #[derive(Clone, Debug)]
 pub struct LabRun {
@@ -83,6 +115,10 @@ pub struct LabRun {
     pub agent: Option<AgentStats>,
     /// What the agent printed on stderr during the run (agent configurations).
     pub agent_log: Option<String>,
+    /// Each local probe's line (`lab.local_probe`), by CPU.
+    pub local: Vec<(u32, ResultLine)>,
+    /// Where the competitors, probes and job processes were (read once the job was placed).
+    pub placement: Vec<PartyPlacement>,
 }
 
 /// The records of some runs.
@@ -112,6 +148,12 @@ pub fn run_once(
         spec.competitors,
         competitor_bound_s(experiment),
     )?;
+    // Placed now, held at a gate, let go with the job (see `spawn_probes`).
+    let mut probes = if experiment.lab.local_probe {
+        spawn_probes(cluster, binaries, &cpus, competitor_bound_s(experiment))?
+    } else {
+        Vec::new()
+    };
     settle(&mut competitors, experiment.lab.settle_ms)?;
 
     let agent = match &spec.configuration.agent {
@@ -131,13 +173,18 @@ pub fn run_once(
         mpi,
     )?;
     let mut processes = spawn_job(experiment, cluster, &job, agent.as_ref())?;
+    check_probes(&mut probes)?;
+    let placement = placements(&competitors, &probes, &processes);
 
     // Baseline samples, right before the job starts.
     let cpu_at_start = sample_cpu(cluster, &cpus, &competitors, agent.as_ref())?;
     let started = Instant::now();
-    // Root first; the others retry their connection until it listens.
+    // Root first; the others retry their connection until it listens. Then the local probes.
     for p in &mut processes {
         p.release()?;
+    }
+    for p in &mut probes {
+        p.process.release()?;
     }
     let deadline = Instant::now() + Duration::from_secs_f64(experiment.program.timeout_s);
     let mut exits: Vec<Exit> = Vec::new();
@@ -147,6 +194,7 @@ pub fn run_once(
     }
     let window_s = started.elapsed().as_secs_f64();
     let used = sample_cpu(cluster, &cpus, &competitors, agent.as_ref())?.since(&cpu_at_start);
+    let local = stop_probes(probes)?;
 
     let agent_stats = agent.as_ref().map(AgentHandle::stats).transpose()?;
     let agent_log = agent.map(AgentHandle::stop).transpose()?;
@@ -154,7 +202,18 @@ pub fn run_once(
 
     let line = job_result(&job, &exits)?;
     let setting = run_setting(experiment, cluster, spec);
-    let record = measure::measure(&setting, &used, window_s, &line, agent_stats.as_ref());
+    let readings = local
+        .iter()
+        .map(|(cpu, line)| LocalReading::from_line(*cpu, line))
+        .collect::<Result<Vec<_>>>()?;
+    let record = measure::measure(
+        &setting,
+        &used,
+        window_s,
+        &line,
+        agent_stats.as_ref(),
+        LocalFigures::of(&readings).as_ref(),
+    );
     if let Some(error) = agent_stats.as_ref().and_then(|s| s.last_error.as_ref()) {
         eprintln!("cosched lab: the agent reported an error during the run: {error}");
     }
@@ -163,7 +222,122 @@ pub fn run_once(
         program_line: line,
         agent: agent_stats,
         agent_log,
+        local,
+        placement,
     })
+}
+
+/// One local probe per CPU in `cpus` (the node CPUs, each once): `cosched-local --period-ms 1 --min-mb 0
+/// --max-mb 0 --burst-us 0`, SCHED_OTHER, pinned, in the probes' own cpu cgroup (`cosched-<run id>-local`;
+/// why not beside the competitors: `crate::experiment`), the lab's session, not under `cosched run`; bounded by
+/// `--duration-s bound_s` like a competitor.
+///
+/// They are placed right after the competitors and held at a gate until the job's processes are let go, so
+/// that the agent's start and the job's placement (each cgroup v1 attach waits for an RCU grace period) happen
+/// beside the competitors alone, as without probes, and the probes measure the job's run.
+fn spawn_probes(
+    cluster: &Cluster,
+    binaries: &Binaries,
+    cpus: &[u32],
+    bound_s: f64,
+) -> Result<Vec<Probe>> {
+    let mut probes = Vec::new();
+    for &cpu in cpus {
+        let (program, prefix) = binaries.bench_invocation(LOCAL_PROBE_BINARY);
+        let mut command = Command::new(program);
+        command
+            .args(prefix)
+            .args(LOCAL_PROBE_ARGS)
+            .args(["--duration-s", &format!("{bound_s:.0}")]);
+        let process = ManagedProcess::spawn_gated(
+            format!("local probe on CPU {cpu}"),
+            command,
+            &cluster.probe_placement(cpu)?,
+        )?;
+        probes.push(Probe { process, cpu });
+    }
+    Ok(probes)
+}
+
+/// Fail if a probe (held at its gate) has exited already.
+fn check_probes(probes: &mut [Probe]) -> Result<()> {
+    for p in probes {
+        if let Some(exit) = p.process.try_reap()? {
+            bail!(
+                "{} exited before the job started: {}",
+                p.process.label,
+                exit.describe()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Stop the probes with SIGINT (each prints its result line and exits; killed after 5 s) and read their lines.
+fn stop_probes(probes: Vec<Probe>) -> Result<Vec<(u32, ResultLine)>> {
+    let mut lines = Vec::new();
+    for mut p in probes {
+        let exit = p.process.stop_with(libc::SIGINT, Duration::from_secs(5))?;
+        if !exit.success() {
+            bail!(
+                "{} did not stop cleanly on SIGINT: {}",
+                p.process.label,
+                exit.describe()
+            );
+        }
+        let line = programs::read_result(&exit.stdout).with_context(|| p.process.label.clone())?;
+        lines.push((p.cpu, line));
+    }
+    Ok(lines)
+}
+
+/// A process's cpu cgroup (`/proc/<pid>/cgroup`, the v1 line whose controllers include `cpu`; `None` without
+/// one) and session (`/proc/<pid>/stat`); `None` if the process is gone.
+pub fn cpu_cgroup_and_session(pid: u32) -> Option<(Option<String>, u32)> {
+    let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let cpu_cgroup = cgroups.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "cpu")
+            .then(|| path.to_string())
+    });
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses: state, ppid, pgrp, session.
+    let session = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()?;
+    Some((cpu_cgroup, session))
+}
+
+/// Where every process of the run is now.
+fn placements(
+    competitors: &[Competitor],
+    probes: &[Probe],
+    job: &[ManagedProcess],
+) -> Vec<PartyPlacement> {
+    let parties = competitors
+        .iter()
+        .map(|c| (&c.process, "competitor"))
+        .chain(probes.iter().map(|p| (&p.process, "probe")))
+        .chain(job.iter().map(|p| (p, "job")));
+    parties
+        .filter_map(|(p, role)| {
+            let (cpu_cgroup, session) = cpu_cgroup_and_session(p.pid())?;
+            Some(PartyPlacement {
+                label: p.label.clone(),
+                role,
+                pid: p.pid(),
+                cpu_cgroup,
+                session,
+            })
+        })
+        .collect()
 }
 
 /// Let the competitors settle on their CPUs for `settle_ms`; fail if one has exited meanwhile.
@@ -226,7 +400,7 @@ fn spawn_competitors(
             let process = ManagedProcess::spawn(
                 format!("n{node} competitor {k}"),
                 command,
-                &cluster.placement(node)?,
+                &cluster.competitor_placement(node)?,
             )?;
             competitors.push(Competitor { process, node });
         }
@@ -253,11 +427,12 @@ fn spawn_job(
             }
         };
         let label = format!("n{} {}", p.node, p.program.display());
-        processes.push(ManagedProcess::spawn_gated(
-            label,
-            command,
-            &cluster.placement(p.node)?,
-        )?);
+        let placement = match experiment.lab.job_session {
+            JobSession::Shared => cluster.placement(p.node)?,
+            // The gate's shell leads the new session and execs the program (or `cosched run`) in it.
+            JobSession::Own => cluster.placement(p.node)?.new_session(),
+        };
+        processes.push(ManagedProcess::spawn_gated(label, command, &placement)?);
     }
     Ok(processes)
 }
@@ -357,11 +532,13 @@ pub fn run_experiment(
         );
     }
     let cpus = experiment_cpus(experiment)?;
-    let cluster = Cluster::create(
+    let cluster = Cluster::create_with(
         experiment.nodes,
         &cpus,
         experiment.lab.cpu_shares,
         experiment.lab.rt_runtime_us,
+        experiment.lab.competitors_cgroup,
+        experiment.lab.local_probe,
     )
     .context("building the emulated cluster")?;
     let mpi = match experiment.program.kind {
@@ -393,6 +570,17 @@ pub fn run_experiment(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn our_own_cpu_cgroup_and_session_are_read_from_proc() {
+        let (cgroup, session) = cpu_cgroup_and_session(std::process::id()).unwrap();
+        if let Some(cgroup) = cgroup {
+            assert!(cgroup.starts_with('/'), "{cgroup}");
+        }
+        // SAFETY: getsid(0) reads our own session id.
+        assert_eq!(session as i32, unsafe { libc::getsid(0) });
+        assert_eq!(cpu_cgroup_and_session(u32::MAX), None);
+    }
 
     #[test]
     fn series_labels_name_configuration_and_mode() {

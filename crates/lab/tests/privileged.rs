@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fake_bench, leftovers, pingpong_experiment, root_or_skip};
+use common::{experiment, fake_bench, leftovers, pingpong_experiment, root_or_skip};
 use cosched_lab::cluster::Cluster;
 use cosched_lab::process::{ManagedProcess, Placement};
 use cosched_lab::{run_experiment, LabExperiment};
@@ -195,10 +195,165 @@ fn a_lab_killed_outright_is_cleaned_at_the_next_start() {
         .unwrap();
     let ns = format!("cosched-l{dead}x0-n0");
     let cg = Path::new("/sys/fs/cgroup/cpu").join(format!("cosched-l{dead}x0"));
+    // The competitors' own cpu cgroup (`competitors_cgroup = "own"`), with a process in it, and the local
+    // probes' (`local_probe = true`).
+    let competitors_cg =
+        Path::new("/sys/fs/cgroup/cpu").join(format!("cosched-l{dead}x0-competitors"));
+    let local_cg = Path::new("/sys/fs/cgroup/cpu").join(format!("cosched-l{dead}x0-local"));
     cosched_lab::netns::ip(&["netns", "add", &ns]).unwrap();
     std::fs::create_dir(&cg).unwrap();
+    std::fs::create_dir(&competitors_cg).unwrap();
+    std::fs::create_dir(&local_cg).unwrap();
+    let mut sleeper = Command::new("sleep");
+    sleeper.arg("60");
+    let sleeper = ManagedProcess::spawn(
+        "sleeper",
+        sleeper,
+        &Placement::default().cgroup(&competitors_cg).unwrap(),
+    )
+    .unwrap();
     let removed = cosched_lab::cluster::remove_stale().unwrap();
     assert!(removed.iter().any(|r| r.contains(&ns)), "{removed:?}");
+    assert!(
+        removed.iter().any(|r| r.ends_with("-competitors")),
+        "{removed:?}"
+    );
+    assert!(removed.iter().any(|r| r.ends_with("-local")), "{removed:?}");
     assert!(!cg.exists());
+    assert!(!competitors_cg.exists());
+    assert!(!local_cg.exists());
+    // Its process was killed (the drop reaps it; it would block 60 s otherwise).
+    let pid = sleeper.pid();
+    drop(sleeper);
+    assert!(!Path::new(&format!("/proc/{pid}")).exists());
     assert!(!cosched_lab::netns::list_namespaces().unwrap().contains(&ns));
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn competitors_in_their_own_cgroup_a_job_in_its_own_session_and_the_local_probe() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let test = "competitors_in_their_own_cgroup_a_job_in_its_own_session_and_the_local_probe";
+    if !root_or_skip(test) {
+        return;
+    }
+    // The stand-in ping-pong and competitor; the probe is the real one: `cosched-local` where built, else the
+    // same code as `cosched bench local`.
+    let binaries = fake_bench("local", 1.0, 0);
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    if let Some(local) = ["release", "debug"]
+        .iter()
+        .map(|p| target.join(p).join("cosched-local"))
+        .find(|p| p.is_file())
+    {
+        let link = binaries.bench_dir.join("cosched-local");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(local, link).unwrap();
+    } else if !binaries.cosched.is_file() {
+        cosched_testkit::cannot_run(
+            test,
+            "neither cosched-local nor cosched is built: cargo build --release -p cosched -p cosched-bench",
+        );
+        return;
+    }
+    let e = experiment(
+        r#"
+name = "t"
+nodes = 2
+competitors = [1]
+receive_modes = ["spin-only"]
+[program]
+kind = "pingpong"
+duration_s = 1.0
+timeout_s = 30.0
+[[configurations]]
+name = "no-agent"
+[lab]
+settle_ms = 50
+rt_runtime_us = 10000
+competitors_cgroup = "own"
+job_session = "own"
+local_probe = true
+"#,
+    );
+    let runs = run_experiment(&e, &binaries, &mut cosched_lab::runner::Quiet).unwrap();
+    assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+
+    // The local figures: present, positive, ordered; one probe per node CPU.
+    let m = &run.record.measurement;
+    let local = cosched_lab::measure::LocalFigures::of_record(m).expect("local figures");
+    assert!(
+        0.0 < local.p50_us && local.p50_us <= local.p99_us && local.p99_us <= local.max_us,
+        "{local:?}"
+    );
+    let mut cpus: Vec<u32> = run.local.iter().map(|(cpu, _)| *cpu).collect();
+    cpus.dedup();
+    assert_eq!(cpus.len(), run.local.len());
+    assert!(!cpus.is_empty());
+    for (cpu, line) in &run.local {
+        assert_eq!(line.program, "local");
+        // 1 ms sleeps over more than a second: hundreds of wake-ups at least.
+        assert!(line.work_done > 200, "CPU {cpu}: {line:?}");
+    }
+
+    // Where everything was: competitors in their own cgroup, probes in theirs, both in the lab's session; each
+    // of the job's processes in the experiment's cgroup, leading a session of its own.
+    // SAFETY: getsid(0) reads our own session id.
+    let ours = unsafe { libc::getsid(0) } as u32;
+    let of = |role: &str| -> Vec<&cosched_lab::runner::PartyPlacement> {
+        run.placement.iter().filter(|p| p.role == role).collect()
+    };
+    let (competitors, probes, job) = (of("competitor"), of("probe"), of("job"));
+    assert_eq!(competitors.len(), 2, "{:?}", run.placement);
+    assert_eq!(probes.len(), run.local.len(), "{:?}", run.placement);
+    assert_eq!(job.len(), 2, "{:?}", run.placement);
+    let job_cgroup = job[0].cpu_cgroup.clone().unwrap();
+    assert!(
+        job_cgroup.starts_with(&format!("/cosched-l{}x", std::process::id())),
+        "{job_cgroup}"
+    );
+    for (parties, cgroup) in [
+        (&competitors, format!("{job_cgroup}-competitors")),
+        (&probes, format!("{job_cgroup}-local")),
+    ] {
+        for p in parties {
+            assert_eq!(p.cpu_cgroup.as_deref(), Some(cgroup.as_str()), "{p:?}");
+            assert_eq!(p.session, ours, "{p:?}");
+        }
+    }
+    for p in &job {
+        assert_eq!(p.cpu_cgroup.as_deref(), Some(job_cgroup.as_str()), "{p:?}");
+        assert_eq!(p.session, p.pid, "{p:?} leads its own session");
+    }
+
+    // The files: the local columns are there.
+    let out = std::env::temp_dir().join(format!("cosched-lab-test-local-{}", std::process::id()));
+    let written = cosched_lab::output::write_results(&e, &runs, &out).unwrap();
+    let runs_csv = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    assert!(
+        runs_csv
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("local_p50_us,local_p99_us,local_max_us"),
+        "{runs_csv}"
+    );
+    let summary_csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary_csv.contains("local_p50_us_mean"), "{summary_csv}");
+    assert!(
+        written.comparison.contains("local p50/p99/max µs"),
+        "{}",
+        written.comparison
+    );
+    let raw = std::fs::read_to_string(out.join("raw.jsonl")).unwrap();
+    assert!(
+        raw.contains("\"placement\"") && raw.contains("wake_delay_p99_us"),
+        "{raw}"
+    );
+    std::fs::remove_dir_all(out).unwrap();
 }
