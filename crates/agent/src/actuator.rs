@@ -23,7 +23,7 @@
 use crate::autogroup::{self, Autogroup};
 use crate::guardian::{Guardian, SlotId};
 use crate::sched::{self, CpuMask, SchedAttr, SchedError, Target};
-use crate::tracker::{Mode, Thread};
+use crate::tracker::Mode;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -116,18 +116,58 @@ pub fn boostable(orig: &SchedAttr) -> bool {
     time_sharing(orig)
 }
 
+/// How a boost is carried out (`cosched agent --mechanism`): the policy decides whom to boost and for how long,
+/// the mechanism what the kernel is told for that window. Measured side by side in `docs/lab-local.md`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mechanism {
+    /// `SCHED_FIFO` at `--rt-prio` for the window: it preempts every fair-class task at once, whatever its
+    /// share; the kernel charges the time to nobody's fair share, so the policy's budget holds fairness, and a
+    /// local task that wakes there waits for the agent to pause the boost.
+    #[default]
+    Fifo,
+    /// The thread stays in the fair class with a short custom slice ([`SLICE_BOOST_NS`]) and nice one step
+    /// below its own for the window: EEVDF picks the eligible task with the earliest virtual deadline, and the
+    /// short slice puts the thread's deadline first, so it runs at once if it is *eligible* — owed CPU by the
+    /// kernel's own accounting — and waits its turn otherwise. The nice step is a priority change, which is what
+    /// makes the kernel check for preemption at once (a slice change alone waits for the next tick). Its time
+    /// is charged like any other, and a local task that wakes there competes with it as with any task.
+    Slice,
+}
+
+impl Mechanism {
+    /// The name on the command line and in the statistics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Fifo => "fifo",
+            Mechanism::Slice => "slice",
+        }
+    }
+}
+
+/// The custom slice of a thread boosted by [`Mechanism::Slice`]: the kernel's smallest (it clamps
+/// `sched_runtime` to 0.1–100 ms).
+pub const SLICE_BOOST_NS: u64 = 100_000;
+
 /// The attributes a thread has in `mode` with its `slice_ns` override, given its own `orig`; `None` when that
-/// is exactly `orig` (restore it).
+/// is exactly `orig` (restore it). A boost is `mechanism`'s ([`Mechanism`]), `rt_prio` that of a `SCHED_FIFO`
+/// one.
 pub fn attributes(
     orig: &SchedAttr,
     mode: Mode,
     slice_ns: Option<u64>,
+    mechanism: Mechanism,
     rt_prio: u32,
 ) -> Option<SchedAttr> {
-    let mut a = match mode {
-        Mode::Boosted { .. } => return Some(SchedAttr::fifo(rt_prio)),
-        Mode::Normal if slice_ns.is_none() => return None,
-        Mode::Normal | Mode::Niced { .. } => orig.restorable(),
+    let mut a = match (mode, mechanism) {
+        (Mode::Boosted { .. }, Mechanism::Fifo) => return Some(SchedAttr::fifo(rt_prio)),
+        (Mode::Boosted { .. }, Mechanism::Slice) => {
+            let mut a = orig.restorable();
+            a.sched_nice = (orig.sched_nice - 1).max(-20);
+            a.sched_runtime = SLICE_BOOST_NS;
+            return Some(a);
+        }
+        (Mode::Normal, _) if slice_ns.is_none() => return None,
+        (Mode::Normal | Mode::Niced { .. }, _) => orig.restorable(),
     };
     if let Mode::Niced { nice } = mode {
         a.sched_nice = nice;
@@ -136,11 +176,6 @@ pub fn attributes(
         a.sched_runtime = slice;
     }
     Some(a)
-}
-
-/// The thread's attributes as the agent wants them now (see [`attributes`]).
-pub fn wanted(t: &Thread, rt_prio: u32) -> Option<SchedAttr> {
-    attributes(&t.orig, t.mode, t.slice_ns, rt_prio)
 }
 
 /// A managed thread the actuator can act on: its pidfd, its guardian slot, and what the slot says it has.
@@ -484,12 +519,16 @@ mod tests {
     fn each_mode_maps_to_one_set_of_attributes() {
         let orig = other(5);
         // Normal without overrides: exactly its own attributes (restore).
-        assert_eq!(attributes(&orig, Mode::Normal, None, 1), None);
+        assert_eq!(
+            attributes(&orig, Mode::Normal, None, Mechanism::Fifo, 1),
+            None
+        );
         // Boosted: SCHED_FIFO at --rt-prio, reset on fork, whatever its nice or slice.
         let b = attributes(
             &orig,
             Mode::Boosted { since: 0, until: 1 },
             Some(3_000_000),
+            Mechanism::Fifo,
             7,
         )
         .unwrap();
@@ -498,13 +537,59 @@ mod tests {
             (sched::SCHED_FIFO, 7, sched::SCHED_FLAG_RESET_ON_FORK)
         );
         // Niced: its own policy at the new nice, its own slice.
-        let n = attributes(&orig, Mode::Niced { nice: 19 }, None, 1).unwrap();
+        let n = attributes(&orig, Mode::Niced { nice: 19 }, None, Mechanism::Fifo, 1).unwrap();
         assert_eq!((n.sched_policy, n.sched_nice), (sched::SCHED_OTHER, 19));
         // A slice override holds in Normal and Niced.
-        let s = attributes(&orig, Mode::Normal, Some(700_000), 1).unwrap();
+        let s = attributes(&orig, Mode::Normal, Some(700_000), Mechanism::Fifo, 1).unwrap();
         assert_eq!((s.sched_nice, s.sched_runtime), (5, 700_000));
-        let ns = attributes(&orig, Mode::Niced { nice: 19 }, Some(700_000), 1).unwrap();
+        let ns = attributes(
+            &orig,
+            Mode::Niced { nice: 19 },
+            Some(700_000),
+            Mechanism::Fifo,
+            1,
+        )
+        .unwrap();
         assert_eq!((ns.sched_nice, ns.sched_runtime), (19, 700_000));
+    }
+
+    #[test]
+    fn a_slice_boost_stays_in_the_fair_class_one_nice_step_up_with_the_shortest_slice() {
+        let boosted = Mode::Boosted { since: 0, until: 1 };
+        let b = attributes(&other(5), boosted, Some(3_000_000), Mechanism::Slice, 7).unwrap();
+        assert_eq!(
+            (
+                b.sched_policy,
+                b.sched_priority,
+                b.sched_nice,
+                b.sched_runtime
+            ),
+            (sched::SCHED_OTHER, 0, 4, SLICE_BOOST_NS)
+        );
+        // Its own policy is kept (SCHED_BATCH stays batch), and nice never goes below -20.
+        let batch = SchedAttr {
+            sched_policy: sched::SCHED_BATCH,
+            ..other(-20)
+        };
+        let b = attributes(&batch, boosted, None, Mechanism::Slice, 7).unwrap();
+        assert_eq!((b.sched_policy, b.sched_nice), (sched::SCHED_BATCH, -20));
+        // A demoted thread boosted this way gets its own level minus one, not 18.
+        let b = attributes(&other(0), boosted, None, Mechanism::Slice, 7).unwrap();
+        assert_eq!(b.sched_nice, -1);
+        // Outside a boost the mechanism changes nothing.
+        assert_eq!(
+            attributes(&other(5), Mode::Normal, None, Mechanism::Slice, 7),
+            None
+        );
+        let n = attributes(
+            &other(5),
+            Mode::Niced { nice: 19 },
+            None,
+            Mechanism::Slice,
+            7,
+        )
+        .unwrap();
+        assert_eq!((n.sched_nice, n.sched_runtime), (19, 0));
     }
 
     #[test]

@@ -45,6 +45,11 @@ pub struct CoreArgs {
     /// its window (0: the boost ends there).
     #[arg(long, default_value_t = 500)]
     pub yield_us: u64,
+    /// How a boost is carried out: `fifo` (SCHED_FIFO for the window: preempts at once, fairness held by the
+    /// policy's budget) or `slice` (stays in the fair class with a 0.1 ms slice and nice one step up: runs at once
+    /// only when the kernel owes it CPU, and is charged for it). Measured side by side in docs/lab-local.md.
+    #[arg(long, value_enum, default_value_t = crate::actuator::Mechanism::Fifo)]
+    pub mechanism: crate::actuator::Mechanism,
     /// SCHED_FIFO priority of a boosted task (1..=98; low, so the kernel's own RT threads stay above).
     #[arg(long, default_value_t = 1)]
     pub rt_prio: u32,
@@ -230,6 +235,7 @@ impl AgentArgs {
             policy: a.policy.clone(),
             grace_ns: a.grace_us * 1000,
             renotify_ns: a.renotify_us.max(1) * 1000,
+            mechanism: a.mechanism,
             rt_prio: a.rt_prio,
             yield_to_local: !a.no_yield_to_local,
             yield_ns: a

@@ -15,6 +15,8 @@ pub struct Config {
     pub grace_ns: Nanos,
     /// A refused arrival still waiting after this long is reconsidered (BPF).
     pub renotify_ns: Nanos,
+    /// How a boost is carried out (`--mechanism`).
+    pub mechanism: crate::actuator::Mechanism,
     /// `SCHED_FIFO` priority of a boosted thread.
     pub rt_prio: u32,
     /// A boost ends as soon as a local task (a user task in the fair class that the agent does not manage)
@@ -53,6 +55,7 @@ impl Config {
             format!("policy={}", self.policy),
             format!("grace_us={}", self.grace_ns / 1000),
             format!("renotify_us={}", self.renotify_ns / 1000),
+            format!("mechanism={}", self.mechanism.name()),
             format!("rt_prio={}", self.rt_prio),
             format!("yield_to_local={}", self.yield_to_local),
             format!("yield_us={}", self.yield_ns / 1000),

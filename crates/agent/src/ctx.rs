@@ -39,7 +39,9 @@ pub trait Probe {
 /// The mechanism's settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// `SCHED_FIFO` priority of a boosted thread.
+    /// How a boost is carried out.
+    pub mechanism: crate::actuator::Mechanism,
+    /// `SCHED_FIFO` priority of a boosted thread ([`Mechanism::Fifo`](crate::actuator::Mechanism::Fifo)).
     pub rt_prio: u32,
     /// Print one line per action and per noted decision on stderr.
     pub log_actions: bool,
@@ -421,7 +423,13 @@ impl Ctx<'_> {
             return false;
         };
         let (orig, pinned) = (t.orig, t.affinity.is_some());
-        let res = match actuator::attributes(&orig, mode, slice_ns, self.settings.rt_prio) {
+        let res = match actuator::attributes(
+            &orig,
+            mode,
+            slice_ns,
+            self.settings.mechanism,
+            self.settings.rt_prio,
+        ) {
             // Its own attributes, but the agent's CPU affinity stays: keep the guard.
             None if pinned => self.act.change(tid, &orig.restorable(), &orig),
             None => self.act.restore(tid, &orig).map(|_| ()),

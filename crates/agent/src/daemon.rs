@@ -149,6 +149,7 @@ impl Agent {
         }
         let started_ns = now_ns();
         let settings = Settings {
+            mechanism: cfg.mechanism,
             rt_prio: cfg.rt_prio,
             log_actions: cfg.log_actions,
             panic_after_boosts: cfg.panic_after_boosts,

@@ -551,6 +551,7 @@ pub(crate) mod tests {
     /// its CPU, an arrival pending) in job 1.
     pub fn engine(policy: Box<dyn Policy>, tgids: &[u32]) -> Engine<FakeActuator, FakeProbe> {
         let settings = Settings {
+            mechanism: crate::actuator::Mechanism::Fifo,
             rt_prio: 1,
             log_actions: false,
             panic_after_boosts: None,

@@ -169,8 +169,8 @@ pub fn job_stats(
 /// hears of the exit) and what BPF booked (`sum_exec_runtime`, exact, but as of the last sample for a process
 /// whose BPF entry went first). Each can only fall short of the truth.
 fn process_cpu_s(p: &Process, booked_ns: Option<Nanos>) -> f64 {
-    let from_proc = proc_cpu_ticks(p.tgid)
-        .map_or(0, |t| t.saturating_sub(p.cpu_at_start_ticks)) as f64
+    let from_proc = proc_cpu_ticks(p.tgid).map_or(0, |t| t.saturating_sub(p.cpu_at_start_ticks))
+        as f64
         / ticks_per_s();
     from_proc.max(booked_ns.unwrap_or(0) as f64 / 1e9)
 }

@@ -629,6 +629,48 @@ fn sigterm_restores_and_boosts_are_not_inherited() {
     not(cosched_root),
     ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
 )]
+fn a_slice_boost_stays_in_the_fair_class_and_sigterm_restores_it() {
+    let _serial = privileged!();
+    let agent = AgentProc::for_boosts("5000000", &["--mechanism", "slice"]);
+    let (_rx, tid, mut s) = managed_receiver(&agent);
+    let own = sched::get_attr(tid).unwrap();
+    // A slice boost is one nice step up with a 0.1 ms slice; send until the agent gives it.
+    let mut b = [0u8; 1];
+    let t0 = Instant::now();
+    while nice(tid) != own.sched_nice - 1 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the agent never boosted tid {tid}: {:#?}",
+            agent.stats()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        s.write_all(b"p").unwrap();
+        s.read_exact(&mut b).unwrap();
+    }
+    let boosted = sched::get_attr(tid).unwrap();
+    assert_eq!(
+        (policy(tid), boosted.sched_runtime),
+        (libc::SCHED_OTHER, 100_000),
+        "a slice boost left the fair class or kept another slice: {boosted:?}"
+    );
+    assert!(agent.stats().boosts_granted >= 1);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(agent.kid.pid() as i32),
+        nix::sys::signal::SIGTERM,
+    )
+    .unwrap();
+    wait_until("restore after SIGTERM", Duration::from_secs(1), || {
+        sched::get_attr(tid)
+            .is_ok_and(|a| a.sched_nice == own.sched_nice && a.sched_runtime == own.sched_runtime)
+    });
+    drop(agent);
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_reused_pid_is_never_touched() {
     let _serial = privileged!();
     let mut a = Kid(Command::new("sleep").arg("30").spawn().unwrap());

@@ -49,9 +49,10 @@
 //!     if tid boosted: until = max(until, now + window); done
 //!     if tid on its CPU or no longer pending: not needed; done
 //!     if R <= 1: not needed (nothing to preempt); done
-//!     if dcs.consider(tgid, Tc = now, Tq, R) != Boost: refuse (dcs); done
-//!     if not budget.may_boost(): refuse (budget); done      (budget as of the last tick)
-//!     if boost(tid, now + window) carried out: Tp = now; ext = window
+//!     if dcs.consider(tgid, Tc = now, Tq, R) != Boost: refuse (dcs)
+//!     elif not budget.may_boost(): refuse (budget)             (budget as of the last tick)
+//!     elif boost(tid, now + window) carried out: Tp = now; ext = window; done
+//!     if tid parked (nice 19, its job not paying back): restore its process   (its peer answered)
 //! on window end (tid, now):
 //!     settle(job of tid)
 //!     contested = R unknown or R > 1.05
@@ -64,7 +65,7 @@
 //! every tick: for each job: settle(job)
 //!     if repaid and its session lowered: give the session its own nice back
 //!     for each demoted tid of the job:
-//!         R == 1: restore | not repaid: stay | unread message, off CPU: boost if DCS allows
+//!         R == 1: restore | not repaid: stay | unread message, off CPU: boost if DCS allows, else restore
 //!         | not spin-waiting: restore
 //!     if overdrawn and no thread of the job boosted and one shares its CPU: demote(job)
 //! settle(job, now):
@@ -405,6 +406,44 @@ impl Dcs {
         }
     }
 
+    /// Why an arrival for `a.tid` (not boosted) gets no boost, as the counter to note; `None`: boost it.
+    fn refusal(&mut self, ctx: &Ctx, a: &Arrival, may_boost: bool) -> Option<&'static str> {
+        if ctx
+            .task(a.tid)
+            .is_some_and(|t| t.pending == 0 || t.on_cpu != 0)
+        {
+            // The receiver got its CPU by itself while the event travelled (a woken receiver usually preempts at
+            // once; a preempted one gets it back at once when what preempted it was short): a boost now would
+            // only start a burst the kernel's own scheduling did not need.
+            return Some(NOT_NEEDED);
+        }
+        if !intf::shares_cpu(a.r_milli) {
+            // Nobody else wants this CPU (or R is unknown): it runs as soon as it can without help, and a
+            // boost would only meet the RT throttle (950 ms/s) later.
+            return Some(NOT_NEEDED);
+        }
+        let node = self.node(ctx.now(), intf::r_tasks(a.r_milli));
+        if self.state.consider(a.tgid, false, node) != DcsDecision::Boost {
+            return Some(REFUSED_DCS);
+        }
+        // The budget as of the last tick (at most --tick-ms old): updating it here would put two map lookups on
+        // every reaction's path. A refusal here leaves Tp: no boost, no preemption.
+        if !may_boost {
+            return Some(REFUSED_BUDGET);
+        }
+        None
+    }
+
+    /// Gives every lowered thread of process `tgid` its own attributes back (a park that ended).
+    fn lift_process(&mut self, ctx: &mut Ctx, tgid: u32) {
+        for tid in ctx.tids_of(tgid) {
+            if matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. })) {
+                self.note(ctx, tgid, tid, LIFTED);
+                ctx.restore(tid);
+            }
+        }
+    }
+
     /// Notes `counter` with the job's `R` and balance in the log line.
     fn note(&self, ctx: &mut Ctx, tgid: u32, tid: u32, counter: &'static str) {
         let (r, tokens) = ctx
@@ -491,43 +530,24 @@ impl Policy for Dcs {
             return;
         };
         b.last_r = r_milli;
-        let may_boost = b.budget.may_boost();
+        let (may_boost, repaid) = (b.budget.may_boost(), b.budget.repaid());
         if let Mode::Boosted { until, .. } = thread.mode {
             // Boosted yet off its CPU beyond grace: the window is still ours; push its end.
             ctx.boost(tid, until.max(now + self.cfg.window_ns));
             return;
         }
-        if ctx
-            .task(tid)
-            .is_some_and(|t| t.pending == 0 || t.on_cpu != 0)
-        {
-            // The receiver got its CPU by itself while the event travelled (a woken receiver usually preempts at
-            // once; a preempted one gets it back at once when what preempted it was short): a boost now would
-            // only start a burst the kernel's own scheduling did not need.
-            self.note(ctx, tgid, tid, NOT_NEEDED);
-            return;
+        // Lowered while its job is not paying back: parked, spinning for a peer that had stopped answering.
+        // The peer answered, so whatever becomes of this arrival the park is over: a refused boost must not
+        // leave a thread that has work at nice 19, where it waits behind everything for its message.
+        let parked = matches!(thread.mode, Mode::Niced { .. }) && repaid;
+        match self.refusal(ctx, a, may_boost) {
+            None if self.boost(ctx, tgid, tid) => return,
+            None => {}
+            Some(counter) => self.note(ctx, tgid, tid, counter),
         }
-        if !intf::shares_cpu(r_milli) {
-            // Nobody else wants this CPU (or R is unknown): it runs as soon as it can without help, and a
-            // boost would only meet the RT throttle (950 ms/s) later.
-            self.note(ctx, tgid, tid, NOT_NEEDED);
-            return;
+        if parked {
+            self.lift_process(ctx, tgid);
         }
-        if self
-            .state
-            .consider(tgid, false, self.node(now, intf::r_tasks(r_milli)))
-            != DcsDecision::Boost
-        {
-            self.note(ctx, tgid, tid, REFUSED_DCS);
-            return;
-        }
-        // The budget as of the last tick (at most --tick-ms old): updating it here would put two map lookups on
-        // every reaction's path. A refusal here leaves Tp: no boost, no preemption.
-        if !may_boost {
-            self.note(ctx, tgid, tid, REFUSED_BUDGET);
-            return;
-        }
-        self.boost(ctx, tgid, tid);
     }
 
     fn on_window_end(&mut self, ctx: &mut Ctx, tid: u32) {
@@ -609,6 +629,7 @@ impl Policy for Dcs {
                 } else if has_unread(&task) && task.on_cpu == 0 {
                     // A peer sent while this thread was demoted and waits for the reply: start the next
                     // coscheduled burst now instead of waiting for the next flagged arrival.
+                    // If DCS refuses, it has work all the same: its own attributes back, not nice 19.
                     if self
                         .state
                         .consider(tgid, false, self.node(now, intf::r_tasks(task.r_milli)))
@@ -616,6 +637,9 @@ impl Policy for Dcs {
                         && self.boost(ctx, tgid, tid)
                     {
                         self.note(ctx, tgid, tid, REPAID_BOOSTS);
+                    } else {
+                        self.note(ctx, tgid, tid, LIFTED);
+                        ctx.restore(tid);
                     }
                 } else if !spin_waiting(&task, now) {
                     // Computing (or blocked): its share is its own to use.
@@ -835,6 +859,44 @@ mod tests {
         e.on_timer(1500 * US);
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
         assert_eq!((count(&e, PARKS), count(&e, DEMOTIONS)), (1, 1));
+    }
+
+    #[test]
+    fn an_arrival_ends_a_park_even_when_its_boost_is_refused() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // Tp = 1 ms
+        task(&e, |t| {
+            t.on_cpu = 1;
+            t.last_arrival_ns = 900 * US;
+            t.last_got_ns = 950 * US;
+            t.last_poll_ns = 1450 * US;
+        });
+        e.on_timer(1500 * US);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 }); // parked
+                                                        // The peer answers at 1.9 ms while the thread waits off its CPU: DCS refuses (4 × (1.9 - 1) = 3.6 ms <
+                                                        // 4 ms × 2), yet the thread has work now: its own attributes back, not nice 19.
+        task(&e, |t| {
+            t.on_cpu = 0;
+            t.pending = 1;
+            t.last_arrival_ns = 1900 * US;
+        });
+        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
+        assert_eq!(count(&e, REFUSED_DCS), 1);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!(count(&e, LIFTED), 1);
+    }
+
+    #[test]
+    fn a_job_paying_back_stays_lowered_when_an_arrival_is_refused() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        cpu(&e, 30 * MILLIS);
+        e.on_timer(1500 * US); // -9.25 ms: demoted (overdrawn), not parked
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        task(&e, |t| t.pending = 1);
+        e.on_arrival(&arrival(10, 2, 20 * MILLIS), 20 * MILLIS);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        assert_eq!(count(&e, LIFTED), 0);
     }
 
     #[test]

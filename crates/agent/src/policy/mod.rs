@@ -95,16 +95,20 @@ pub trait PolicyFlags: clap::Args + clap::FromArgMatches + 'static {
 /// How recently a thread must have polled an empty socket to count as spin-waiting for a message.
 pub const POLL_RECENT_NS: Nanos = 2_000_000;
 
-/// Whether a thread is spin-waiting for a message: its last receive found nothing, it polled within
-/// [`POLL_RECENT_NS`] of its last moment on a CPU, and nothing has arrived since its last successful receive.
-/// Such a thread's CPU time is wasted while its peer is off its CPU.
+/// Whether a thread is spin-waiting for a message: it is runnable (on its CPU, or preempted while runnable),
+/// its last receive found nothing, it polled within [`POLL_RECENT_NS`] of its last moment on a CPU, and nothing
+/// has arrived since its last successful receive. Such a thread's CPU time is wasted while its peer is off its
+/// CPU. One that blocked (a spin-block receiver past its spin time, a blocking one) spends nothing while it
+/// waits, and its wake-up at the next arrival preempts by the kernel's own rule unless it is lowered.
 pub fn spin_waiting(task: &intf::Task, now: Nanos) -> bool {
+    let runnable = task.on_cpu != 0 || task.preempted != 0;
     let last_on_cpu = if task.on_cpu != 0 {
         now
     } else {
         task.last_ran_ns
     };
-    task.last_poll_ns > task.last_got_ns
+    runnable
+        && task.last_poll_ns > task.last_got_ns
         && task.last_poll_ns + POLL_RECENT_NS >= last_on_cpu
         && !has_unread(task)
 }
@@ -120,11 +124,13 @@ mod tests {
 
     #[test]
     fn spin_waiting_needs_an_empty_poll_near_its_last_run_and_nothing_unread() {
-        // Polled at 10 ms (found nothing), last got a message at 5 ms, ran until 11 ms: 10 + 2 >= 11.
+        // Polled at 10 ms (found nothing), last got a message at 5 ms, ran until 11 ms and was preempted:
+        // 10 + 2 >= 11.
         let task = intf::Task {
             last_poll_ns: 10_000_000,
             last_got_ns: 5_000_000,
             last_ran_ns: 11_000_000,
+            preempted: 1,
             ..Default::default()
         };
         assert!(spin_waiting(&task, 50_000_000));
@@ -143,5 +149,11 @@ mod tests {
         // On its CPU now (50 ms): 10 + 2 < 50.
         let running = intf::Task { on_cpu: 1, ..task };
         assert!(!spin_waiting(&running, 50_000_000));
+        // The same thread blocked at 11 ms instead of being preempted: it waits without spending CPU.
+        let blocked = intf::Task {
+            preempted: 0,
+            ..task
+        };
+        assert!(!spin_waiting(&blocked, 50_000_000));
     }
 }
