@@ -215,6 +215,16 @@ fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) -> Durat
     t0.elapsed()
 }
 
+/// Starts a helper with `role:PORT{args}` (in a session of its own with `own_session`) that connects to a
+/// listener of this test, and returns it with the accepted stream.
+fn connected_helper(role: &str, args: &str, own_session: bool) -> (Kid, TcpStream) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let kid = helper_with(&format!("{role}:{port}{args}"), own_session);
+    let (s, _) = l.accept().unwrap();
+    (kid, s)
+}
+
 /// A managed receiver that blocks in `read`, connected to a listener of the test. Returns (helper, the tid of
 /// its receiving thread, stream).
 fn managed_receiver(agent: &AgentProc) -> (Kid, u32, TcpStream) {
@@ -224,10 +234,7 @@ fn managed_receiver(agent: &AgentProc) -> (Kid, u32, TcpStream) {
 /// [`managed_receiver`] with another helper role that speaks the same protocol (its tid first, a policy byte
 /// for every 'p').
 fn managed_helper(agent: &AgentProc, role: &str) -> (Kid, u32, TcpStream) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let kid = helper(&format!("{role}:{port}"));
-    let (mut s, _) = l.accept().unwrap();
+    let (kid, mut s) = connected_helper(role, "", false);
     s.set_nodelay(true).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut tid = [0u8; 4];
@@ -727,10 +734,7 @@ fn a_flooding_process_gets_no_more_than_its_fair_share() {
         0
     };
     let agent = AgentProc::start(&["--grace-us", "0", "--exponent", "10"]);
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let rx = helper(&format!("spinrecv:{port},{cpu}"));
-    let (mut s, _) = l.accept().unwrap();
+    let (rx, mut s) = connected_helper("spinrecv", &format!(",{cpu}"), false);
     // The receiver's own nice (the test may itself run under `nice`): what the guardian must put back.
     let own_nice = nice(rx.pid());
     agent.client().register(rx.pid(), "flooded").unwrap();
@@ -803,10 +807,7 @@ fn a_job_that_forks_a_fresh_receiver_every_10_ms_gets_no_more_than_its_fair_shar
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cpu = usize::from(cpus > 1);
     let agent = AgentProc::start(&["--grace-us", "0", "--exponent", "10"]);
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let job = helper(&format!("forker:{port},{cpu}"));
-    let (mut s, _) = l.accept().unwrap();
+    let (job, mut s) = connected_helper("forker", &format!(",{cpu}"), false);
     agent.client().register(job.pid(), "forker").unwrap();
     let comp = helper(&format!("spin:{cpu}"));
     std::thread::sleep(Duration::from_millis(300));
@@ -863,10 +864,7 @@ fn a_blocking_receiver_gets_no_more_than_its_fair_share() {
         return;
     }
     let agent = AgentProc::start(&["--grace-us", "0"]);
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let echo = helper(&format!("echo:{port},1"));
-    let (mut s, _) = l.accept().unwrap();
+    let (echo, mut s) = connected_helper("echo", ",1", false);
     s.set_nodelay(true).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     agent.client().register(echo.pid(), "echo").unwrap();
@@ -1075,10 +1073,7 @@ fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
     // the hold the BPF message hooks must stop looking at its arrivals. A competitor on CPU 1 must open the gate
     // again and get the receiver boosted.
     let agent = AgentProc::start(&["--watch-hold-ms", "50", "--grace-us", "0"]);
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let rx = helper(&format!("spinrecv:{port},1"));
-    let (mut s, _) = l.accept().unwrap();
+    let (rx, mut s) = connected_helper("spinrecv", ",1", false);
     s.set_nodelay(true).unwrap();
     agent.client().register(rx.pid(), "alone").unwrap();
     let all_cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
@@ -1164,10 +1159,7 @@ fn a_job_in_its_own_session_is_coscheduled_against_competitors_of_another() {
     // shares CPU 1 with a competitor of this test's session. Its own cfs_rq holds it alone, so an R read there
     // is 1 and the agent never acted (0 boosts, measured 2026-11-25); R weighted across groups is 2.
     let agent = AgentProc::start(&["--grace-us", "0"]);
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let rx = helper_with(&format!("spinrecv:{port},1"), true);
-    let (mut s, _) = l.accept().unwrap();
+    let (rx, mut s) = connected_helper("spinrecv", ",1", true);
     s.set_nodelay(true).unwrap();
     let own_session = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     assert_ne!(
@@ -1220,10 +1212,7 @@ fn a_job_alone_in_its_session_pays_back_through_its_session_and_a_dead_agent_lea
     // back a boosted burst. Without that lever its budget stayed overdrawn and refused every boost after the
     // first burst (528 refusals in 4 s, measured 2026-11-25).
     let agent = AgentProc::start(&["--grace-us", "0"]);
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let rx = helper_with(&format!("spinrecv:{port},1"), true);
-    let (mut s, _) = l.accept().unwrap();
+    let (rx, mut s) = connected_helper("spinrecv", ",1", true);
     let own = autogroup(rx.pid());
     agent.client().register(rx.pid(), "own-session").unwrap();
     let comp = helper("spin:1");
@@ -1306,10 +1295,7 @@ fn dead(pid: u32) -> bool {
 /// in the agent's flags) by messages from this thread. Returns (receiver, competitor, stream).
 fn boosted_spinner(agent: &AgentProc, cpu: usize) -> (Kid, Kid, TcpStream) {
     let hog = helper(&format!("spin:{cpu}"));
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let rx = helper(&format!("spinrecv:{port},{cpu}"));
-    let (mut s, _) = l.accept().unwrap();
+    let (rx, mut s) = connected_helper("spinrecv", &format!(",{cpu}"), false);
     s.set_nodelay(true).unwrap();
     agent.client().register(rx.pid(), "spinner").unwrap();
     let t0 = Instant::now();
@@ -1642,10 +1628,7 @@ fn a_boost_steps_aside_for_a_local_task_that_wakes_on_its_cpu() {
         "--watch-hold-ms",
         "0",
     ]);
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let rx = helper(&format!("spinrecv:{port},1"));
-    let (mut s, _) = l.accept().unwrap();
+    let (rx, mut s) = connected_helper("spinrecv", ",1", false);
     s.set_nodelay(true).unwrap();
     agent.client().register(rx.pid(), "receiver").unwrap();
     let _comp = helper("spin:1");

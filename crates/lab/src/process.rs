@@ -498,12 +498,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn timeout_kills_the_whole_group() {
+    /// A child of the child must die with it on a timeout (same process group), however it was placed.
+    fn assert_timeout_kills_the_whole_group(placement: &Placement) {
         let mut cmd = Command::new("sh");
-        // A child of the child: it must die too (same process group).
         cmd.args(["-c", "sleep 30 & echo $!; wait"]);
-        let mut p = ManagedProcess::spawn("t", cmd, &Placement::default()).unwrap();
+        let mut p = ManagedProcess::spawn("t", cmd, placement).unwrap();
         std::thread::sleep(Duration::from_millis(200));
         let err = p.wait(Duration::from_millis(100)).unwrap_err().to_string();
         assert!(err.contains("did not finish"), "{err}");
@@ -514,6 +513,11 @@ mod tests {
             .map(|s| !s.contains(") Z "))
             .unwrap_or(false);
         assert!(!alive, "grandchild {grandchild} survived");
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        assert_timeout_kills_the_whole_group(&Placement::default());
     }
 
     #[test]
@@ -601,19 +605,7 @@ mod tests {
 
     #[test]
     fn a_process_in_a_new_session_is_still_killed_with_its_group() {
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", "sleep 30 & echo $!; wait"]);
-        let mut p = ManagedProcess::spawn("t", cmd, &Placement::default().new_session()).unwrap();
-        std::thread::sleep(Duration::from_millis(200));
-        let err = p.wait(Duration::from_millis(100)).unwrap_err().to_string();
-        assert!(err.contains("did not finish"), "{err}");
-        let exit = p.try_reap_blocking().unwrap();
-        let grandchild: u32 = exit.stdout.trim().parse().unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-        let alive = std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
-            .map(|s| !s.contains(") Z "))
-            .unwrap_or(false);
-        assert!(!alive, "grandchild {grandchild} survived");
+        assert_timeout_kills_the_whole_group(&Placement::default().new_session());
     }
 
     #[test]

@@ -844,12 +844,12 @@ mod tests {
         assert_eq!((count(&e, DEMOTIONS), count(&e, EXTENDED)), (1, 0));
     }
 
-    #[test]
-    fn a_spin_waiter_whose_peer_stopped_is_parked() {
+    /// Boosted at 1 ms (Tp = 1 ms); at the window's end, 1.5 ms, it spins on its CPU: last arrival 0.9 ms
+    /// (before the boost), read at 0.95 ms, an empty poll at 1.45 ms (1.45 + 2 >= 1.5 now); the budget is full
+    /// (no CPU used).
+    fn spinning_at_window_end() -> Engine<FakeActuator, FakeProbe> {
         let mut e = setup();
         e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
-        // At 1.5 ms it spins on its CPU: last arrival 0.9 ms (before the boost), read at 0.95 ms, an empty poll at
-        // 1.45 ms (1.45 + 2 >= 1.5 now); the budget is full (no CPU used).
         task(&e, |t| {
             t.on_cpu = 1;
             t.last_arrival_ns = 900 * US;
@@ -857,21 +857,19 @@ mod tests {
             t.last_poll_ns = 1450 * US;
         });
         e.on_timer(1500 * US);
+        e
+    }
+
+    #[test]
+    fn a_spin_waiter_whose_peer_stopped_is_parked() {
+        let e = spinning_at_window_end();
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
         assert_eq!((count(&e, PARKS), count(&e, DEMOTIONS)), (1, 1));
     }
 
     #[test]
     fn an_arrival_ends_a_park_even_when_its_boost_is_refused() {
-        let mut e = setup();
-        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // Tp = 1 ms
-        task(&e, |t| {
-            t.on_cpu = 1;
-            t.last_arrival_ns = 900 * US;
-            t.last_got_ns = 950 * US;
-            t.last_poll_ns = 1450 * US;
-        });
-        e.on_timer(1500 * US);
+        let mut e = spinning_at_window_end();
         assert_eq!(mode(&e), Mode::Niced { nice: 19 }); // parked
                                                         // The peer answers at 1.9 ms while the thread waits off its CPU: DCS refuses (4 × (1.9 - 1) = 3.6 ms <
                                                         // 4 ms × 2), yet the thread has work now: its own attributes back, not nice 19.
