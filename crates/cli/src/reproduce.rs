@@ -7,9 +7,11 @@
 //! `ts_slpret` ablation experiments in the simulator, and a TCP ping-pong between two network namespaces with
 //! and without `cosched agent` on this kernel).
 //!
-//! Adding a seed: one module `reproduce/seed_NNN.rs` with a `claims` function (and its experiment names), and
-//! one row of [`SEEDS`].
+//! Adding a seed: one module `reproduce/seed_NNN.rs` with its claims as data (`cosched_report::claims::Claim`),
+//! one short function per claim that reads its values through the shared readers of `reproduce/claims.rs`, a
+//! `claims` function (`claims::judge_all` over the two lists) and its experiment names; and one row of [`SEEDS`].
 
+mod claims;
 mod seed_000;
 
 use anyhow::Context;
@@ -155,7 +157,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     headlines::write_json(&path, &all)?;
     println!(
         "\nHeadline claims of the seed papers, computed from this run's results:\n{}\n{}; the test behind each \
-         verdict is in {}",
+         verdict, and why a threshold is not the paper's figure, are in {}",
         headlines::render_table(&all, Style::Terminal),
         headlines::tally(&all),
         path.display()

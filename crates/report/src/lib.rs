@@ -13,6 +13,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`schema`] | `Measurement`, `RunRecord`, `JobResult`, `Histogram` |
+//! | [`claims`] | a headline claim as data: the paper's words, statistics, thresholds given once, interval-aware verdicts |
 //! | [`fairness`] | `F = N × Tc / Te` of one process |
 //! | [`headlines`] | a seed paper's headline claims against this run's results (`results/headlines.json`) |
 //! | [`stats`] | mean and 90 % Student-t confidence interval (the seed's statistic); mean, min, max of a run's values |
@@ -22,6 +23,7 @@
 //! | [`plot`] | SVG plots: metric vs competitors (log or linear), job bars, round-trip histograms |
 
 pub mod buckets;
+pub mod claims;
 pub mod fairness;
 pub mod headlines;
 pub mod plot;
