@@ -9,6 +9,8 @@
 # worse, max of both), the agent's boosts and demotions.
 # Usage: sudo experiments/local/lammps-local.sh [ROUNDS] [K...]      (default: 2 rounds, K = 1)
 #        AGENT_ARGS="--no-yield-to-local" sudo experiments/local/lammps-local.sh ...   (extra agent flags)
+#        JOB_TIMEOUT_S=40 ...   (stop a run that hangs; default 200)
+#        AGENT_LOG=/tmp/agent.log ...   (append the agent's stderr, e.g. with AGENT_ARGS=--log-actions)
 # Needs: cargo build --release --workspace; apt-get install lammps openmpi-bin.
 set -u
 ROUNDS=${1:-2}; shift || true
@@ -41,9 +43,9 @@ one_run() { # MODE K
   sleep 0.3
   t0=$(date +%s.%N)
   if [ "$mode" = agent ]; then
-    timeout -k 5 200 "$B/cosched" run --socket "$W/a.sock" -- "${MPI[@]}"
+    timeout -k 5 "${JOB_TIMEOUT_S:-200}" "$B/cosched" run --socket "$W/a.sock" -- "${MPI[@]}"
   else
-    timeout -k 5 200 "${MPI[@]}"
+    timeout -k 5 "${JOB_TIMEOUT_S:-200}" "${MPI[@]}"
   fi
   t1=$(date +%s.%N)
   kill -INT "${probes[@]}"; wait "${probes[@]}" 2>/dev/null
@@ -53,6 +55,7 @@ import json,sys; s=json.load(sys.stdin); p=s.get("policy",{})
 c=p.get("counters",p) if isinstance(p,dict) else {}
 print(s.get("boosts_granted",0), c.get("demotions",0) if isinstance(c,dict) else 0, s.get("boosts_yielded",0))' 2>/dev/null)
     kill -TERM "$agent"; wait "$agent" 2>/dev/null
+    if [ -n "${AGENT_LOG:-}" ]; then cat "$W/agent.log" >>"$AGENT_LOG"; fi
   fi
   kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null
   python3 - "$mode" "$k" "$t0" "$t1" "$W/probe0" "$W/probe1" "${stats:-- - -}" "${AGENT_ARGS:-}" <<'PY'

@@ -243,7 +243,7 @@ fn restore_set(
         let now = target.get()?;
         match sched::write_back(orig, set, &now, sched::nice_of(target.tid)) {
             Some(back) => {
-                target.set(&back, &now)?;
+                target.switch(&back, &now, &now)?;
                 Ok((back != orig.restorable()).then_some(back))
             }
             // Someone else changed it since: theirs stands, and is its own from now on.
@@ -315,7 +315,8 @@ impl Actuate for SchedActuator {
         let had_slot = h.slot.is_some();
         let slot = slot_of(&mut self.guardian, h, orig)?;
         self.guardian.update(slot, want);
-        match h.target.set(want, orig) {
+        let now = h.set.unwrap_or(*orig);
+        match h.target.switch(want, &now, orig) {
             Ok(()) => {
                 h.slot = Some(slot);
                 h.set = Some(*want);

@@ -483,8 +483,15 @@ fn restore_slot(s: &Slot) -> bool {
     let Ok(now) = sched::get_attr(tid) else {
         return false;
     };
-    let mut restored = sched::write_back(&s.orig, &s.set, &now, sched::nice_of(tid))
-        .is_some_and(|back| sched::set_attr(tid, &back).is_ok());
+    let mut restored =
+        sched::write_back(&s.orig, &s.set, &now, sched::nice_of(tid)).is_some_and(|back| {
+            let nice = sched::nice_of(tid);
+            let writes = match now.is_realtime() {
+                true => sched::writes_from_realtime(&back, nice),
+                false => vec![back],
+            };
+            writes.iter().all(|w| sched::set_attr(tid, w).is_ok())
+        });
     if s.affinity != 0 && sched::get_affinity(tid).ok() == Some(s.set_mask) {
         restored |= sched::set_affinity(tid, &s.orig_mask).is_ok();
     }
@@ -607,6 +614,9 @@ mod tests {
                 unsafe { std::alloc::alloc_zeroed(std::alloc::Layout::new::<Table>()) }.cast(),
             )
         }
+        // The table stands for the shared mapping the agent writes while the guardian reads: as there, a slot
+        // is written through a shared handle.
+        #[allow(clippy::mut_from_ref)]
         fn slot(&self, i: usize) -> &mut Slot {
             // SAFETY: i < SLOTS in the tests; the allocation lives as long as self.
             unsafe { &mut (*self.0).slots[i] }

@@ -346,6 +346,31 @@ pub fn write_back(
     Some(back)
 }
 
+/// The writes that take a thread from a real-time policy to `attr`, in order. A real-time task's nice level
+/// is only a number to the kernel: leaving the real-time class with another nice level sets the fair-class
+/// weight without rescaling the lag the thread saved when it entered the class (`set_load_weight` finds the
+/// real-time class, which has no `reweight_task`), so a lag saved at nice 19's weight (15) comes back 68 times
+/// too large at nice 0's (1024). Such a thread lands far from the run queue's average and drags it, and the
+/// other tasks of that queue — the local user's included — can find nothing eligible while the current task
+/// runs on (measured: a local 1 ms sleeper waited 79 ms behind a hog after a nice-19 thread was boosted and
+/// then restored at nice 0; docs/lab-local.md). So the class changes first at the level the kernel holds
+/// (`held_nice`, from [`nice_of`]), and the level changes second, inside the fair class, where the kernel
+/// rescales the lag. From a time-sharing policy, or to a real-time one, one write is right.
+pub fn writes_from_realtime(attr: &SchedAttr, held_nice: Option<i32>) -> Vec<SchedAttr> {
+    match held_nice {
+        Some(held) if !attr.is_realtime() && held != attr.sched_nice => {
+            vec![
+                SchedAttr {
+                    sched_nice: held,
+                    ..*attr
+                },
+                *attr,
+            ]
+        }
+        _ => vec![*attr],
+    }
+}
+
 /// Field `n` (1-based, as in proc(5)) of a `/proc/.../stat` line; the command name in parentheses may hold
 /// spaces, so counting starts after the last `)`.
 pub fn parse_stat_field(stat: &str, n: usize) -> Option<u64> {
@@ -421,6 +446,24 @@ impl Target {
         Ok(())
     }
 
+    /// Writes `attr` to a thread now under `now` (re-read, or what the agent gave it): from a real-time policy
+    /// the class changes at the nice level the kernel holds and the level after ([`writes_from_realtime`]).
+    /// `prior` as in [`set`](Self::set).
+    pub fn switch(
+        &self,
+        attr: &SchedAttr,
+        now: &SchedAttr,
+        prior: &SchedAttr,
+    ) -> Result<(), SchedError> {
+        if !now.is_realtime() {
+            return self.set(attr, prior);
+        }
+        for step in writes_from_realtime(attr, nice_of(self.tid)) {
+            self.set(&step, prior)?;
+        }
+        Ok(())
+    }
+
     /// Writes `attr`, guarded by the pidfd on both sides. `prior` is what `get` returned just before: if the
     /// thread died meanwhile, `prior` (whoever's it was) is written back and `Gone` returned.
     pub fn set(&self, attr: &SchedAttr, prior: &SchedAttr) -> Result<(), SchedError> {
@@ -438,6 +481,28 @@ impl Target {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn leaving_the_realtime_class_changes_class_at_the_held_nice_then_the_nice() {
+        let own = SchedAttr {
+            sched_nice: 0,
+            ..Default::default()
+        };
+        // Boosted while demoted (the kernel holds 19), restored to its own 0: the class first, at 19.
+        let writes = writes_from_realtime(&own, Some(19));
+        assert_eq!(
+            writes
+                .iter()
+                .map(|w| (w.sched_policy, w.sched_nice))
+                .collect::<Vec<_>>(),
+            vec![(SCHED_OTHER, 19), (SCHED_OTHER, 0)]
+        );
+        // Held level equal to the target's, unknown, or another real-time policy: one write.
+        assert_eq!(writes_from_realtime(&own, Some(0)), vec![own]);
+        assert_eq!(writes_from_realtime(&own, None), vec![own]);
+        let fifo = SchedAttr::fifo(1);
+        assert_eq!(writes_from_realtime(&fifo, Some(19)), vec![fifo]);
+    }
 
     #[test]
     fn a_write_back_keeps_what_others_changed_since() {

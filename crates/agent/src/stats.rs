@@ -97,7 +97,11 @@ pub fn policy_section(name: &str, declared: &[Counter], counters: &Counters) -> 
 /// Books a process that ended into its job (CPU time, share, fairness), and marks the job finished when it
 /// was the last one.
 pub fn retire_process(tracker: &mut Tracker, p: &Process, booked_ns: Nanos, now: Nanos) {
-    let cpu_s = process_cpu_s(p, Some(booked_ns));
+    // What BPF booked, to the exit of its last thread. Not `/proc/<pid>/stat`: read while the parent reaps the
+    // process, it left the reaper spinning in the kernel (`shrink_dcache_parent` under `release_task`) for
+    // tens of seconds — Open MPI's mpirun hung after its ranks ended in 13 of 39 agent runs here, and in none
+    // of 15 once this read was gone (docs/lab-local.md).
+    let cpu_s = booked_ns as f64 / 1e9;
     let wall = now.saturating_sub(p.registered_ns) as f64 / 1e9;
     let alive = tracker.job_alive(p.job);
     if let Some(j) = tracker.job_mut(p.job) {
@@ -164,9 +168,8 @@ pub fn job_stats(
         .collect()
 }
 
-/// A process's CPU time while managed (s): the larger of what `/proc` says (utime + stime since it became
-/// managed, whole ticks; unreadable once the process was reaped, which its parent may do before the agent
-/// hears of the exit) and what BPF booked (`sum_exec_runtime`, exact, but as of the last sample for a process
+/// A live process's CPU time while managed (s): the larger of what `/proc` says (utime + stime since it became
+/// managed, whole ticks) and what BPF booked (`sum_exec_runtime`, exact, but as of the last sample for a process
 /// whose BPF entry went first). Each can only fall short of the truth.
 fn process_cpu_s(p: &Process, booked_ns: Option<Nanos>) -> f64 {
     let from_proc = proc_cpu_ticks(p.tgid).map_or(0, |t| t.saturating_sub(p.cpu_at_start_ticks))

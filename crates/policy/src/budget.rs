@@ -33,6 +33,8 @@
 //!     tokens += slack_ppm × fair_ns / 10^6 - (cpu_ns - last_cpu)
 //!     tokens  = clamp(tokens, -floor_ns, burst_ns)
 //! update(now, cpu_ns, R) = settle(now, cpu_ns, (now - last_now) / max(R, 1))     (one thread on one CPU)
+//! settle_unboosted(now, cpu_ns, fair_ns):            an interval without a boost
+//!     before = tokens; settle(now, cpu_ns, fair_ns); tokens = max(tokens, min(before, 0))
 //! may_boost  = tokens > 0
 //! overdrawn  = tokens < -demote_ns
 //! repaid     = tokens >= resume_ns
@@ -175,6 +177,19 @@ impl Budget {
         self.last_cpu = self.last_cpu.max(cpu_ns);
     }
 
+    /// [`settle`](Self::settle) for an interval in which none of the owner's threads was boosted: what the
+    /// kernel's fair class gave it on its own is its share by the kernel's weights, never debt of the agent's
+    /// making, so the balance may fall to zero but not below (nor below a debt it already had). The fair share
+    /// credited here comes from sampled run queues, which count a task that wakes for a moment as a competitor
+    /// for the whole interval; without this floor such an estimate made a job that was never boosted
+    /// "overdrawn", and its demotion to nice 19 beside CPU hogs left it a twentieth of its share (LAMMPS 5×
+    /// slower with the agent than without, docs/lab-local.md).
+    pub fn settle_unboosted(&mut self, now: Nanos, cpu_ns: Nanos, fair_ns: Nanos) {
+        let before = self.tokens;
+        self.settle(now, cpu_ns, fair_ns);
+        self.tokens = self.tokens.max(before.min(0));
+    }
+
     /// The balance in ns (negative = debt).
     pub fn tokens(&self) -> i64 {
         self.tokens
@@ -221,6 +236,25 @@ mod tests {
         assert_eq!(b.tokens(), 20 * MILLIS as i64);
         assert!(b.may_boost());
         assert!(!b.overdrawn());
+    }
+
+    #[test]
+    fn the_fair_class_alone_never_puts_a_budget_in_debt() {
+        // 20 ms balance; 100 ms of wall at a fair share of 10 ms, 60 ms of CPU: 20 + 10 - 60 = -30 ms when
+        // boosted, but without a boost the balance stops at 0.
+        let mut boosted = Budget::new(params(), 0, 0);
+        boosted.settle(100 * MILLIS, 60 * MILLIS, 10 * MILLIS);
+        assert_eq!(boosted.tokens(), -30 * MILLIS as i64);
+        assert!(boosted.overdrawn());
+        let mut unboosted = Budget::new(params(), 0, 0);
+        unboosted.settle_unboosted(100 * MILLIS, 60 * MILLIS, 10 * MILLIS);
+        assert_eq!(unboosted.tokens(), 0);
+        assert!(!unboosted.overdrawn() && !unboosted.may_boost());
+        // A debt it already had stays (not deeper) and is repaid as usual: -30 + 40 - 5 = 5 ms.
+        boosted.settle_unboosted(200 * MILLIS, 100 * MILLIS, 10 * MILLIS);
+        assert_eq!(boosted.tokens(), -30 * MILLIS as i64);
+        boosted.settle_unboosted(300 * MILLIS, 105 * MILLIS, 40 * MILLIS);
+        assert_eq!(boosted.tokens(), 5 * MILLIS as i64);
     }
 
     #[test]

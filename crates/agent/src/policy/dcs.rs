@@ -281,6 +281,9 @@ struct JobBudget {
     settled_ns: Nanos,
     /// The largest `R` (thousandths) among its threads, latest seen (arrival, settlement): for the log lines.
     last_r: u32,
+    /// A thread of the job was boosted since the last settlement (only then may the settlement run up debt:
+    /// [`Budget::settle_unboosted`]).
+    boosted: bool,
 }
 
 /// The policy.
@@ -327,7 +330,9 @@ impl Dcs {
         let mut fair: Nanos = 0;
         let mut used_now = HashMap::new();
         let mut r_max = 0;
+        let mut boosted = b.boosted;
         for tid in ctx.tids_of_job(job) {
+            boosted |= matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Boosted { .. }));
             let Some(task) = ctx.task(tid) else {
                 continue;
             };
@@ -349,7 +354,12 @@ impl Dcs {
         if r_max > 0 {
             b.last_r = r_max;
         }
-        b.budget.settle(now, cpu, fair);
+        if boosted {
+            b.budget.settle(now, cpu, fair);
+        } else {
+            b.budget.settle_unboosted(now, cpu, fair);
+        }
+        b.boosted = false;
         Some((
             b.budget.may_boost(),
             b.budget.overdrawn(),
@@ -370,6 +380,9 @@ impl Dcs {
         let now = ctx.now();
         if !ctx.boost(tid, now + self.cfg.window_ns) {
             return false;
+        }
+        if let Some(b) = ctx.process(tgid).and_then(|p| self.budgets.get_mut(&p.job)) {
+            b.boosted = true;
         }
         self.state.record_boost(tgid, now);
         self.ext.insert(tid, self.cfg.window_ns);
@@ -503,6 +516,7 @@ impl Policy for Dcs {
                 thread_cpu: HashMap::new(),
                 settled_ns: now,
                 last_r: 1,
+                boosted: false,
             },
         );
     }
@@ -974,11 +988,25 @@ mod tests {
     }
 
     #[test]
-    fn a_process_overdrawn_by_its_cfs_time_alone_is_demoted_and_alone_it_is_lifted() {
+    fn the_fair_class_alone_never_puts_a_job_in_debt() {
         let mut e = setup();
-        // Never boosted; tick at 10 ms with 40 ms used: 20 + 10 / 2 - 40 = -15 ms < -10: overdrawn.
+        // Never boosted; tick at 10 ms with 40 ms used: 20 + 10 / 2 - 40 = -15 ms by the numbers, but all of
+        // it the kernel's fair class gave: the balance stops at 0, no demotion, and no boost until it has
+        // credit again.
         cpu(&e, 40 * MILLIS);
         e.on_tick(10 * MILLIS);
+        assert_eq!((mode(&e), count(&e, DEMOTIONS)), (Mode::Normal, 0));
+        e.on_arrival(&arrival(10, 2, 11 * MILLIS), 11 * MILLIS);
+        assert_eq!(count(&e, REFUSED_BUDGET), 1);
+    }
+
+    #[test]
+    fn a_job_overdrawn_by_a_boost_is_demoted_and_alone_it_is_lifted() {
+        let mut e = setup();
+        // Boosted at 1 ms; at the window's end (1.5 ms) it has used 40 ms: 20 + 0.25 - 40 < -10: overdrawn.
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        cpu(&e, 40 * MILLIS);
+        e.on_timer(1500 * US);
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
         // Its CPU has nobody else now (R = 1): nobody to yield to, lifted at the next tick.
         task(&e, |t| t.r_milli = 1000);
@@ -1029,14 +1057,16 @@ mod tests {
     #[test]
     fn a_job_has_one_budget_so_a_new_process_brings_no_fresh_burst() {
         let mut e = two_process_job();
-        // Tick at 10 ms: process 10 used 50 ms (two CPUs' worth is impossible, but the budget only sees
-        // numbers): credit 2 × 10 / 2 = 10, balance 20 + 10 - 50 = -20 ms: overdrawn.
+        // Process 10 boosted at 1 ms; at the window's end (1.5 ms) it has used 50 ms (impossible, but the
+        // budget only sees numbers): balance 20 + 0.5 - 50 < -10 ms: overdrawn.
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
         set_cpu(&e, 10, 50 * MILLIS);
+        e.on_timer(1500 * US);
         e.on_tick(10 * MILLIS);
         // Process 11 has used nothing, but it is the same job: its arrival is refused by the budget.
         e.on_arrival(&arrival(11, 2, 11 * MILLIS), 11 * MILLIS);
         assert_eq!(count(&e, REFUSED_BUDGET), 1);
-        assert_eq!(e.counters.boosts_granted, 0);
+        assert_eq!(e.counters.boosts_granted, 1);
         // And the job was demoted as a whole: both processes yield.
         for tid in [10, 11] {
             assert_eq!(
@@ -1086,10 +1116,14 @@ mod tests {
         // Credit over 100 ms: 10 gets 50, 11 gets min(1, 50) = 1: 20 + 51 - 51 = 20. Had 11 been credited
         // its full share, the job could bank 49 ms it never wanted; the burst cap hides that here, so look
         // at a job already in debt: 10 used 90 ms: 20 + 51 - 91 = -20: overdrawn.
+        // (Thread 10 boosted at 1 ms and still in its window at the tick: a boosted interval may run up debt.)
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
         e.probe.tasks.borrow_mut().get_mut(&11).unwrap().preempted = 0;
         set_cpu(&e, 10, 90 * MILLIS);
         set_cpu(&e, 11, MILLIS);
         e.on_tick(100 * MILLIS);
+        // The window's end sees the debt: demoted.
+        e.on_timer(100 * MILLIS + US);
         assert_eq!(count(&e, DEMOTIONS), 1);
     }
 
