@@ -204,16 +204,6 @@ impl<K: Copy + Eq + Hash> DcsState<K> {
         self.previous_boost.insert(process, now);
     }
 
-    /// [`consider`](Self::consider), and [`record_boost`](Self::record_boost) when the answer is
-    /// [`DcsDecision::Boost`]: for a caller with no veto of its own (the simulator).
-    pub fn on_arrival(&mut self, process: K, receiver_running: bool, node: NodeNow) -> DcsDecision {
-        let decision = self.consider(process, receiver_running, node);
-        if decision == DcsDecision::Boost {
-            self.record_boost(process, node.now);
-        }
-        decision
-    }
-
     /// Drops `process`'s `Tp` (it exited; a new process at the same key starts fresh).
     pub fn forget(&mut self, process: K) {
         self.previous_boost.remove(&process);
@@ -233,29 +223,43 @@ mod tests {
         }
     }
 
+    /// What a caller that carries out every boost DCS allows does with an arrival.
+    fn arrive(
+        dcs: &mut DcsState<u32>,
+        process: u32,
+        receiver_running: bool,
+        node: NodeNow,
+    ) -> DcsDecision {
+        let decision = dcs.consider(process, receiver_running, node);
+        if decision == DcsDecision::Boost {
+            dcs.record_boost(process, node.now);
+        }
+        decision
+    }
+
     #[test]
     fn state_records_only_boosts_carried_out() {
         // E = -1, C = 0, Tq = 20 ms, R = 2: a boost needs 80 ms since the previous one.
         let mut dcs = DcsState::new(DcsParams::SPIN_ONLY);
-        assert_eq!(dcs.on_arrival(7u32, false, node(10, 2)), DcsDecision::Boost); // first: fair, Tp = 10
+        assert_eq!(arrive(&mut dcs, 7, false, node(10, 2)), DcsDecision::Boost); // first: fair, Tp = 10
         assert_eq!(dcs.previous_boost(7), Some(10 * MILLIS));
-        assert_eq!(dcs.on_arrival(7, false, node(50, 2)), DcsDecision::Refuse); // 40 ms: refused
+        assert_eq!(arrive(&mut dcs, 7, false, node(50, 2)), DcsDecision::Refuse); // 40 ms: refused
         assert_eq!(dcs.previous_boost(7), Some(10 * MILLIS)); // a refusal leaves Tp
                                                               // At 90 ms DCS says yes, but the caller vetoes (the agent's budget): considered, not recorded.
         assert_eq!(dcs.consider(7, false, node(90, 2)), DcsDecision::Boost);
         // So at 95 ms the gap is still 85 ms from the boost at 10: still fair.
-        assert_eq!(dcs.on_arrival(7, false, node(95, 2)), DcsDecision::Boost);
+        assert_eq!(arrive(&mut dcs, 7, false, node(95, 2)), DcsDecision::Boost);
         assert_eq!(dcs.previous_boost(7), Some(95 * MILLIS));
         // A running receiver needs nothing, and its Tp does not move.
         assert_eq!(
-            dcs.on_arrival(7, true, node(500, 2)),
+            arrive(&mut dcs, 7, true, node(500, 2)),
             DcsDecision::AlreadyRunning
         );
         assert_eq!(dcs.previous_boost(7), Some(95 * MILLIS));
         // Processes are independent; a forgotten one starts fresh.
-        assert_eq!(dcs.on_arrival(8, false, node(96, 2)), DcsDecision::Boost);
+        assert_eq!(arrive(&mut dcs, 8, false, node(96, 2)), DcsDecision::Boost);
         dcs.forget(7);
-        assert_eq!(dcs.on_arrival(7, false, node(97, 2)), DcsDecision::Boost);
+        assert_eq!(arrive(&mut dcs, 7, false, node(97, 2)), DcsDecision::Boost);
     }
 
     fn inputs(now_ms: u64, previous_ms: Option<u64>, r: u32) -> DcsInputs {

@@ -307,11 +307,6 @@ impl Dcs {
         }
     }
 
-    /// `Tp` of a process (tests, statistics).
-    pub fn previous_boost(&self, tgid: u32) -> Option<Nanos> {
-        self.state.previous_boost(tgid)
-    }
-
     /// A job's balance, ns (tests).
     pub fn tokens(&self, job: u64) -> Option<i64> {
         self.budgets.get(&job).map(|b| b.budget.tokens())
