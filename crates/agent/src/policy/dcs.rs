@@ -39,7 +39,8 @@
 //! - `Tp`: per process, when its last boost was carried out ([`DcsState`]); `Tc`, `Tq`, `R`, `E`, `C`: as in
 //!   [`cosched_policy::dcs`].
 //! - `window`: `--boost-us`; `ext`: the current extension step of a boosted thread (doubles up to
-//!   `--max-extend-us`); `since`: when its boost began.
+//!   `--max-extend-us`); `since`: when its boost began; `max_boost`: `--max-boost-ms` (20), the longest a boost
+//!   lasts from `since`, extensions included.
 //! - `tokens`, `may_boost`, `overdrawn`, `repaid`: the budget's ([`cosched_policy::budget`]).
 //! - demoted / parked: nice 19 ([`Mode::Niced`]); `spin_waiting`, `has_unread`: [`crate::policy`].
 //!
@@ -56,7 +57,9 @@
 //! on window end (tid, now):
 //!     settle(job of tid)
 //!     contested = R unknown or R > 1.05
-//!     if may_boost and contested and an arrival since the boost, the last within a window:
+//!     if now - since >= max_boost: Tp = now                     (DCS spaces the next boost from this end)
+//!     if may_boost and contested and now - since < max_boost and an arrival since the boost, the last within
+//!        a window:
 //!         ext = min(2 ext, max_extend); until = now + ext
 //!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid; its session too if
 //!                                                                  the job is alone in it)
@@ -105,6 +108,11 @@ pub struct DcsFlags {
     /// this; the budget is checked at every step).
     #[arg(long, default_value_t = 4000)]
     pub max_extend_us: u64,
+    /// Longest a boost may last from its start, extensions included: at this length its window ends whatever
+    /// the budget says (the next arrival may start a new one), so a CPU's other tasks — the local user's, the
+    /// kernel's softirq and RCU threads — wait at most this long behind one boost.
+    #[arg(long, default_value_t = 20.0)]
+    pub max_boost_ms: f64,
     /// DCS exponent E in `2^E (Tc - Tp) + C >= Tq R` (seed: -1 spin-only, 2 spin-block). The default 2 (with
     /// C = 0) only spaces boost starts Tq R / 4 apart: the CPU-time budget, not E and C, holds fairness here.
     #[arg(long, default_value_t = 2, allow_hyphen_values = true)]
@@ -165,6 +173,7 @@ impl DcsFlags {
         Ok(DcsConfig {
             window_ns: self.boost_us * 1000,
             max_extend_ns: self.max_extend_us.max(self.boost_us) * 1000,
+            max_boost_ns: ms(self.max_boost_ms, "max-boost-ms")?.max(self.boost_us * 1000),
             dcs,
             quantum_ns,
             budget,
@@ -186,6 +195,8 @@ pub struct DcsConfig {
     pub window_ns: Nanos,
     /// Longest single extension of a boost, ns.
     pub max_extend_ns: Nanos,
+    /// `--max-boost-ms`, ns (at least one window).
+    pub max_boost_ns: Nanos,
     /// `E`, `C`.
     pub dcs: DcsParams,
     /// `Tq`, ns.
@@ -454,18 +465,22 @@ impl Dcs {
 
     /// Notes `counter` with the job's `R` and balance in the log line.
     fn note(&self, ctx: &mut Ctx, tgid: u32, tid: u32, counter: &'static str) {
-        let (r, tokens) = ctx
-            .process(tgid)
-            .and_then(|p| self.budgets.get(&p.job))
+        let job = ctx.process(tgid).map(|p| p.job);
+        let (r, tokens) = job
+            .and_then(|job| self.budgets.get(&job))
             .map_or((0, 0), |b| (b.last_r, b.budget.tokens()));
+        let cpu = job.and_then(|job| ctx.job_cpu(job)).unwrap_or(0);
+        let own_r = ctx.task(tid).map_or(0, |t| t.r_milli);
         ctx.note(
             tgid,
             tid,
             counter,
             format_args!(
-                "R={:.2} tokens_ms={:.3}",
+                "R={:.2} R_tid={:.2} tokens_ms={:.3} job_cpu_ms={:.3}",
                 f64::from(r) / intf::COSCHED_R_ONE_MILLI as f64,
-                tokens as f64 / 1e6
+                f64::from(own_r) / intf::COSCHED_R_ONE_MILLI as f64,
+                tokens as f64 / 1e6,
+                cpu as f64 / 1e6
             ),
         );
     }
@@ -477,6 +492,7 @@ impl Policy for Dcs {
         vec![
             format!("boost_us={}", c.window_ns / 1000),
             format!("max_extend_us={}", c.max_extend_ns / 1000),
+            format!("max_boost_ms={}", c.max_boost_ns as f64 / 1e6),
             format!("exponent={}", c.dcs.exponent),
             format!("constant_ms={}", c.dcs.constant_ns as f64 / 1e6),
             format!("quantum_us={}", c.quantum_ns / 1000),
@@ -574,7 +590,13 @@ impl Policy for Dcs {
         let (may, over, _) = self.settle(ctx, job).unwrap_or((false, false, false));
         let contested = !intf::alone(task.r_milli);
         let last_arrival = task.last_arrival_ns;
-        if may && contested && last_arrival > since && last_arrival + window > now {
+        let short = now.saturating_sub(since) < self.cfg.max_boost_ns;
+        if !short {
+            // A boost that ran its full length counts for DCS as one that began now: the next may start only
+            // `Tq R / 2^E` after it (the seed's spacing of boosts), and meanwhile the CPU's other tasks run.
+            self.state.record_boost(tgid, now);
+        }
+        if may && contested && short && last_arrival > since && last_arrival + window > now {
             // Arrivals keep coming: extend, doubling the step up to --max-extend-us so that a long exchange
             // costs the agent a few wake-ups, not one per window.
             let ext = self.ext.get(&tid).copied().unwrap_or(window);
@@ -694,6 +716,7 @@ mod tests {
         DcsConfig {
             window_ns: 500 * US,
             max_extend_ns: 4 * MILLIS,
+            max_boost_ns: 20 * MILLIS,
             dcs: DcsParams {
                 exponent: 2,
                 constant_ns: 0,
@@ -980,6 +1003,31 @@ mod tests {
         e.remove_process(10);
         assert_eq!(e.act.calls.last().unwrap(), "group 1 None");
         assert!(!e.tracker.job(1).unwrap().group_lowered);
+    }
+
+    #[test]
+    fn a_boost_ends_at_max_boost_however_long_arrivals_keep_coming() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // boosted at 1 ms, window 0.5 ms
+                                                       // Arrivals keep coming and the CPU time used is exactly the credit (the budget stays full): every window
+                                                       // end extends, until 20 ms after the boost began.
+        let mut now = 1500 * US;
+        while let Mode::Boosted { until, .. } = mode(&e) {
+            assert!(
+                now <= MILLIS + 20 * MILLIS + 4 * MILLIS,
+                "still boosted at {now} ns"
+            );
+            now = until;
+            task(&e, |t| t.last_arrival_ns = now - US);
+            e.on_timer(now);
+        }
+        assert!(now >= MILLIS + 20 * MILLIS, "ended early, at {now} ns");
+        assert!(count(&e, EXTENDED) >= 5);
+        // And DCS spaces the next boost from that end (Tq R / 2^E = 4 × 2 / 4 = 2 ms), not from its start.
+        e.on_arrival(&arrival(10, 2, now + MILLIS), now + MILLIS);
+        assert_eq!(e.counters.boosts_granted, 1);
+        e.on_arrival(&arrival(10, 2, now + 3 * MILLIS), now + 3 * MILLIS);
+        assert_eq!(e.counters.boosts_granted, 2);
     }
 
     #[test]
