@@ -32,6 +32,7 @@
 
 use crate::budget::{BudgetError, BudgetParams};
 use crate::dcs::DcsParams;
+use crate::predictive::{Counted, FreqParams, PbParams, Rounding};
 use crate::{Nanos, MILLIS};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -68,6 +69,12 @@ pub enum PolicyConfig {
     Dcs(#[serde(deserialize_with = "parameters_of_kind")] DcsConfig),
     /// The agent's CPU-time budget on boosts.
     Budget(#[serde(deserialize_with = "parameters_of_kind")] BudgetConfig),
+    /// Predictive coscheduling: goodness += moving average of the socket queues, sent and received.
+    Pred(#[serde(deserialize_with = "parameters_of_kind")] PredConfig),
+    /// PRED counting received data only.
+    Dyn(#[serde(deserialize_with = "parameters_of_kind")] DynConfig),
+    /// Periodic Boost: a monitor boosts one process holding unconsumed messages every period.
+    Pb(#[serde(deserialize_with = "parameters_of_kind")] PbConfig),
 }
 
 impl PolicyConfig {
@@ -77,6 +84,9 @@ impl PolicyConfig {
             PolicyConfig::None(NoneConfig::default()),
             PolicyConfig::Dcs(DcsConfig::default()),
             PolicyConfig::Budget(BudgetConfig::default()),
+            PolicyConfig::Pred(PredConfig::default()),
+            PolicyConfig::Dyn(DynConfig::default()),
+            PolicyConfig::Pb(PbConfig::default()),
         ]
     }
 
@@ -86,6 +96,9 @@ impl PolicyConfig {
             PolicyConfig::None(c) => c,
             PolicyConfig::Dcs(c) => c,
             PolicyConfig::Budget(c) => c,
+            PolicyConfig::Pred(c) => c,
+            PolicyConfig::Dyn(c) => c,
+            PolicyConfig::Pb(c) => c,
         }
     }
 
@@ -410,6 +423,202 @@ impl PolicyParameters for BudgetConfig {
     }
 }
 
+/// `kind = "pred"`: predictive coscheduling ([`crate::predictive`]): Linux 2.2's `goodness()` adds the moving
+/// average of the task's socket queues, received and sent, in 4 KB packets. Defaults: `P` = 90 % (the seed's
+/// "P ≈ 1", its best for IS and MG), floor rounding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PredConfig {
+    /// `P`, the weight of the past average, percent.
+    pub p_percent: u32,
+    /// `[bytes / 4096]` rounds up instead of down.
+    pub ceiling: bool,
+}
+
+impl Default for PredConfig {
+    fn default() -> Self {
+        PredConfig {
+            p_percent: 90,
+            ceiling: false,
+        }
+    }
+}
+
+fn freq_params(
+    kind: &'static str,
+    counted: Counted,
+    p_percent: u32,
+    ceiling: bool,
+) -> Result<FreqParams, PolicyConfigError> {
+    let params = FreqParams {
+        p_percent,
+        counted,
+        rounding: if ceiling {
+            Rounding::Ceiling
+        } else {
+            Rounding::Floor
+        },
+    };
+    params.validate().map_err(|message| PolicyConfigError {
+        kind,
+        field: "p_percent",
+        message,
+    })?;
+    Ok(params)
+}
+
+fn freq_param_infos(p_percent: u32, ceiling: bool) -> Vec<ParamInfo> {
+    vec![
+        param(
+            "p_percent",
+            "%",
+            p_percent,
+            "P, the weight of the past in freq = P freq + (1 - P) cur; the seed's P ≈ 0 and P ≈ 1 (10 and 90)",
+        ),
+        param(
+            "ceiling",
+            "",
+            ceiling,
+            "round [bytes / 4096] up (any queued byte counts one packet) instead of down as the kernel does",
+        ),
+    ]
+}
+
+impl PredConfig {
+    /// The rule's parameters, after checking them.
+    pub fn to_params(&self) -> Result<FreqParams, PolicyConfigError> {
+        freq_params(
+            self.kind(),
+            Counted::SendAndReceive,
+            self.p_percent,
+            self.ceiling,
+        )
+    }
+}
+
+impl PolicyParameters for PredConfig {
+    fn kind(&self) -> &'static str {
+        "pred"
+    }
+    fn summary(&self) -> &'static str {
+        "predictive coscheduling: Linux 2.2 goodness += moving average of the bytes queued on the task's sockets, received and sent (4 KB units)"
+    }
+    fn seed(&self) -> &'static str {
+        "003_d5c4b72e5fa91aa6.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        freq_param_infos(self.p_percent, self.ceiling)
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        self.to_params().map(|_| ())
+    }
+}
+
+/// `kind = "dyn"`: [`PredConfig`]'s rule counting the receive queues only (seed `003`'s DYN; not seed `000`'s
+/// DCS: no preemption on arrival, only the goodness term).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DynConfig {
+    /// `P`, the weight of the past average, percent.
+    pub p_percent: u32,
+    /// `[bytes / 4096]` rounds up instead of down.
+    pub ceiling: bool,
+}
+
+impl Default for DynConfig {
+    fn default() -> Self {
+        DynConfig {
+            p_percent: 90,
+            ceiling: false,
+        }
+    }
+}
+
+impl DynConfig {
+    /// The rule's parameters, after checking them.
+    pub fn to_params(&self) -> Result<FreqParams, PolicyConfigError> {
+        freq_params(
+            self.kind(),
+            Counted::ReceiveOnly,
+            self.p_percent,
+            self.ceiling,
+        )
+    }
+}
+
+impl PolicyParameters for DynConfig {
+    fn kind(&self) -> &'static str {
+        "dyn"
+    }
+    fn summary(&self) -> &'static str {
+        "PRED counting received data only: Linux 2.2 goodness += moving average of the task's receive queues"
+    }
+    fn seed(&self) -> &'static str {
+        "003_d5c4b72e5fa91aa6.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        freq_param_infos(self.p_percent, self.ceiling)
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        self.to_params().map(|_| ())
+    }
+}
+
+/// `kind = "pb"`: Periodic Boost ([`crate::predictive::next_to_boost`]). Default period 10 ms (assumed; seed
+/// `001` gives none).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PbConfig {
+    /// How often the monitor scans each node, milliseconds.
+    pub period_ms: f64,
+}
+
+impl Default for PbConfig {
+    fn default() -> Self {
+        PbConfig {
+            period_ms: nanos_to_millis(PbParams::DEFAULT.period_ns),
+        }
+    }
+}
+
+impl PbConfig {
+    /// The rule's parameters, after checking them.
+    pub fn to_params(&self) -> Result<PbParams, PolicyConfigError> {
+        let period_ns = millis_to_nanos(self.kind(), "period_ms", self.period_ms)?;
+        if period_ns == 0 {
+            return Err(PolicyConfigError {
+                kind: self.kind(),
+                field: "period_ms",
+                message: "must be positive (the notes assume 10 ms, swept over 1-100 ms)".into(),
+            });
+        }
+        Ok(PbParams { period_ns })
+    }
+}
+
+impl PolicyParameters for PbConfig {
+    fn kind(&self) -> &'static str {
+        "pb"
+    }
+    fn summary(&self) -> &'static str {
+        "periodic boost: every period, boost the next process (round robin) that holds unconsumed messages and waits to run"
+    }
+    fn seed(&self) -> &'static str {
+        "001_cc73854eda2a0ea6.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        vec![param(
+            "period_ms",
+            "ms",
+            self.period_ms,
+            "how often the monitor scans each node's processes",
+        )]
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        self.to_params().map(|_| ())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,8 +653,11 @@ mod tests {
             .collect()
     }
 
-    /// A value other than `default` that is still valid, as TOML: one more than the default.
+    /// A value other than `default` that is still valid, as TOML: one more than the default (a flag flipped).
     fn another_value(default: &str) -> String {
+        if let Ok(b) = default.parse::<bool>() {
+            return (!b).to_string();
+        }
         let d: f64 = default.parse().unwrap();
         format!("{}", d + 1.0)
     }
@@ -619,5 +831,35 @@ mod tests {
         let text = toml::to_string(&Out { policy: dcs }).unwrap();
         let back: File = toml::from_str(&text).unwrap();
         assert_eq!(back.policy, dcs, "{text}");
+    }
+
+    #[test]
+    fn pred_dyn_and_pb_convert_and_name_the_field_at_fault() {
+        // PRED and DYN differ only in what they count; ceiling = true rounds up; P = 101 % is refused.
+        let pred = PredConfig {
+            p_percent: 10,
+            ceiling: true,
+        };
+        let p = pred.to_params().unwrap();
+        assert_eq!(
+            (p.p_percent, p.counted, p.rounding),
+            (10, Counted::SendAndReceive, Rounding::Ceiling)
+        );
+        assert_eq!(
+            DynConfig::default().to_params().unwrap(),
+            FreqParams::dyn_(90)
+        );
+        let err = PredConfig {
+            p_percent: 101,
+            ceiling: false,
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!((err.kind, err.field), ("pred", "p_percent"));
+        // PB: 2.5 ms → 2,500,000 ns; 0 is refused.
+        let pb = PbConfig { period_ms: 2.5 }.to_params().unwrap();
+        assert_eq!(pb.period_ns, 2_500_000);
+        let err = PbConfig { period_ms: 0.0 }.validate().unwrap_err();
+        assert_eq!((err.kind, err.field), ("pb", "period_ms"));
     }
 }

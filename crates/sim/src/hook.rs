@@ -26,6 +26,7 @@
 //! | [`Command::Migrate`] | move the process to that CPU of its node and keep it there | `migrate` |
 //! | [`Command::RestrictToCpus`] | its allowed CPU set; moved at once if its CPU is outside it | `migrate` |
 //! | [`Command::ArmTimer`] | [`CoschedHook::on_timer`] on that node at that time, with the token | — |
+//! | [`Command::SetGoodnessFreq`] | the PRED/DYN patch for the process; the world then reports its socket bytes | `set_goodness_freq` |
 //!
 //! A command whose process cannot take it (finished, not started, a boost of a running or sleeping process, a
 //! CPU of another node) is *moot*: it is dropped and counted (`hook_commands_moot` in the measurement's
@@ -74,6 +75,7 @@ use crate::os::{CpuSet, OsOperation};
 use crate::process::Status;
 use cosched_policy::config::PolicyConfig;
 use cosched_policy::dcs::{DcsDecision, DcsParams, DcsState, NodeNow};
+use cosched_policy::predictive::{next_to_boost, FreqParams, PbCandidate, PbParams};
 use cosched_policy::{Nanos, MILLIS};
 
 /// How often the seed's network-interface firmware reads the host's currently running LWP (§3.3.1).
@@ -174,6 +176,8 @@ pub enum Command {
     RestrictToCpus { pid: u32, cpus: CpuSet },
     /// Call [`CoschedHook::on_timer`] with [`Timer::Armed`]`{ token }` on `node` at `at` (now if `at` is past).
     ArmTimer { node: u32, at: Nanos, token: u64 },
+    /// Install the PRED/DYN patch in `goodness()` for `pid` (seed `003`).
+    SetGoodnessFreq { pid: u32, params: FreqParams },
 }
 
 impl Command {
@@ -183,6 +187,7 @@ impl Command {
             Command::SetPriorityBonus { .. } => Some(OsOperation::SetPriorityBonus),
             Command::SetQuantum { .. } => Some(OsOperation::SetQuantum),
             Command::Migrate { .. } | Command::RestrictToCpus { .. } => Some(OsOperation::Migrate),
+            Command::SetGoodnessFreq { .. } => Some(OsOperation::GoodnessFreq),
             Command::BoostToMax { .. } | Command::RefuseBoost { .. } | Command::ArmTimer { .. } => {
                 None
             }
@@ -284,7 +289,119 @@ pub fn build(policy: &PolicyConfig) -> Box<dyn CoschedHook> {
             dcs.to_params()
                 .expect("Scenario::validate checked the DCS parameters"),
         )),
+        PolicyConfig::Pred(c) => Box::new(Predictive::new(
+            "pred",
+            c.to_params()
+                .expect("Scenario::validate checked the PRED parameters"),
+        )),
+        PolicyConfig::Dyn(c) => Box::new(Predictive::new(
+            "dyn",
+            c.to_params()
+                .expect("Scenario::validate checked the DYN parameters"),
+        )),
+        PolicyConfig::Pb(c) => Box::new(PeriodicBoost::new(
+            c.to_params()
+                .expect("Scenario::validate checked the PB parameters"),
+        )),
         other => unreachable!("Scenario::validate refuses the '{}' policy", other.kind()),
+    }
+}
+
+/// Predictive coscheduling (seed `003`): the PRED or DYN patch in the OS model's `goodness()`, installed for
+/// every process when its job starts (the seed's patch applies to every task; a task without sockets gets
+/// nothing from it). The rule is `cosched_policy::predictive::Freq::evaluate`; the OS model runs it at each
+/// goodness evaluation, which no hook could do from outside the scheduler.
+#[derive(Clone, Copy, Debug)]
+pub struct Predictive {
+    name: &'static str,
+    params: FreqParams,
+}
+
+impl Predictive {
+    /// The patch with `params`, named `pred` or `dyn` in messages.
+    pub fn new(name: &'static str, params: FreqParams) -> Self {
+        Predictive { name, params }
+    }
+}
+
+impl CoschedHook for Predictive {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn operations(&self) -> &'static [OsOperation] {
+        &[OsOperation::GoodnessFreq]
+    }
+
+    fn on_job_start(&mut self, world: &dyn WorldView, job: u32, out: &mut Commands) {
+        for &pid in world.job_processes(job) {
+            out.push(Command::SetGoodnessFreq {
+                pid,
+                params: self.params,
+            });
+        }
+    }
+}
+
+/// Periodic Boost (seed `001` §3.2, after Nagar et al.): every `period`, on each node, the monitor scans the
+/// node's processes in pid order, round-robin from the one after the last it boosted, and boosts the first that
+/// holds unconsumed messages and waits on a run queue (`cosched_policy::predictive::next_to_boost`): at most
+/// one boost per node per period, to the OS model's maximum priority.
+#[derive(Clone, Debug)]
+pub struct PeriodicBoost {
+    params: PbParams,
+    /// Per node: the pid boosted last.
+    last: Vec<Option<u32>>,
+}
+
+impl PeriodicBoost {
+    /// The monitor with `params`, nothing boosted yet.
+    pub fn new(params: PbParams) -> Self {
+        PeriodicBoost {
+            params,
+            last: Vec::new(),
+        }
+    }
+}
+
+impl CoschedHook for PeriodicBoost {
+    fn name(&self) -> &'static str {
+        "pb"
+    }
+
+    fn periodic_timer(&self) -> Option<PeriodicTimer> {
+        Some(PeriodicTimer {
+            period: self.params.period_ns,
+            phase: TimerPhase::RandomPerNode,
+        })
+    }
+
+    fn on_timer(&mut self, world: &dyn WorldView, node: u32, timer: Timer, out: &mut Commands) {
+        if timer != Timer::Periodic {
+            return;
+        }
+        if self.last.len() < world.nodes() as usize {
+            self.last.resize(world.nodes() as usize, None);
+        }
+        let pids: Vec<u32> = (0..world.processes())
+            .filter(|&pid| world.process(pid).node == node)
+            .collect();
+        let candidates: Vec<PbCandidate> = pids
+            .iter()
+            .map(|&pid| {
+                let p = world.process(pid);
+                PbCandidate {
+                    unconsumed: p.unconsumed_messages,
+                    waiting: p.status == Status::Runnable && !p.running,
+                }
+            })
+            .collect();
+        let last = self.last[node as usize].and_then(|last| pids.iter().position(|&p| p == last));
+        if let Some(i) = next_to_boost(&candidates, last) {
+            // A waiting process takes the boost at once (the world carries it out right after this call).
+            self.last[node as usize] = Some(pids[i]);
+            out.boost_to_max(pids[i]);
+        }
     }
 }
 
@@ -471,5 +588,73 @@ pub(crate) mod tests {
             build(&PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into())).name(),
             "dcs"
         );
+    }
+
+    /// Processes on nodes of one CPU each: (node, status, running, unconsumed messages).
+    struct Procs(Vec<(u32, Status, bool, u32)>);
+
+    impl WorldView for Procs {
+        fn now(&self) -> Nanos {
+            0
+        }
+        fn nodes(&self) -> u32 {
+            2
+        }
+        fn cpus_per_node(&self) -> u32 {
+            1
+        }
+        fn processes(&self) -> u32 {
+            self.0.len() as u32
+        }
+        fn process(&self, pid: u32) -> ProcessView {
+            let (node, status, running, unconsumed_messages) = self.0[pid as usize];
+            ProcessView {
+                node,
+                cpu: node,
+                job: 0,
+                status,
+                running,
+                unconsumed_messages,
+                allowed_cpus: CpuSet::single(0),
+            }
+        }
+        fn job_processes(&self, _job: u32) -> &[u32] {
+            &[]
+        }
+        fn running_on(&self, _cpu: u32) -> Option<u32> {
+            None
+        }
+        fn run_queue_len(&self, _cpu: u32) -> u32 {
+            0
+        }
+        fn min_quantum(&self) -> Nanos {
+            20 * MILLIS
+        }
+    }
+
+    #[test]
+    fn periodic_boost_takes_the_next_waiting_process_with_messages_on_its_node() {
+        // Node 0: pids 0 (waiting, 1 message), 1 (running, 2 messages: needs no boost), 3 (waiting, 1 message),
+        // 4 (asleep). Node 1: pid 2 (waiting, 5 messages). Scans on node 0 go 0, 3, 0, ... (round robin after
+        // the last boosted); node 1's scan boosts only its own pid 2.
+        use crate::process::Status::{BlockedOnReceive, Runnable};
+        let world = Procs(vec![
+            (0, Runnable, false, 1),
+            (0, Runnable, true, 2),
+            (1, Runnable, false, 5),
+            (0, Runnable, false, 1),
+            (0, BlockedOnReceive, false, 0),
+        ]);
+        let mut pb = PeriodicBoost::new(PbParams::DEFAULT);
+        let mut scan = |node: u32| {
+            let mut out = Commands::default();
+            pb.on_timer(&world, node, Timer::Periodic, &mut out);
+            out.as_slice().to_vec()
+        };
+        assert_eq!(scan(0), vec![Command::BoostToMax { pid: 0 }]);
+        assert_eq!(scan(0), vec![Command::BoostToMax { pid: 3 }]);
+        assert_eq!(scan(0), vec![Command::BoostToMax { pid: 0 }]);
+        assert_eq!(scan(1), vec![Command::BoostToMax { pid: 2 }]);
+        assert_eq!(scan(1), vec![Command::BoostToMax { pid: 2 }]);
     }
 }

@@ -60,6 +60,11 @@ impl Network {
         done + self.params.latency_ns
     }
 
+    /// The fixed one-way latency (an acknowledgement takes it back to the sender).
+    pub fn latency(&self) -> Nanos {
+        self.params.latency_ns
+    }
+
     /// Records one delivery.
     pub fn deliver(&mut self) {
         self.delivered += 1;

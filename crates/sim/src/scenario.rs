@@ -67,6 +67,33 @@ pub enum ParallelProgram {
     },
     /// An SOR-like nearest-neighbour stencil over its ranks.
     Sor(SorParams),
+    /// A NAS IS-like skeleton (seed `003`): each iteration computes `compute_ns`, then every rank sends
+    /// `count_bytes` (the bucket sizes) and then `key_bytes` (its keys for that rank) to every other rank and
+    /// waits for theirs: two all-to-all exchanges.
+    Is {
+        iterations: u64,
+        compute_ns: Nanos,
+        count_bytes: u32,
+        key_bytes: u32,
+    },
+    /// A NAS MG-like skeleton (seed `003`): each iteration is a V-cycle over `levels` grid levels, down and
+    /// back up (level 0 twice, the coarsest once); at level `l` a rank computes `compute_ns / 8^l` and
+    /// exchanges a halo of `halo_bytes / 4^l` with each ring neighbour.
+    Mg {
+        iterations: u64,
+        levels: u32,
+        compute_ns: Nanos,
+        halo_bytes: u32,
+    },
+    /// Seed `003`'s master–slave program (§4.2): rank 0 the master, on node 0; on each other node one r_slave
+    /// (receives only) and one rs_slave (receives and replies). Each iteration the master sends `message_bytes`
+    /// to every slave, every slave computes `compute_ns`, the rs_slaves reply and the master waits for all
+    /// replies.
+    MasterSlave {
+        iterations: u64,
+        compute_ns: Nanos,
+        message_bytes: u32,
+    },
 }
 
 impl ParallelProgram {
@@ -76,6 +103,18 @@ impl ParallelProgram {
             ParallelProgram::Latency { .. } => "latency",
             ParallelProgram::Barrier { .. } => "barrier",
             ParallelProgram::Sor(_) => "sor",
+            ParallelProgram::Is { .. } => "is",
+            ParallelProgram::Mg { .. } => "mg",
+            ParallelProgram::MasterSlave { .. } => "master-slave",
+        }
+    }
+
+    /// The node of rank `rank` when it is the scenario's own job on `nodes` nodes: rank `r` on node `r`, except
+    /// master–slave's slaves, two to a node (ranks 1, 2 on node 1; 3, 4 on node 2; ...).
+    pub fn own_node(&self, rank: u32) -> u32 {
+        match self {
+            ParallelProgram::MasterSlave { .. } if rank > 0 => 1 + (rank - 1) / 2,
+            _ => rank,
         }
     }
 
@@ -84,7 +123,11 @@ impl ParallelProgram {
     pub fn own_ranks(&self, nodes: u32) -> u32 {
         match self {
             ParallelProgram::Latency { .. } => 2,
-            ParallelProgram::Barrier { .. } | ParallelProgram::Sor(_) => nodes,
+            ParallelProgram::Barrier { .. }
+            | ParallelProgram::Sor(_)
+            | ParallelProgram::Is { .. }
+            | ParallelProgram::Mg { .. } => nodes,
+            ParallelProgram::MasterSlave { .. } => 1 + 2 * nodes.saturating_sub(1),
         }
     }
 
@@ -114,6 +157,21 @@ impl ParallelProgram {
             ParallelProgram::Sor(sor) if sor.iterations == 0 => {
                 problem("iterations", "must be at least 1")
             }
+            ParallelProgram::Is { iterations: 0, .. }
+            | ParallelProgram::Mg { iterations: 0, .. }
+            | ParallelProgram::MasterSlave { iterations: 0, .. } => {
+                problem("iterations", "must be at least 1")
+            }
+            ParallelProgram::Is { .. } | ParallelProgram::Mg { .. } if ranks == 0 => {
+                problem("ranks", "needs at least 1 rank")
+            }
+            ParallelProgram::Mg { levels: 0, .. } => {
+                problem("levels", "must be at least 1 (class A's 256^3 grid has 8)")
+            }
+            ParallelProgram::MasterSlave { .. } if ranks < 3 || ranks.is_multiple_of(2) => Err((
+                "ranks",
+                format!("a master-slave job has a master and pairs of slaves (3, 5, 7, ... ranks), got {ranks}"),
+            )),
             ParallelProgram::Latency {
                 message_bytes: 0, ..
             }
@@ -136,6 +194,17 @@ pub enum OsModel {
         #[serde(default)]
         slpret_ablation: bool,
     },
+    /// Linux 2.2 counters, goodness and epochs, seed `003` §2 ([`crate::os::linux22`]): every task's static
+    /// `priority` (default 20, a 210 ms slice).
+    #[serde(rename = "linux-2.2")]
+    Linux22 {
+        #[serde(default = "default_linux_priority")]
+        priority: u32,
+    },
+}
+
+fn default_linux_priority() -> u32 {
+    crate::os::linux22::DEF_PRIORITY
 }
 
 impl OsModel {
@@ -148,6 +217,10 @@ impl OsModel {
             OsModel::SolarisTs {
                 slpret_ablation: true,
             } => "solaris-ts, ts_slpret[n]=n".to_string(),
+            OsModel::Linux22 { priority } if *priority == default_linux_priority() => {
+                "linux-2.2".to_string()
+            }
+            OsModel::Linux22 { priority } => format!("linux-2.2, priority={priority}"),
         }
     }
 }
@@ -171,10 +244,18 @@ impl Default for NetworkParams {
     }
 }
 
-/// Whether the simulator models `policy`: `none` and `dcs` (the world builds a hook for each). Others, such as
-/// the agent's `budget`, are refused by [`Scenario::validate`] until a hook models them.
+/// Whether the simulator models `policy`: `none`, `dcs`, `pred`, `dyn` and `pb` (the world builds a hook for
+/// each; `pred` and `dyn` need an OS model with a `goodness()`, Linux 2.2). Others, such as the agent's
+/// `budget`, are refused by [`Scenario::validate`] until a hook models them.
 pub fn simulates(policy: &PolicyConfig) -> bool {
-    matches!(policy, PolicyConfig::None(_) | PolicyConfig::Dcs(_))
+    matches!(
+        policy,
+        PolicyConfig::None(_)
+            | PolicyConfig::Dcs(_)
+            | PolicyConfig::Pred(_)
+            | PolicyConfig::Dyn(_)
+            | PolicyConfig::Pb(_)
+    )
 }
 
 /// The scenario's own jobs: one parallel job, alone or beside sequential jobs. The parallel job is a
@@ -300,6 +381,16 @@ impl Scenario {
                 format!("{} ns is a second or more; a context switch costs microseconds (seed: ~750 us)", self.context_switch_ns),
             );
         }
+        if let OsModel::Linux22 { priority } = self.os {
+            if !(1..=crate::os::linux22::MAX_PRIORITY).contains(&priority) {
+                return invalid(
+                    "os.priority",
+                    format!(
+                        "{priority} is outside Linux 2.2's static priorities 1..=40 (default 20)"
+                    ),
+                );
+            }
+        }
         if self.network.bandwidth_bytes_per_s == 0 {
             return invalid(
                 "network.bandwidth_bytes_per_s",
@@ -338,7 +429,8 @@ impl Scenario {
         }
         let program = self.workload.parallel();
         let ranks = program.own_ranks(self.nodes);
-        if ranks > self.nodes {
+        let nodes_needed = program.own_node(ranks.saturating_sub(1)) + 1;
+        if nodes_needed > self.nodes || ranks == 0 {
             return invalid(
                 "nodes",
                 format!(

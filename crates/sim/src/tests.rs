@@ -557,3 +557,130 @@ fn ten_thousand_nodes_report() {
         );
     }
 }
+
+// ---- seed 003: the Linux 2.2 model, PRED / DYN, periodic boost and the seed-003 workloads ----
+
+/// Seed 003's platform (4 single-CPU nodes, 100 Mb/s Ethernet with ~0.1 ms latency, Linux 2.2, blocking
+/// receives) running `program` beside `k` calcula (CPU-bound) tasks per node under `policy`.
+fn seed_003(program: ParallelProgram, k: u32, policy: crate::scenario::PolicyConfig) -> Scenario {
+    let mut s = Scenario::seed_latency(1, k, SeedConfig::NoDcsSpinOnly);
+    s.nodes = 4;
+    s.os = OsModel::Linux22 { priority: 20 };
+    s.context_switch_ns = 10 * MICROS;
+    s.network = NetworkParams {
+        latency_ns: 90 * MICROS,
+        bandwidth_bytes_per_s: 12_500_000,
+    };
+    s.receive = cosched_policy::spin::ReceiveMode::Block;
+    s.workload = Workload::Parallel(program);
+    s.coscheduling = policy;
+    s
+}
+
+fn small_is() -> ParallelProgram {
+    ParallelProgram::Is {
+        iterations: 3,
+        compute_ns: 100 * MILLIS,
+        count_bytes: 4096,
+        key_bytes: 256 * 1024,
+    }
+}
+
+fn pred(p_percent: u32) -> crate::scenario::PolicyConfig {
+    crate::scenario::PolicyConfig::Pred(cosched_policy::config::PredConfig {
+        p_percent,
+        ceiling: false,
+    })
+}
+
+fn linux() -> crate::scenario::PolicyConfig {
+    crate::scenario::PolicyConfig::None(cosched_policy::config::NoneConfig {})
+}
+
+#[test]
+fn linux22_alone_shares_a_cpu_fairly_in_210_ms_slices() {
+    // IS dedicated: 3 iterations of 100 ms compute + two all-to-alls (3 × 256 KB on a 12.5 MB/s link = 63 ms
+    // of sending) ≈ 3 × (100 + 63 + latencies) ≈ 0.5 s. Beside 2 calcula per node it must take longer, all
+    // work done, and the calcula tasks keep at least their share (F >= 0.9: the epoch gives them their slices).
+    let alone = run(&seed_003(small_is(), 0, linux()), 1);
+    assert_eq!((alone.work_done, alone.work_expected), (3, 3));
+    let r = alone.jobs[0].response_s;
+    assert!((0.45..0.60).contains(&r), "dedicated IS {r} s");
+    let shared = run(&seed_003(small_is(), 2, linux()), 1);
+    assert_eq!(shared.work_done, 3);
+    assert!(shared.jobs[0].response_s > 1.5 * r);
+    let competitors = shared
+        .jobs
+        .iter()
+        .find(|j| j.role == JobRole::Competitor)
+        .unwrap();
+    assert!(competitors.fairness >= 0.9, "{}", competitors.fairness);
+    // Epochs happened (every counter ran out) and ticks used slices up.
+    assert!(shared.extra["linux_epochs"] > 0.0);
+    assert!(shared.extra["linux_slices_used_up"] > 0.0);
+    assert_eq!(shared.extra["linux_freq_evaluations"], 0.0);
+}
+
+#[test]
+fn pred_runs_only_on_a_model_with_goodness_and_samples_the_sockets() {
+    // On Solaris TS the PRED hook's operation is missing: refused before the run starts.
+    let mut solaris = seed_003(small_is(), 1, pred(90));
+    solaris.os = OsModel::SolarisTs {
+        slpret_ablation: false,
+    };
+    let err = simulate(&solaris, 1).unwrap_err().to_string();
+    assert!(err.contains("linux") || err.contains("goodness"), "{err}");
+    // On Linux 2.2 it runs, samples the queues at each goodness evaluation, and the run is deterministic.
+    let s = seed_003(small_is(), 2, pred(90));
+    let a = run(&s, 3);
+    assert_eq!(a.work_done, 3);
+    assert!(a.extra["linux_freq_evaluations"] > 0.0);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&run(&s, 3)).unwrap()
+    );
+}
+
+#[test]
+fn the_seed_003_workloads_finish_their_work_and_send_what_they_should() {
+    // IS, 4 ranks: per iteration each rank sends 3 + 3 messages: 3 × 4 × 6 = 72.
+    let is = run(&seed_003(small_is(), 0, linux()), 1);
+    assert_eq!(is.extra["messages_sent"], 72.0);
+    // MG, 4 ranks, 3 levels: a V-cycle visits levels 0, 1, 2, 1, 0 (5 visits), 2 halos each: 2 × 5 × 4 = 40 a
+    // cycle, 2 cycles = 80.
+    let mg = ParallelProgram::Mg {
+        iterations: 2,
+        levels: 3,
+        compute_ns: 10 * MILLIS,
+        halo_bytes: 64 * 1024,
+    };
+    let m = run(&seed_003(mg, 1, linux()), 1);
+    assert_eq!((m.work_done, m.extra["messages_sent"]), (2, 80.0));
+    // Master–slave on 4 nodes: 7 ranks (master + 3 × 2 slaves); per iteration 6 sends + 3 replies: 10 × 9 = 90.
+    let ms = ParallelProgram::MasterSlave {
+        iterations: 10,
+        compute_ns: MILLIS,
+        message_bytes: 1024,
+    };
+    let m = run(&seed_003(ms, 1, pred(10)), 1);
+    assert_eq!((m.work_done, m.extra["messages_sent"]), (10, 90.0));
+    assert_eq!(m.extra["messages_delivered"], 90.0);
+}
+
+#[test]
+fn periodic_boost_boosts_only_processes_holding_messages() {
+    // Latency, spin only, 2 competitors on Solaris TS: a receiver preempted with its token waiting is boosted
+    // by the 10 ms monitor; with no competitor nothing ever waits on a run queue, so nothing is boosted.
+    let pb = crate::scenario::PolicyConfig::Pb(cosched_policy::config::PbConfig::default());
+    let mut s = Scenario::seed_latency(2_000, 2, SeedConfig::NoDcsSpinOnly);
+    s.coscheduling = pb;
+    let with = run(&s, 1);
+    assert!(with.boosts_granted > 0);
+    let plain = run(
+        &Scenario::seed_latency(2_000, 2, SeedConfig::NoDcsSpinOnly),
+        1,
+    );
+    assert!(with.jobs[0].response_s < plain.jobs[0].response_s);
+    s.competitors_per_node = 0;
+    assert_eq!(run(&s, 1).boosts_granted, 0);
+}

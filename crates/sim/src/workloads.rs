@@ -26,6 +26,14 @@
 //!                                       recv from i-1 (port 0) and i+1 (port 1); rank 0: iteration
 //! Sequential job:                       repeat { compute Exp(mean_burst) ; io-wait Exp(mean_io) } until it
 //!                                       has computed total_cpu
+//! IS (all ranks; seed 003):             compute c; send count_bytes to every other rank (port 0), recv n-1;
+//!                                       send key_bytes to every other rank (port 1), recv n-1; rank 0: iteration
+//!                                       (each rank sends to rank+1, rank+2, ... in turn, so the links stay busy)
+//! MG (all ranks, ring; seed 003):       for l in 0, 1, .., L-1, L-2, .., 0: compute c / 8^l; send halo / 4^l to
+//!                                       the right neighbour (its port 0) and the left (its port 1); recv port 0,
+//!                                       recv port 1; rank 0: iteration after the V-cycle
+//! Master–slave (seed 003):              master: send m to every slave; recv one reply per rs_slave; iteration
+//!                                       r_slave: recv; compute c      rs_slave: recv; compute c; send m to master
 //! Competitor:                           compute forever
 //! ```
 //! The Latency iteration time is the round-trip time seen by p0; the Barrier and SOR iteration times are the
@@ -179,6 +187,103 @@ fn parallel_programs(program: &ParallelProgram, pids: &[u32]) -> (Vec<Program>, 
                 .collect();
             (programs, sor.iterations)
         }
+        ParallelProgram::Is {
+            iterations,
+            compute_ns,
+            count_bytes,
+            key_bytes,
+        } => {
+            let programs = (0..ranks)
+                .map(|rank| {
+                    let others = || (1..ranks).map(move |k| pids[((rank + k) % ranks) as usize]);
+                    let mut body = vec![Op::Compute(compute_ns)];
+                    for (port, bytes) in [(0u8, count_bytes), (1, key_bytes)] {
+                        body.extend(others().map(|to| Op::Send { to, port, bytes }));
+                        if ranks > 1 {
+                            body.push(Op::Recv {
+                                port,
+                                count: ranks - 1,
+                            });
+                        }
+                    }
+                    if rank == 0 {
+                        body.push(Op::Iteration);
+                    }
+                    program_of(body, iterations)
+                })
+                .collect();
+            (programs, iterations)
+        }
+        ParallelProgram::Mg {
+            iterations,
+            levels,
+            compute_ns,
+            halo_bytes,
+        } => {
+            let visits: Vec<u32> = (0..levels)
+                .chain((0..levels.saturating_sub(1)).rev())
+                .collect();
+            let programs = (0..ranks)
+                .map(|rank| {
+                    let right = pids[((rank + 1) % ranks) as usize];
+                    let left = pids[((rank + ranks - 1) % ranks) as usize];
+                    let mut body = Vec::new();
+                    for &l in &visits {
+                        body.push(Op::Compute((compute_ns >> (3 * l.min(20))).max(1)));
+                        if ranks > 1 {
+                            let bytes = (halo_bytes >> (2 * l.min(15))).max(8);
+                            body.push(Op::Send {
+                                to: right,
+                                port: 0,
+                                bytes,
+                            });
+                            body.push(Op::Send {
+                                to: left,
+                                port: 1,
+                                bytes,
+                            });
+                            body.push(Op::Recv { port: 0, count: 1 });
+                            body.push(Op::Recv { port: 1, count: 1 });
+                        }
+                    }
+                    if rank == 0 {
+                        body.push(Op::Iteration);
+                    }
+                    program_of(body, iterations)
+                })
+                .collect();
+            (programs, iterations)
+        }
+        ParallelProgram::MasterSlave {
+            iterations,
+            compute_ns,
+            message_bytes: bytes,
+        } => {
+            // Slaves 1, 3, 5, ... receive only (r_slave); 2, 4, 6, ... also reply (rs_slave).
+            let master = pids[0];
+            let mut body: Vec<Op> = pids[1..]
+                .iter()
+                .map(|&to| Op::Send { to, port: 0, bytes })
+                .collect();
+            body.push(Op::Recv {
+                port: 0,
+                count: (ranks - 1) / 2,
+            });
+            body.push(Op::Iteration);
+            let mut programs = vec![program_of(body, iterations)];
+            for rank in 1..ranks {
+                let mut body = vec![Op::Recv { port: 0, count: 1 }, Op::Compute(compute_ns)];
+                if rank % 2 == 0 {
+                    body.push(Op::Send {
+                        to: master,
+                        port: 0,
+                        bytes,
+                    });
+                }
+                programs.push(program_of(body, iterations));
+            }
+            (programs, iterations)
+        }
     }
 }
 
@@ -256,7 +361,12 @@ pub fn build(scenario: &Scenario) -> Setup {
     let program = scenario.workload.parallel();
     let parallel = s.add_job(program.name(), JobRole::Parallel, JobStart::AtStart);
     let ranks = program.own_ranks(scenario.nodes);
-    let placement: Vec<(u32, u32)> = (0..ranks).map(|node| (node, first_cpu(node))).collect();
+    let placement: Vec<(u32, u32)> = (0..ranks)
+        .map(|rank| {
+            let node = program.own_node(rank);
+            (node, first_cpu(node))
+        })
+        .collect();
     s.add_parallel(parallel, &program, &placement, cpus);
     if let Workload::Mixed {
         sequential, batch, ..

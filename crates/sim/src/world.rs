@@ -60,10 +60,11 @@ use crate::hook::{
 };
 use crate::metrics::{DurationHistogram, MeasuredJob};
 use crate::network::Network;
+use crate::os::linux22::Linux22;
 use crate::os::solaris_ts::SolarisTs;
 use crate::os::{CpuSet, OsScheduler, Unsupported};
 use crate::outcome::{SimError, SimOutput};
-use crate::process::{Op, Phase, Process, Program, Status};
+use crate::process::{Op, Phase, Process, Program, Status, PORTS};
 use crate::scenario::{OsModel, Scenario, Workload};
 use crate::workloads::{self, Job, JobStart};
 use cosched_policy::spin::{ReceiveMode, WaitAction};
@@ -71,7 +72,7 @@ use cosched_policy::Nanos;
 use cosched_report::fairness::fairness;
 use cosched_report::stats::mean_min_max;
 use cosched_report::{JobResult, JobRole, Measurement};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 const NEVER: Nanos = Nanos::MAX;
 
@@ -103,8 +104,17 @@ pub struct Trace {
 enum Event {
     /// Re-examine a CPU (valid only if `generation` is the CPU's current one).
     CpuTimer { cpu: u32, generation: u32 },
-    /// A message reaches process `to`, port `port`.
-    Arrival { to: u32, port: u8, id: u64 },
+    /// A message of `bytes` from process `from` reaches process `to`, port `port`.
+    Arrival {
+        to: u32,
+        port: u8,
+        id: u64,
+        from: u32,
+        bytes: u32,
+    },
+    /// The sender's kernel has the acknowledgement of a message: its bytes leave the send queue (tracked only
+    /// while a hook needs the socket queues).
+    Acked { from: u32, to: u32, bytes: u32 },
     /// A sequential job's I/O wait is over.
     IoDone { pid: u32 },
     /// The OS model's periodic update on one node.
@@ -198,6 +208,12 @@ struct World<'a, S: OsScheduler> {
     sampled_running_suppressed: u64,
     /// Phase of each node's network-interface sampling of the running process.
     sample_phase: Vec<Nanos>,
+    /// Whether the OS model is told the bytes on each socket (a hook needs
+    /// [`crate::os::OsOperation::GoodnessFreq`]); off, nothing of it costs a thing.
+    track_sockets: bool,
+    /// Per process and port, the (sender, bytes) of each message delivered and not yet consumed, in order
+    /// (kept only while `track_sockets`).
+    inboxes: Vec<[VecDeque<(u32, u32)>; PORTS]>,
     trace: Option<Trace>,
 }
 
@@ -220,6 +236,9 @@ pub(crate) fn run(
             hook,
             traced,
         ),
+        OsModel::Linux22 { priority } => {
+            run_on(Linux22::new(cpus, priority), scenario, seed, hook, traced)
+        }
     }
 }
 
@@ -309,6 +328,14 @@ impl<'a, S: OsScheduler> World<'a, S> {
             .filter(|j| j.role != JobRole::Competitor)
             .count() as u32;
         let min_quantum = os.min_quantum();
+        let track_sockets = hook
+            .operations()
+            .contains(&crate::os::OsOperation::GoodnessFreq);
+        let inboxes = if track_sockets {
+            vec![Default::default(); setup.processes.len()]
+        } else {
+            Vec::new()
+        };
         World {
             scenario,
             engine: Engine::new(seed),
@@ -357,6 +384,8 @@ impl<'a, S: OsScheduler> World<'a, S> {
             context_switches: 0,
             sampled_running_suppressed: 0,
             sample_phase: Vec::new(),
+            track_sockets,
+            inboxes,
             trace: traced.then(|| Trace {
                 cpus,
                 ..Trace::default()
@@ -411,7 +440,16 @@ impl<'a, S: OsScheduler> World<'a, S> {
                     c.timer_at = NEVER;
                     self.service(cpu);
                 }
-                Event::Arrival { to, port, id } => self.arrival(to, port, id),
+                Event::Arrival {
+                    to,
+                    port,
+                    id,
+                    from,
+                    bytes,
+                } => self.arrival(to, port, id, from, bytes),
+                Event::Acked { from, to, bytes } => {
+                    self.os.socket_bytes(from, to, 0, -(bytes as i64));
+                }
                 Event::IoDone { pid } => self.io_done(pid),
                 Event::Update { node } => self.update(node),
                 Event::StartJob { job } => self.start_jobs(&[job]),
@@ -715,13 +753,42 @@ impl<'a, S: OsScheduler> World<'a, S> {
                 Op::Send { to, port, bytes } => {
                     let arrival = self.net.send(p.node, bytes, now);
                     let id = self.net.sent - 1;
-                    self.engine
-                        .schedule(arrival, Event::Arrival { to, port, id });
+                    self.engine.schedule(
+                        arrival,
+                        Event::Arrival {
+                            to,
+                            port,
+                            id,
+                            from: pid,
+                            bytes,
+                        },
+                    );
+                    if self.track_sockets {
+                        // Held in the send queue until acknowledged: one latency after it arrives.
+                        self.os.socket_bytes(pid, to, 0, bytes as i64);
+                        let acked = arrival + self.net.latency();
+                        self.engine.schedule(
+                            acked,
+                            Event::Acked {
+                                from: pid,
+                                to,
+                                bytes,
+                            },
+                        );
+                    }
                 }
                 Op::Recv { port, count } => {
                     let slot = &mut p.mailbox[port as usize];
                     if *slot >= count {
                         *slot -= count;
+                        if self.track_sockets {
+                            for _ in 0..count {
+                                let (from, bytes) = self.inboxes[pid as usize][port as usize]
+                                    .pop_front()
+                                    .expect("a message counted in the mailbox is in the inbox");
+                                self.os.socket_bytes(pid, from, -(bytes as i64), 0);
+                            }
+                        }
                     } else {
                         if p.phase == Phase::Start {
                             p.phase = Phase::Spinning;
@@ -786,9 +853,13 @@ impl<'a, S: OsScheduler> World<'a, S> {
 
     // ----- events -----
 
-    fn arrival(&mut self, to: u32, port: u8, id: u64) {
+    fn arrival(&mut self, to: u32, port: u8, id: u64, from: u32, bytes: u32) {
         let now = self.engine.now();
         self.net.deliver();
+        if self.track_sockets {
+            self.inboxes[to as usize][port as usize].push_back((from, bytes));
+            self.os.socket_bytes(to, from, bytes as i64, 0);
+        }
         if let Some(trace) = &mut self.trace {
             trace.delivered_ids.push(id);
         }
@@ -999,6 +1070,13 @@ impl<'a, S: OsScheduler> World<'a, S> {
                     let cpu = self.placement(pid);
                     self.move_to(pid, cpu);
                 }
+            }
+            Command::SetGoodnessFreq { pid, params } => {
+                if !live(&self.procs, pid) {
+                    return false;
+                }
+                let done = self.os.set_goodness_freq(pid, params);
+                self.expect_supported(done);
             }
             Command::ArmTimer { node, at, token } => {
                 if node >= self.scenario.nodes {

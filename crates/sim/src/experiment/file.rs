@@ -23,7 +23,8 @@
 //! model = "solaris-ts"
 //! slpret_ablation = false                # true: ts_slpret[n] = n (seed 000 Figure 9)
 //!
-//! [workload.latency]                     # or [workload.barrier] / [workload.mixed]
+//! [workload.latency]                     # or [workload.barrier] / [workload.mixed] / [workload.is] /
+//!                                        #    [workload.mg] / [workload.master-slave] (seed 003)
 //! round_trips = 1000000
 //! message_bytes = 128
 //!
@@ -92,6 +93,38 @@ pub enum WorkloadSection {
     Latency(LatencySection),
     Barrier(BarrierSection),
     Mixed(MixedSection),
+    /// Seed `003`'s NAS IS-like skeleton, `[workload.is]`.
+    Is(IsSection),
+    /// Seed `003`'s NAS MG-like skeleton, `[workload.mg]`.
+    Mg(MgSection),
+    /// Seed `003`'s master–slave program, `[workload.master-slave]`.
+    MasterSlave(MasterSlaveSection),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsSection {
+    pub iterations: u64,
+    pub compute_ms: f64,
+    pub count_bytes: u32,
+    pub key_bytes: u32,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MgSection {
+    pub iterations: u64,
+    pub levels: u32,
+    pub compute_ms: f64,
+    pub halo_bytes: u32,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MasterSlaveSection {
+    pub iterations: u64,
+    pub compute_us: u64,
+    pub message_bytes: u32,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -100,6 +100,32 @@ fn describe_program(program: &ParallelProgram) -> String {
             "SOR {0}×{0} × {1} iterations at {2} ns a cell",
             sor.grid, sor.iterations, sor.cell_compute_ns
         ),
+        ParallelProgram::Is {
+            iterations,
+            compute_ns,
+            count_bytes,
+            key_bytes,
+        } => format!(
+            "IS-like, {iterations} iterations of {} ms compute + all-to-all of {count_bytes} B and {key_bytes} B",
+            compute_ns as f64 / 1e6
+        ),
+        ParallelProgram::Mg {
+            iterations,
+            levels,
+            compute_ns,
+            halo_bytes,
+        } => format!(
+            "MG-like, {iterations} V-cycles over {levels} levels, {} ms compute and {halo_bytes} B halos at the finest",
+            compute_ns as f64 / 1e6
+        ),
+        ParallelProgram::MasterSlave {
+            iterations,
+            compute_ns,
+            message_bytes,
+        } => format!(
+            "master-slave, {iterations} iterations of {} ms slave compute, {message_bytes} B messages",
+            compute_ns as f64 / 1e6
+        ),
     }
 }
 

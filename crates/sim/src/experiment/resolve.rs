@@ -409,6 +409,28 @@ fn resolve(
     })
 }
 
+/// `ms` as nanoseconds, or a problem named `field` (at most an hour).
+fn millis_field(ms: f64, field: &str, p: &mut Problems) -> Nanos {
+    let ok = ms.is_finite() && (0.0..=3_600_000.0).contains(&ms);
+    p.check(
+        ok,
+        field,
+        format!("{ms} ms is out of range; give milliseconds in 0..=3600000"),
+    );
+    if ok {
+        (ms * MILLIS as f64).round() as Nanos
+    } else {
+        0
+    }
+}
+
+/// The program's own check, for a job of one rank per node (master–slave: a master and two slaves a node).
+fn check_program(program: &ParallelProgram, nodes: u32, section: &str, p: &mut Problems) {
+    if let Err((param, problem)) = program.check(program.own_ranks(nodes) as u64) {
+        p.add(format!("{section}.{param}"), problem);
+    }
+}
+
 fn resolve_workload(
     section: &WorkloadSection,
     nodes: u32,
@@ -468,6 +490,37 @@ fn resolve_workload(
                 compute_ns: b.compute_us * MICROS,
                 message_bytes: b.message_bytes,
             }))
+        }
+        WorkloadSection::Is(w) => {
+            let compute_ns = millis_field(w.compute_ms, "workload.is.compute_ms", p);
+            let program = ParallelProgram::Is {
+                iterations: scaled(w.iterations, quick),
+                compute_ns,
+                count_bytes: w.count_bytes,
+                key_bytes: w.key_bytes,
+            };
+            check_program(&program, nodes, "workload.is", p);
+            Some(Workload::Parallel(program))
+        }
+        WorkloadSection::Mg(w) => {
+            let compute_ns = millis_field(w.compute_ms, "workload.mg.compute_ms", p);
+            let program = ParallelProgram::Mg {
+                iterations: scaled(w.iterations, quick),
+                levels: w.levels,
+                compute_ns,
+                halo_bytes: w.halo_bytes,
+            };
+            check_program(&program, nodes, "workload.mg", p);
+            Some(Workload::Parallel(program))
+        }
+        WorkloadSection::MasterSlave(w) => {
+            let program = ParallelProgram::MasterSlave {
+                iterations: scaled(w.iterations, quick),
+                compute_ns: w.compute_us.saturating_mul(MICROS),
+                message_bytes: w.message_bytes,
+            };
+            check_program(&program, nodes, "workload.master-slave", p);
+            Some(Workload::Parallel(program))
         }
         WorkloadSection::Mixed(m) => {
             p.check(m.sor.grid >= nodes, "workload.mixed.sor.grid", format!("a {0}×{0} grid cannot give each of {nodes} nodes a row; use a grid of at least {nodes}", m.sor.grid));

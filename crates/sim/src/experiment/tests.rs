@@ -176,7 +176,7 @@ fn every_simulated_policys_table_takes_exactly_the_registrys_parameters_and_defa
         .map_err(|e| e.to_string())
     };
     let simulated = crate::scenario::simulated_kinds();
-    assert_eq!(simulated, ["none", "dcs"]);
+    assert_eq!(simulated, ["none", "dcs", "pred", "dyn", "pb"]);
     for kind in simulated {
         let info = registry::find(kind).unwrap();
         let bare = scenario_of(&format!("kind = \"{kind}\"")).unwrap();
@@ -208,7 +208,10 @@ fn every_simulated_policys_table_takes_exactly_the_registrys_parameters_and_defa
                 p.name,
                 p.default
             );
-            let other = p.default.parse::<f64>().unwrap() + 1.0;
+            let other = match p.default.parse::<bool>() {
+                Ok(flag) => (!flag).to_string(),
+                Err(_) => (p.default.parse::<f64>().unwrap() + 1.0).to_string(),
+            };
             let changed = scenario_of(&format!("kind = \"{kind}\", {} = {other}", p.name)).unwrap();
             assert_ne!(changed, bare, "{kind}.{} = {other} was ignored", p.name);
         }
@@ -224,7 +227,7 @@ fn a_policy_the_simulator_does_not_model_is_refused_with_the_ones_it_does() {
     assert!(
         err.contains(
             "experiments/x.toml: configurations[2].policy.kind: the simulator does not model the 'budget' \
-             policy (yet); use one of: none, dcs"
+             policy (yet); use one of: none, dcs, pred, dyn, pb"
         ),
         "{err}"
     );
@@ -682,7 +685,7 @@ fn the_engine_refuses_a_policy_it_does_not_model_and_bad_parameters() {
     let err = crate::simulate(&s, 1).unwrap_err().to_string();
     assert!(
         err.contains(
-            "the simulator does not model the 'budget' policy (yet); it models: none, dcs"
+            "the simulator does not model the 'budget' policy (yet); it models: none, dcs, pred, dyn, pb"
         ),
         "{err}"
     );

@@ -6,8 +6,8 @@
 //! the seed's DCS driver acted through Solaris kernel interfaces (`000_e8004e1596fde6a5.txt` §3.3.2): the world
 //! carries out a hook's commands ([`crate::hook::Command`]) by calling the operations below.
 //!
-//! Models: [`solaris_ts`] (Solaris 2.4 TS, seed `000` Table 1). Linux 2.2 goodness/epochs (seed `003`) and an
-//! NT fixed quantum (seed `002`) plug in behind the same trait.
+//! Models: [`solaris_ts`] (Solaris 2.4 TS, seed `000` Table 1) and [`linux22`] (Linux 2.2 counters, goodness
+//! and epochs, seed `003` §2). An NT fixed quantum (seed `002`) plugs in behind the same trait.
 //!
 //! ## Operations a policy needs (seeds `000`–`004`, `/work/shared/notes/seeds-001-004.md`)
 //! | operation | seeds | every model? |
@@ -16,6 +16,7 @@
 //! | [`OsScheduler::set_quantum`]: a per-process quantum | DYNAMICQ / STATICQ (`004`) | optional ([`OsOperation::SetQuantum`]) |
 //! | [`OsScheduler::set_priority_bonus`]: a bonus added to the priority (Linux 2.2 `goodness += freq`) | predictive coscheduling (`003`), DYNAMICQ on top of it (`004`) | optional ([`OsOperation::SetPriorityBonus`]) |
 //! | [`OsScheduler::migrate`]: move a process to another CPU of its node | SCS partitions (`001`) | optional ([`OsOperation::Migrate`]) |
+//! | [`OsScheduler::set_goodness_freq`]: the PRED/DYN patch inside `goodness()`, fed by [`OsScheduler::socket_bytes`] | predictive coscheduling (`003`) | optional ([`OsOperation::GoodnessFreq`]) |
 //!
 //! A model says which optional operations it carries out ([`OsScheduler::supports`]); a hook says which it
 //! needs ([`crate::hook::CoschedHook::operations`]); a run whose hook needs what its model lacks is refused
@@ -31,8 +32,10 @@
 //!   the world's placement rule (see [`crate::world`]), the same for every model.
 //! - quantum — the CPU time a process may use before the scheduler demotes it.
 
+use cosched_policy::predictive::FreqParams;
 use cosched_policy::Nanos;
 
+pub mod linux22;
 pub mod solaris_ts;
 
 /// The most CPUs one node may have: a [`CpuSet`] is a 64-bit mask.
@@ -86,6 +89,7 @@ pub enum OsOperation {
     SetQuantum,
     SetPriorityBonus,
     Migrate,
+    GoodnessFreq,
 }
 
 impl OsOperation {
@@ -95,6 +99,9 @@ impl OsOperation {
             OsOperation::SetQuantum => "set a per-process quantum",
             OsOperation::SetPriorityBonus => "add a priority (goodness) bonus",
             OsOperation::Migrate => "move a process to another CPU",
+            OsOperation::GoodnessFreq => {
+                "add the socket-queue frequency to goodness (the Linux 2.2 PRED/DYN patch)"
+            }
         }
     }
 }
@@ -176,4 +183,18 @@ pub trait OsScheduler {
             operation: OsOperation::Migrate,
         })
     }
+
+    /// Installs the PRED/DYN patch (seed `003` Algorithm 2) for `pid`: each `goodness()` evaluation while its
+    /// counter is positive samples its socket queues and adds the moving average `freq`
+    /// (`cosched_policy::predictive::Freq::evaluate`). The queues come from [`OsScheduler::socket_bytes`].
+    fn set_goodness_freq(&mut self, _pid: u32, _params: FreqParams) -> Result<(), Unsupported> {
+        Err(Unsupported {
+            model: self.name(),
+            operation: OsOperation::GoodnessFreq,
+        })
+    }
+    /// The bytes on `pid`'s socket to `peer` changed: `rmem_delta` received and not yet read (or, negative,
+    /// read), `wmem_delta` sent and not yet acknowledged (or acknowledged). The world reports them only while
+    /// a hook needs [`OsOperation::GoodnessFreq`]; a model that does not use them ignores them.
+    fn socket_bytes(&mut self, _pid: u32, _peer: u32, _rmem_delta: i64, _wmem_delta: i64) {}
 }

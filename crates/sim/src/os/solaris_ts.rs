@@ -508,7 +508,7 @@ impl OsScheduler for SolarisTs {
     fn supports(&self, operation: OsOperation) -> bool {
         match operation {
             OsOperation::SetQuantum | OsOperation::Migrate => true,
-            OsOperation::SetPriorityBonus => false,
+            OsOperation::SetPriorityBonus | OsOperation::GoodnessFreq => false,
         }
     }
 

@@ -1,0 +1,588 @@
+//! Linux 2.2 scheduler model: `counter`, `priority`, `goodness()` and epochs.
+//!
+//! Seed: `003_d5c4b72e5fa91aa6.txt` §2 (Algorithm 1, the fields `priority`, `counter`, "the maximum time slice
+//! for a normal task with a default static priority is 210 ms") and §3 (Algorithm 2, the PRED patch), with the
+//! rules checked against the 2.2 kernel's `kernel/sched.c` in `/work/shared/notes/seeds-001-004.md` (003 §2).
+//!
+//! ## Problem
+//! Predictive coscheduling (seed `003`) is a few lines inside Linux 2.2's `goodness()`; whether it helps
+//! depends on that scheduler's own rules — the epoch that makes a task whose counter ran out wait for every
+//! other runnable task, the `counter/2 + priority` refill that favours sleepers, and a wake-up preemption
+//! test on counters that the patch does not touch. Reproducing the seed needs that scheduler.
+//!
+//! ## Approach
+//! One run-queue list per CPU, as the kernel keeps it: every runnable task, the running one included, woken
+//! and new tasks inserted at the **front**; a task that is preempted keeps its place. `schedule()` scans the
+//! list from the front and takes the largest goodness (strict `>`: the first found wins a tie), the task that
+//! ran last evaluated first (`prev_goodness`), so it wins ties. The clock ticks every 10 ms per node (the
+//! world's periodic update, at a random phase per node), and each tick charges the task running at that
+//! instant — a task that blocks between two ticks is charged nothing, as on the real kernel.
+//!
+//! Simplifications, stated: uniprocessor nodes are the seed's (4 × Pentium II), so a CPU's tasks are its own
+//! (no SMP `can_schedule`, no `PROC_CHANGE_PENALTY`) and the epoch refill runs over the tasks bound to that CPU;
+//! no real-time tasks and no `sched_yield`; a new task starts with `counter = priority` (the paper, §2) rather
+//! than half its parent's; no migration.
+//!
+//! ## Terminology
+//! - `counter` — ticks left in the task's slice (0..); `priority` — its static priority, 1..=40, default 20.
+//! - tick — 10 ms (`HZ = 100`): `counter -= 1`; when it would go below 0 it stays 0 and `need_resched` is set,
+//!   so a fresh counter of 20 runs 21 ticks = 210 ms.
+//! - `need_resched` — the CPU's flag: `schedule()` runs at the next opportunity (here: at once).
+//! - `prev` — the task that left the CPU last, when it is still runnable (preempted); `schedule()` evaluates it
+//!   first, and its goodness gets the kernel's `+1` for "same `mm` as prev".
+//! - epoch — when the best goodness on the run queue is 0 (every runnable counter is 0), *every* task of the
+//!   CPU, sleepers included, gets `counter = counter/2 + priority`; a sleeper climbs 20 → 30 → 35 → … → 39.
+//! - `freq` — the PRED/DYN patch's moving average (`cosched_policy::predictive`), per task, when installed.
+//! - boost — a coscheduling policy's `boost_to_max` (DCS, periodic boost): goodness 1000 (as a real-time task's,
+//!   above every normal task) until the task is next picked, and `need_resched` on its CPU.
+//!
+//! ## Algorithm
+//! ```text
+//! goodness(p, prev):   boosted: 1000
+//!                      counter == 0: 0
+//!                      else counter + priority + (1 if p is prev) + bonus + freq(p)   (freq: the PRED patch,
+//!                           which samples p's socket queues: one step of its moving average per evaluation)
+//! schedule(cpu):       c = -1; next = none
+//!                      if prev runnable: c = goodness(prev, prev); next = prev
+//!                      for p in the list, front to back: if goodness(p, prev) > c: c, next = that, p
+//!                      if next and c == 0: every task of the cpu: counter = counter/2 + priority; again
+//!                      need_resched = false
+//! tick (10 ms):        running p: if counter == 0: need_resched else counter -= 1
+//! wake-up(p):          p to the FRONT of the list; if p.counter > current.counter + 3: need_resched
+//! new task:            counter = priority; to the FRONT; the same preemption test
+//! preempt, boost:      the world asks should_preempt = need_resched
+//! ```
+//!
+//! ## Parameters
+//! | parameter | value | source |
+//! |---|---|---|
+//! | tick | 10 ms (`HZ = 100`) | seed §2 fn. 1 |
+//! | `priority` | 20 (`DEF_PRIORITY`), 1..=40 | seed §2 |
+//! | fresh slice | (20 + 1) ticks = 210 ms | seed §2 |
+//! | wake-up preemption margin | `counter > current + 3` | 2.2 `reschedule_idle` (notes, 003 §2) |
+
+use super::{OsOperation, OsScheduler, Unsupported};
+use cosched_policy::predictive::{Freq, FreqParams, SocketQueue};
+use cosched_policy::{Nanos, MILLIS};
+
+/// One clock tick (`HZ = 100`).
+pub const TICK: Nanos = 10 * MILLIS;
+/// `DEF_PRIORITY`: the static priority (and fresh counter) of a normal task.
+pub const DEF_PRIORITY: u32 = 20;
+/// The highest static priority of a normal task.
+pub const MAX_PRIORITY: u32 = 40;
+/// A woken task preempts the running one only if its counter is larger by more than this.
+pub const WAKEUP_MARGIN: u32 = 3;
+/// Goodness of a boosted task: a real-time task's `1000 + rt_priority`, above every normal task.
+pub const BOOSTED_GOODNESS: i64 = 1000;
+/// What [`OsScheduler::time_left`] answers: the slice ends by the tick, never by a deadline of its own.
+const UNTIL_THE_TICK_SAYS: Nanos = Nanos::MAX / 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Queued,
+    Running,
+    Asleep,
+    Exited,
+}
+
+#[derive(Clone, Debug)]
+struct Task {
+    cpu: u32,
+    counter: u32,
+    priority: u32,
+    state: State,
+    boosted: bool,
+    /// A policy's static goodness bonus ([`OsScheduler::set_priority_bonus`]).
+    bonus: i32,
+    /// The PRED/DYN patch, when installed for this task.
+    freq: Option<(FreqParams, Freq)>,
+    /// The task's sockets, by peer process: bytes received and not read, bytes sent and not acknowledged.
+    sockets: Vec<(u32, SocketQueue)>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Cpu {
+    /// The run-queue list, front first: every runnable task, the running one included.
+    list: Vec<u32>,
+    running: Option<u32>,
+    /// The last task to leave the CPU, while it is still runnable.
+    prev: Option<u32>,
+    need_resched: bool,
+    /// Every task bound to this CPU that has not exited (the epoch refills them all).
+    members: Vec<u32>,
+}
+
+/// The Linux 2.2 scheduler for all CPUs of a simulated cluster.
+#[derive(Clone, Debug)]
+pub struct Linux22 {
+    priority: u32,
+    tasks: Vec<Task>,
+    cpus: Vec<Cpu>,
+    /// The largest socket buffer one socket's `rmem` / `wmem` may hold (`SK_RMEM_MAX`, `SK_WMEM_MAX`).
+    socket_buffer: u64,
+    epochs: u64,
+    wakeup_preemptions: u64,
+    slices_used_up: u64,
+    freq_evaluations: u64,
+}
+
+/// The 2.2 default socket buffer (`SK_RMEM_MAX` = `SK_WMEM_MAX` = 65535 bytes): the most a socket holds, so
+/// a larger message counts at most this much on each side (the rest is still in flight, held back by TCP's
+/// window).
+pub const SOCKET_BUFFER_BYTES: u64 = 65_535;
+
+impl Linux22 {
+    /// A scheduler for `cpus` CPUs whose tasks have static priority `priority` (1..=40).
+    pub fn new(cpus: u32, priority: u32) -> Self {
+        Linux22 {
+            priority: priority.clamp(1, MAX_PRIORITY),
+            tasks: Vec::new(),
+            cpus: (0..cpus).map(|_| Cpu::default()).collect(),
+            socket_buffer: SOCKET_BUFFER_BYTES,
+            epochs: 0,
+            wakeup_preemptions: 0,
+            slices_used_up: 0,
+            freq_evaluations: 0,
+        }
+    }
+
+    /// `counter` of `pid` (for tests and logs).
+    pub fn counter(&self, pid: u32) -> u32 {
+        self.tasks[pid as usize].counter
+    }
+
+    /// The PRED/DYN moving average of `pid`, if the patch is installed for it.
+    pub fn freq(&self, pid: u32) -> Option<u64> {
+        self.tasks[pid as usize].freq.map(|(_, f)| f.value)
+    }
+
+    /// `goodness(p, prev)`; advances `p`'s moving average when the patch is installed and its counter is > 0.
+    fn goodness(&mut self, pid: u32, prev: Option<u32>) -> i64 {
+        let buffer = self.socket_buffer;
+        let t = &mut self.tasks[pid as usize];
+        if t.boosted {
+            return BOOSTED_GOODNESS;
+        }
+        if t.counter == 0 {
+            return 0;
+        }
+        let mut weight = t.counter as i64 + t.priority as i64 + t.bonus as i64;
+        if prev == Some(pid) {
+            weight += 1;
+        }
+        if let Some((params, freq)) = &mut t.freq {
+            // The kernel's socket buffers hold at most `buffer` bytes each way.
+            let sockets: Vec<SocketQueue> = t
+                .sockets
+                .iter()
+                .map(|(_, s)| SocketQueue {
+                    rmem: s.rmem.min(buffer),
+                    wmem: s.wmem.min(buffer),
+                })
+                .collect();
+            weight += freq.evaluate(t.counter, &sockets, *params) as i64;
+            self.freq_evaluations += 1;
+        }
+        weight
+    }
+
+    /// `reschedule_idle` for the task `pid` just put on `cpu`'s list.
+    fn reschedule_idle(&mut self, pid: u32) {
+        let cpu = self.tasks[pid as usize].cpu as usize;
+        if let Some(current) = self.cpus[cpu].running {
+            let woken = &self.tasks[pid as usize];
+            if woken.boosted || woken.counter > self.tasks[current as usize].counter + WAKEUP_MARGIN
+            {
+                if !self.cpus[cpu].need_resched {
+                    self.wakeup_preemptions += 1;
+                }
+                self.cpus[cpu].need_resched = true;
+            }
+        }
+    }
+
+    fn remove_from_list(&mut self, pid: u32) {
+        let cpu = self.tasks[pid as usize].cpu as usize;
+        let list = &mut self.cpus[cpu].list;
+        if let Some(at) = list.iter().position(|&p| p == pid) {
+            list.remove(at);
+        }
+    }
+
+    /// The task left its CPU and stays runnable: it keeps its place on the list and is `prev`.
+    fn left_runnable(&mut self, pid: u32) {
+        let t = &mut self.tasks[pid as usize];
+        t.state = State::Queued;
+        let cpu = t.cpu as usize;
+        self.cpus[cpu].running = None;
+        self.cpus[cpu].prev = Some(pid);
+    }
+
+    /// The epoch: every task of `cpu`, sleepers included, gets `counter = counter/2 + priority`.
+    fn recalculate(&mut self, cpu: usize) {
+        for &pid in &self.cpus[cpu].members {
+            let t = &mut self.tasks[pid as usize];
+            t.counter = t.counter / 2 + t.priority;
+        }
+        self.epochs += 1;
+    }
+}
+
+impl OsScheduler for Linux22 {
+    fn name(&self) -> &'static str {
+        "linux-2.2"
+    }
+
+    fn min_quantum(&self) -> Nanos {
+        // A fresh slice: counter = priority runs priority + 1 ticks.
+        (self.priority as Nanos + 1) * TICK
+    }
+
+    fn update_period(&self) -> Option<Nanos> {
+        Some(TICK)
+    }
+
+    fn admit(&mut self, pid: u32, cpu: u32) {
+        let task = Task {
+            cpu,
+            counter: self.priority,
+            priority: self.priority,
+            state: State::Queued,
+            boosted: false,
+            bonus: 0,
+            freq: None,
+            sockets: Vec::new(),
+        };
+        if pid as usize >= self.tasks.len() {
+            let mut placeholder = task.clone();
+            placeholder.state = State::Exited;
+            self.tasks.resize(pid as usize + 1, placeholder);
+        }
+        self.tasks[pid as usize] = task;
+        let c = &mut self.cpus[cpu as usize];
+        c.members.push(pid);
+        c.list.insert(0, pid);
+        self.reschedule_idle(pid);
+    }
+
+    fn pick_next(&mut self, cpu: u32) -> Option<u32> {
+        let cpu = cpu as usize;
+        let prev = self.cpus[cpu]
+            .prev
+            .filter(|&p| self.tasks[p as usize].state == State::Queued);
+        loop {
+            let mut best: Option<(i64, u32)> = None;
+            if let Some(p) = prev {
+                best = Some((self.goodness(p, prev), p));
+            }
+            for i in 0..self.cpus[cpu].list.len() {
+                let p = self.cpus[cpu].list[i];
+                if self.tasks[p as usize].state != State::Queued {
+                    continue;
+                }
+                let w = self.goodness(p, prev);
+                match best {
+                    Some((c, _)) if w <= c => {}
+                    _ => best = Some((w, p)),
+                }
+            }
+            let (c, next) = best?;
+            if c == 0 {
+                self.recalculate(cpu);
+                continue;
+            }
+            let t = &mut self.tasks[next as usize];
+            t.state = State::Running;
+            t.boosted = false;
+            let c = &mut self.cpus[cpu];
+            c.running = Some(next);
+            c.prev = None;
+            c.need_resched = false;
+            return Some(next);
+        }
+    }
+
+    fn time_left(&self, _pid: u32) -> Nanos {
+        UNTIL_THE_TICK_SAYS
+    }
+
+    fn on_preempt(&mut self, pid: u32, _ran: Nanos) {
+        self.left_runnable(pid);
+    }
+
+    fn on_quantum_expiry(&mut self, pid: u32) {
+        self.left_runnable(pid);
+    }
+
+    fn on_block(&mut self, pid: u32, _ran: Nanos) {
+        self.remove_from_list(pid);
+        let t = &mut self.tasks[pid as usize];
+        t.state = State::Asleep;
+        t.boosted = false;
+        let c = &mut self.cpus[t.cpu as usize];
+        c.running = None;
+        c.prev = None;
+    }
+
+    fn on_exit(&mut self, pid: u32, _ran: Nanos) {
+        self.remove_from_list(pid);
+        let t = &mut self.tasks[pid as usize];
+        t.state = State::Exited;
+        let c = &mut self.cpus[t.cpu as usize];
+        c.running = None;
+        c.prev = None;
+        c.members.retain(|&p| p != pid);
+    }
+
+    fn on_wakeup(&mut self, pid: u32) {
+        debug_assert_eq!(
+            self.tasks[pid as usize].state,
+            State::Asleep,
+            "only a sleeper wakes up"
+        );
+        self.tasks[pid as usize].state = State::Queued;
+        let cpu = self.tasks[pid as usize].cpu as usize;
+        self.cpus[cpu].list.insert(0, pid);
+        self.reschedule_idle(pid);
+    }
+
+    fn boost_to_max(&mut self, pid: u32) {
+        debug_assert_eq!(self.tasks[pid as usize].state, State::Queued);
+        self.remove_from_list(pid);
+        let t = &mut self.tasks[pid as usize];
+        t.boosted = true;
+        let cpu = t.cpu as usize;
+        self.cpus[cpu].list.insert(0, pid);
+        self.cpus[cpu].need_resched = true;
+    }
+
+    fn periodic_update(&mut self, cpus: std::ops::Range<u32>) {
+        for cpu in cpus {
+            let c = &mut self.cpus[cpu as usize];
+            let Some(pid) = c.running else { continue };
+            let t = &mut self.tasks[pid as usize];
+            if t.counter == 0 {
+                if !c.need_resched {
+                    self.slices_used_up += 1;
+                }
+                c.need_resched = true;
+            } else {
+                t.counter -= 1;
+            }
+        }
+    }
+
+    fn should_preempt(&self, cpu: u32, _running: u32) -> bool {
+        self.cpus[cpu as usize].need_resched
+    }
+
+    fn run_queue_len(&self, cpu: u32) -> u32 {
+        let c = &self.cpus[cpu as usize];
+        c.list.len() as u32 - u32::from(c.running.is_some_and(|r| c.list.contains(&r)))
+    }
+
+    fn priority(&self, pid: u32) -> u32 {
+        let t = &self.tasks[pid as usize];
+        if t.counter == 0 {
+            0
+        } else {
+            t.counter + t.priority
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("linux_epochs", self.epochs),
+            ("linux_wakeup_preemptions", self.wakeup_preemptions),
+            ("linux_slices_used_up", self.slices_used_up),
+            ("linux_freq_evaluations", self.freq_evaluations),
+        ]
+    }
+
+    fn supports(&self, operation: OsOperation) -> bool {
+        matches!(
+            operation,
+            OsOperation::SetPriorityBonus | OsOperation::GoodnessFreq
+        )
+    }
+
+    fn set_priority_bonus(&mut self, pid: u32, bonus: i32) -> Result<(), Unsupported> {
+        self.tasks[pid as usize].bonus = bonus;
+        Ok(())
+    }
+
+    fn set_goodness_freq(&mut self, pid: u32, params: FreqParams) -> Result<(), Unsupported> {
+        self.tasks[pid as usize].freq = Some((params, Freq::default()));
+        Ok(())
+    }
+
+    fn socket_bytes(&mut self, pid: u32, peer: u32, rmem_delta: i64, wmem_delta: i64) {
+        let Some(t) = self.tasks.get_mut(pid as usize) else {
+            return;
+        };
+        let at = match t.sockets.iter().position(|&(p, _)| p == peer) {
+            Some(at) => at,
+            None => {
+                t.sockets.push((peer, SocketQueue::default()));
+                t.sockets.len() - 1
+            }
+        };
+        let s = &mut t.sockets[at].1;
+        s.rmem = s.rmem.saturating_add_signed(rmem_delta);
+        s.wmem = s.wmem.saturating_add_signed(wmem_delta);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_policy::predictive::FreqParams;
+
+    /// One CPU with tasks 0..n admitted in order (so the list is n-1, ..., 0, front first).
+    fn cpu_with(n: u32) -> Linux22 {
+        let mut os = Linux22::new(1, DEF_PRIORITY);
+        for pid in 0..n {
+            os.admit(pid, 0);
+        }
+        os
+    }
+
+    /// Runs the current task for `ticks` ticks.
+    fn ticks(os: &mut Linux22, ticks: u32) {
+        for _ in 0..ticks {
+            os.periodic_update(0..1);
+        }
+    }
+
+    #[test]
+    fn a_fresh_slice_runs_21_ticks() {
+        // counter 20: ticks 1..20 take it to 0, still running; tick 21 finds 0 → need_resched. 21 × 10 = 210 ms.
+        let mut os = cpu_with(2);
+        let first = os.pick_next(0).unwrap();
+        ticks(&mut os, 20);
+        assert_eq!(os.counter(first), 0);
+        assert!(!os.should_preempt(0, first));
+        ticks(&mut os, 1);
+        assert!(os.should_preempt(0, first));
+        assert_eq!(os.min_quantum(), 210 * MILLIS);
+    }
+
+    #[test]
+    fn the_front_of_the_list_wins_a_tie_and_prev_wins_its_own() {
+        // Admitted 0, 1, 2 → list [2, 1, 0]; all goodness 20 + 20 = 40: the front, 2, runs.
+        let mut os = cpu_with(3);
+        assert_eq!(os.pick_next(0), Some(2));
+        // 2 runs 5 ticks (counter 15, goodness 35 + 1 as prev = 36) and is preempted: 1 and 0 have 40 → 1
+        // (ahead of 0 on the list).
+        ticks(&mut os, 5);
+        os.on_preempt(2, 50 * MILLIS);
+        assert_eq!(os.pick_next(0), Some(1));
+        // 1 is preempted at once (counter 20, goodness 40 + 1 as prev = 41 > 0's 40): 1 again.
+        os.on_preempt(1, 0);
+        assert_eq!(os.pick_next(0), Some(1));
+    }
+
+    #[test]
+    fn the_epoch_refills_every_task_sleepers_included() {
+        // Task 0 asleep with counter 20; task 1 runnable and out of slice (counter 0). schedule(): the best
+        // goodness is 0 → epoch: 1 gets 0/2 + 20 = 20, the sleeper 20/2 + 20 = 30; 1 runs. Each time 1 uses
+        // its slice up again the sleeper climbs: 30/2 + 20 = 35, then 37, 38, 39, and stays at 39.
+        let mut os = cpu_with(2);
+        os.tasks[0].state = State::Asleep;
+        os.remove_from_list(0);
+        os.tasks[1].counter = 0;
+        let mut climb = Vec::new();
+        for _ in 0..6 {
+            assert_eq!(os.pick_next(0), Some(1));
+            assert_eq!(os.counter(1), 20);
+            climb.push(os.counter(0));
+            os.tasks[1].counter = 0;
+            os.on_preempt(1, 0);
+        }
+        assert_eq!(climb, vec![30, 35, 37, 38, 39, 39]);
+        assert_eq!(os.epochs, 6);
+    }
+
+    #[test]
+    fn a_woken_task_preempts_only_with_a_counter_larger_by_more_than_3() {
+        // Running task 0 with counter 16 (4 ticks used). A sleeper waking with 20: 20 > 16 + 3 → preempt.
+        // With 19 it would not be: 19 > 19 is false.
+        let mut os = cpu_with(2);
+        // Make 0 run: 1 sleeps first.
+        os.tasks[1].state = State::Asleep;
+        os.remove_from_list(1);
+        assert_eq!(os.pick_next(0), Some(0));
+        ticks(&mut os, 4);
+        assert_eq!(os.counter(0), 16);
+        os.tasks[1].counter = 19;
+        os.on_wakeup(1);
+        assert!(!os.should_preempt(0, 0));
+        // Back to sleep, and wake with 20.
+        os.tasks[1].state = State::Asleep;
+        os.remove_from_list(1);
+        os.tasks[1].counter = 20;
+        os.on_wakeup(1);
+        assert!(os.should_preempt(0, 0));
+        assert_eq!(os.run_queue_len(0), 1);
+        // schedule(): 1 (front, 20 + 20 = 40) beats prev 0 (16 + 20 + 1 = 37).
+        os.on_preempt(0, 0);
+        assert_eq!(os.pick_next(0), Some(1));
+        assert!(!os.should_preempt(0, 1));
+    }
+
+    #[test]
+    fn pred_adds_freq_only_while_the_counter_is_positive() {
+        // Tasks 0 (a PVM task, 12 KB received → cur 3) and 1 (calcula), both counter 20. PRED P = 90:
+        // 0's goodness 20 + 20 + 3 = 43 beats 1's 40 though 1 is at the front of the list.
+        let mut os = cpu_with(2);
+        os.set_goodness_freq(0, FreqParams::pred(90)).unwrap();
+        os.socket_bytes(0, 7, 12 * 1024, 0);
+        assert_eq!(os.pick_next(0), Some(0));
+        assert_eq!(os.freq(0), Some(3));
+        // 0 uses up its slice: counter 0, so goodness 0 — no freq sample, 1 runs.
+        ticks(&mut os, 21);
+        os.on_preempt(0, 0);
+        let evaluations = os.freq_evaluations;
+        assert_eq!(os.pick_next(0), Some(1));
+        assert_eq!(os.freq_evaluations, evaluations, "counter 0: no sample");
+        // Without the patch the list order decides: a fresh CPU runs 1 (the front).
+        let mut plain = cpu_with(2);
+        plain.socket_bytes(0, 7, 12 * 1024, 0);
+        assert_eq!(plain.pick_next(0), Some(1));
+    }
+
+    #[test]
+    fn dyn_ignores_what_was_sent_and_buffers_cap_a_socket() {
+        // 40 KB sent, nothing received: DYN sees 0, task 1 (front) runs; PRED sees [40/4] = 10 → 0 runs.
+        // A 1 MB message counts as the 64 KB buffer: [65535/4096] = 15.
+        let mut os = cpu_with(2);
+        os.set_goodness_freq(0, FreqParams::dyn_(90)).unwrap();
+        os.socket_bytes(0, 7, 0, 40 * 1024);
+        assert_eq!(os.pick_next(0), Some(1));
+        let mut os = cpu_with(2);
+        os.set_goodness_freq(0, FreqParams::pred(90)).unwrap();
+        os.socket_bytes(0, 7, 1 << 20, 0);
+        assert_eq!(os.pick_next(0), Some(0));
+        assert_eq!(os.freq(0), Some(15));
+        // The bytes leave: rmem back to 0.
+        os.socket_bytes(0, 7, -(1 << 20), 0);
+        assert_eq!(os.tasks[0].sockets[0].1, SocketQueue::default());
+    }
+
+    #[test]
+    fn a_boost_wins_the_next_schedule_once() {
+        // 0 runs; 1 is boosted: need_resched, goodness 1000 → 1 runs; the boost is gone once it is picked.
+        let mut os = cpu_with(2);
+        os.tasks[1].state = State::Asleep;
+        os.remove_from_list(1);
+        assert_eq!(os.pick_next(0), Some(0));
+        os.on_wakeup(1); // 20 > 20 + 3 is false: no preemption
+        assert!(!os.should_preempt(0, 0));
+        os.boost_to_max(1);
+        assert!(os.should_preempt(0, 0));
+        os.on_preempt(0, 0);
+        assert_eq!(os.pick_next(0), Some(1));
+        assert!(!os.tasks[1].boosted);
+    }
+}
