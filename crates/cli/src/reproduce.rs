@@ -5,7 +5,8 @@
 //!
 //! Seeds built so far: `000` (`000_e8004e1596fde6a5.txt`, dynamic coscheduling: the Latency, Barrier, Mixed and
 //! `ts_slpret` ablation experiments in the simulator, and a TCP ping-pong between two network namespaces with
-//! and without `cosched agent` on this kernel).
+//! and without `cosched agent` on this kernel) and `003` (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on
+//! Linux 2.2: IS, MG and master–slave against local calcula tasks in the simulator; no real experiment yet).
 //!
 //! Adding a seed: one module `reproduce/seed_NNN.rs` with its claims as data (`cosched_report::claims::Claim`),
 //! one short function per claim that reads its values through the shared readers of `reproduce/claims.rs`, a
@@ -13,6 +14,7 @@
 
 mod claims;
 mod seed_000;
+mod seed_003;
 
 use anyhow::Context;
 use clap::Args;
@@ -86,17 +88,27 @@ pub struct Comparison {
 }
 
 /// Every seed built so far, in the order they run and appear in `headlines.json`.
-pub const SEEDS: &[Seed] = &[Seed {
-    id: seed_000::SEED,
-    paper: "000_e8004e1596fde6a5.txt",
-    sim: seed_000::SIM_EXPERIMENTS,
-    lab: Some(seed_000::LAB_EXPERIMENT),
-    claims: seed_000::claims,
-    comparison: Some(Comparison {
-        file: "sim-vs-real.md",
-        render: seed_000::sim_vs_real,
-    }),
-}];
+pub const SEEDS: &[Seed] = &[
+    Seed {
+        id: seed_000::SEED,
+        paper: "000_e8004e1596fde6a5.txt",
+        sim: seed_000::SIM_EXPERIMENTS,
+        lab: Some(seed_000::LAB_EXPERIMENT),
+        claims: seed_000::claims,
+        comparison: Some(Comparison {
+            file: "sim-vs-real.md",
+            render: seed_000::sim_vs_real,
+        }),
+    },
+    Seed {
+        id: seed_003::SEED,
+        paper: "003_d5c4b72e5fa91aa6.txt",
+        sim: seed_003::SIM_EXPERIMENTS,
+        lab: None,
+        claims: seed_003::claims,
+        comparison: None,
+    },
+];
 
 /// The seed papers (SPEC.md), so that a seed not built yet gets a clearer message than an unknown one.
 const SEED_PAPERS: [(&str, &str); 5] = [
@@ -327,13 +339,13 @@ mod tests {
 
     #[test]
     fn a_seed_not_built_yet_is_an_error_listing_the_built_ones() {
-        let err = select_seeds(&["000".into(), "003".into()])
+        let err = select_seeds(&["000".into(), "004".into()])
             .err()
             .unwrap()
             .to_string();
-        assert!(err.contains("seed 003 (predictive coscheduling"), "{err}");
+        assert!(err.contains("seed 004 (DYNAMICQ"), "{err}");
         assert!(err.contains("not built yet"), "{err}");
-        assert!(err.contains("built so far: 000"), "{err}");
+        assert!(err.contains("built so far: 000, 003"), "{err}");
     }
 
     #[test]
@@ -341,7 +353,7 @@ mod tests {
         let err = select_seeds(&["7".into()]).err().unwrap().to_string();
         assert!(err.contains("unknown seed '7'"), "{err}");
         assert!(err.contains("004 (DYNAMICQ"), "{err}");
-        assert!(err.contains("built so far: 000"), "{err}");
+        assert!(err.contains("built so far: 000, 003"), "{err}");
     }
 
     #[test]

@@ -18,7 +18,7 @@ fn quick_sim_only_writes_the_seed_000_headlines() {
     let out = std::env::temp_dir().join(format!("cosched-reproduce-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let run = cosched()
-        .args(["reproduce", "--sim-only", "--quick", "--experiments"])
+        .args(["reproduce", "000", "--sim-only", "--quick", "--experiments"])
         .arg(experiments())
         .arg("--out")
         .arg(&out)
@@ -80,9 +80,43 @@ fn an_unbuilt_seed_fails_before_running_anything() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
         stderr.contains(
-            "seed 001 (Self Co-Scheduling (SCS)) is not built yet; the seeds built so far: 000"
+            "seed 001 (Self Co-Scheduling (SCS)) is not built yet; the seeds built so far: 000, 003"
         ),
         "{stderr}"
     );
     assert!(!out.exists(), "nothing may run for a bad seed");
+}
+
+#[test]
+fn quick_sim_only_writes_the_seed_003_headlines() {
+    let out = std::env::temp_dir().join(format!("cosched-reproduce-003-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = cosched()
+        .args(["reproduce", "003", "--sim-only", "--quick", "--experiments"])
+        .arg(experiments())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let headlines = read_json(&out.join("headlines.json")).unwrap();
+    // Seed 003: 5 simulated claims, no real experiment yet; each computed from this run.
+    assert_eq!(headlines.len(), 5, "{headlines:#?}");
+    for h in &headlines {
+        assert_eq!(
+            (h.seed.as_str(), h.backend, h.scale),
+            ("003", Backend::Sim, Scale::Quick)
+        );
+        assert!(h.holds.is_some(), "{h:?}");
+        assert!(!h.ours.starts_with("missing"), "{h:?}");
+    }
+    for name in ["fig02-is-pred", "fig02-mg-pred", "fig04-master-slave-pred"] {
+        assert!(out.join(name).join("runs.json").is_file(), "{name}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
 }

@@ -1,0 +1,288 @@
+//! Seed 003 (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on Linux 2.2): its headline claims as data,
+//! and one short function each that reads their values from this run's simulated summaries.
+//!
+//! The paper's figures are 3-D bar charts with no numbers in its text, so every claim is ordinal (a ranking or a
+//! direction; `/work/shared/notes/seeds-001-004.md`, "Ordinal checks", PRED). Each threshold is the ordering
+//! itself (a ratio above 1) unless the claim's words give a size ("a few %"), and then it says why. The
+//! experiments: `fig02-is-pred`, `fig02-mg-pred` (Figure 2: IS and MG against 0–5 local calcula tasks per node;
+//! calcula's own share in the same runs stands for Figure 4 left) and `fig04-master-slave-pred` (Figure 4
+//! right, 5 local tasks). There is no real experiment for this seed yet (issue 22, items 5 and 6).
+
+use super::claims::{
+    judge_all, per_experiment, response, shown, span, times, Experiment, Metric, RealCheck,
+    SimCheck,
+};
+use super::SeedResults;
+use cosched_report::claims::{Claim, Measured, Test, Threshold, Value};
+use cosched_report::headlines::{Backend, Headline};
+use cosched_report::summary::SummaryRow;
+
+pub const SEED: &str = "003";
+
+pub const IS: &str = "fig02-is-pred";
+pub const MG: &str = "fig02-mg-pred";
+pub const MASTER_SLAVE: &str = "fig04-master-slave-pred";
+/// The simulated experiments `cosched reproduce 003` runs.
+pub const SIM_EXPERIMENTS: &[&str] = &[IS, MG, MASTER_SLAVE];
+
+const NAS: &[(&str, &str)] = &[("IS", IS), ("MG", MG)];
+const MASTER_SLAVE_PART: &[(&str, &str)] = &[("master-slave", MASTER_SLAVE)];
+
+// The configurations, as the experiment files name them ("P ≈ 0" and "P ≈ 1" are P = 10 % and 90 %).
+const LINUX: &str = "LINUX";
+const DYN_0: &str = "DYN P=0.1";
+const DYN_1: &str = "DYN P=0.9";
+const PRED_0: &str = "PRED P=0.1";
+const PRED_1: &str = "PRED P=0.9";
+const MODELS: [&str; 5] = [LINUX, DYN_0, DYN_1, PRED_0, PRED_1];
+
+/// "Faster": the ordering itself, a time ratio above 1.
+const FASTER: Threshold = Threshold::Above(1.0);
+
+// ---- the claims, as data ----
+
+const PRED_FASTEST_NAS: Claim = Claim {
+    claim: "At the highest local load, PRED with P ≈ 1 gives the shortest execution time of the five models, for \
+            IS and for MG",
+    paper: "\"In both benchmarks, the best results were obtained with the predictive model (and more precisely \
+            when P ≈ 1)\" (§4.1, Figure 2)",
+    backend: Backend::Sim,
+    tests: &[Test {
+        statistic: "per benchmark, at the largest K, the lowest mean response time of the four other models / \
+                    that of `PRED P=0.9`",
+        threshold: FASTER,
+        paper: Some(FASTER),
+        why: None,
+    }],
+};
+
+const COSCHEDULING_BEATS_LINUX: Claim = Claim {
+    claim: "At the highest local load, PRED and DYN with P ≈ 0 are faster than plain Linux, for IS and for MG",
+    paper: "\"the performance of both coscheduling models was better than the LINUX one as the multiprogramming \
+            level increased (except for the case DYN and P ≈ 1)\" (§4.1, Figure 2)",
+    backend: Backend::Sim,
+    tests: &[
+        Test {
+            statistic: "per benchmark, at the largest K, `LINUX` / `PRED P=0.9` mean response time",
+            threshold: FASTER,
+            paper: Some(FASTER),
+            why: None,
+        },
+        Test {
+            statistic: "per benchmark, at the largest K, `LINUX` / `DYN P=0.1` mean response time",
+            threshold: FASTER,
+            paper: Some(FASTER),
+            why: None,
+        },
+    ],
+};
+
+const CALCULA_BARELY_SLOWED: Claim = Claim {
+    claim: "The local calcula tasks are barely slowed by coscheduling: their CPU share beside IS and MG is within \
+            a few % across the models, plain Linux's the largest",
+    paper: "\"the results are very similar in the three cases (with a slightly better result obtained for the \
+            LINUX model)\" (§4.2, Figure 4 left)",
+    backend: Backend::Sim,
+    tests: &[
+        Test {
+            statistic: "per benchmark, at the largest K, the largest calcula F of the five models / the smallest",
+            threshold: Threshold::AtMost(1.05),
+            paper: None,
+            why: Some(
+                "\"very similar\" has no number: 5 % (\"a few %\", the notes' reading); calcula's time for a fixed \
+                 count is inversely proportional to its CPU share, so the ratio of F is the ratio of its times",
+            ),
+        },
+        Test {
+            statistic: "per benchmark, at the largest K, `LINUX`'s calcula F / the largest of the four others",
+            threshold: Threshold::AtLeast(0.99),
+            paper: Some(Threshold::AtLeast(1.0)),
+            why: Some(
+                "\"slightly better\" for LINUX: its calcula share at least that of every other model, less 1 % for \
+                 the simulator's run-to-run noise",
+            ),
+        },
+    ],
+};
+
+const MASTER_SLAVE_PRED_P0: Claim = Claim {
+    claim: "Master–slave beside 5 local tasks per node runs fastest under PRED with P ≈ 0",
+    paper: "\"PRED promoted the rs_slave tasks earlier than DYN and LINUX ... P ≈ 0 obtained the best results\" \
+            (§4.2, Figure 4 right)",
+    backend: Backend::Sim,
+    tests: &[Test {
+        statistic: "the lowest mean response time of the four other models / that of `PRED P=0.1`",
+        threshold: FASTER,
+        paper: Some(FASTER),
+        why: None,
+    }],
+};
+
+const MASTER_SLAVE_DYN_P: Claim = Claim {
+    claim: "Master–slave under DYN slows down as P grows",
+    paper: "\"P has more influence in the DYN case: performance decreases strongly by increasing P\" (§4.2, \
+            Figure 4 right)",
+    backend: Backend::Sim,
+    tests: &[Test {
+        statistic: "`DYN P=0.9` / `DYN P=0.1` mean response time",
+        threshold: FASTER,
+        paper: Some(FASTER),
+        why: None,
+    }],
+};
+
+/// The simulated claims, in the order of `headlines.json`.
+const SIM_CLAIMS: [(&Claim, SimCheck); 5] = [
+    (&PRED_FASTEST_NAS, pred_fastest_nas),
+    (&COSCHEDULING_BEATS_LINUX, coscheduling_beats_linux),
+    (&CALCULA_BARELY_SLOWED, calcula_barely_slowed),
+    (&MASTER_SLAVE_PRED_P0, master_slave_pred_p0),
+    (&MASTER_SLAVE_DYN_P, master_slave_dyn_p),
+];
+
+/// No real experiment yet.
+const REAL_CLAIMS: [(&Claim, RealCheck); 0] = [];
+
+/// Every headline claim of seed 003 in this run.
+pub fn claims(results: &SeedResults) -> Vec<Headline> {
+    judge_all(SEED, results, &SIM_CLAIMS, &REAL_CLAIMS)
+}
+
+// ---- reading each claim's statistics: one value per test of the claim, in its order ----
+
+/// The lowest `metric` of every model but `model` at K, over the same value of `model`: how much faster
+/// `model` is than the best of the others; with the fastest model named.
+fn lead(e: &Experiment, model: &str, k: u32) -> Result<(String, Value), String> {
+    let points = MODELS
+        .iter()
+        .map(|m| e.value(m, k, response).map(|v| (*m, v)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let own = e.value(model, k, response)?;
+    let others = Value::min_of(points.iter().filter(|(m, _)| *m != model).map(|(_, v)| *v))
+        .unwrap_or(Value::point(f64::NAN));
+    let margin = others.ratio(own);
+    let fastest = points
+        .iter()
+        .min_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
+        .map(|(m, _)| *m)
+        .unwrap_or(model);
+    Ok((
+        format!(
+            "fastest at K={k}: `{fastest}`; the best other / `{model}` {}",
+            shown(margin, times)
+        ),
+        margin,
+    ))
+}
+
+fn pred_fastest_nas(results: &SeedResults) -> Measured {
+    per_experiment(results, NAS, |e| {
+        let (text, margin) = lead(e, PRED_1, e.largest_k())?;
+        Ok((text, vec![margin]))
+    })
+}
+
+fn coscheduling_beats_linux(results: &SeedResults) -> Measured {
+    per_experiment(results, NAS, |e| {
+        let k = e.largest_k();
+        let over = |model: &str| -> Result<Value, String> {
+            Ok(e.value(LINUX, k, response)?
+                .ratio(e.value(model, k, response)?))
+        };
+        let (pred, dyn_) = (over(PRED_1)?, over(DYN_0)?);
+        let series = e.ratios(LINUX, PRED_1, response)?;
+        Ok((
+            format!(
+                "at K={k}: LINUX / PRED P=0.9 {}, LINUX / DYN P=0.1 {} (LINUX / PRED P=0.9 {})",
+                shown(pred, times),
+                shown(dyn_, times),
+                span(&series, times)
+            ),
+            vec![pred, dyn_],
+        ))
+    })
+}
+
+/// calcula's mean F (the competitors' F) in a summary row.
+fn calcula(r: &SummaryRow) -> Value {
+    r.competitor_fairness
+        .as_ref()
+        .map(|f| Value::of(f).non_negative())
+        .unwrap_or(Value::point(f64::NAN))
+}
+
+fn calcula_barely_slowed(results: &SeedResults) -> Measured {
+    per_experiment(results, NAS, |e| {
+        let k = e.largest_k();
+        let metric: Metric = calcula;
+        let points = MODELS
+            .iter()
+            .map(|m| e.value(m, k, metric))
+            .collect::<Result<Vec<_>, _>>()?;
+        let top = Value::max_of(points.iter().copied()).unwrap_or(Value::point(f64::NAN));
+        let bottom = Value::min_of(points.iter().copied()).unwrap_or(Value::point(f64::NAN));
+        let linux = points[0];
+        let best_other =
+            Value::max_of(points[1..].iter().copied()).unwrap_or(Value::point(f64::NAN));
+        let spread = top.ratio(bottom);
+        let linux_lead = linux.ratio(best_other);
+        Ok((
+            format!(
+                "calcula F at K={k}: {:.3}–{:.3} over the models (max / min {}), LINUX / best other {}",
+                bottom.mean,
+                top.mean,
+                shown(spread, times),
+                shown(linux_lead, times)
+            ),
+            vec![spread, linux_lead],
+        ))
+    })
+}
+
+fn master_slave_pred_p0(results: &SeedResults) -> Measured {
+    per_experiment(results, MASTER_SLAVE_PART, |e| {
+        let (text, margin) = lead(e, PRED_0, e.largest_k())?;
+        Ok((text, vec![margin]))
+    })
+}
+
+fn master_slave_dyn_p(results: &SeedResults) -> Measured {
+    per_experiment(results, MASTER_SLAVE_PART, |e| {
+        let k = e.largest_k();
+        let slowdown = e
+            .value(DYN_1, k, response)?
+            .ratio(e.value(DYN_0, k, response)?);
+        Ok((
+            format!("at K={k}: DYN P=0.9 / DYN P=0.1 {}", shown(slowdown, times)),
+            vec![slowdown],
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_report::claims::Test;
+
+    #[test]
+    fn every_threshold_is_the_papers_or_says_why() {
+        for (claim, _) in SIM_CLAIMS {
+            for test in claim.tests {
+                assert!(
+                    Test::is_explained(test),
+                    "{}: {}",
+                    claim.claim,
+                    test.statistic
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn thresholds_read_as_the_orderings() {
+        assert_eq!(PRED_FASTEST_NAS.tests[0].threshold.text(), "> 1");
+        assert_eq!(CALCULA_BARELY_SLOWED.tests[0].threshold.text(), "<= 1.05");
+        assert!(CALCULA_BARELY_SLOWED.why().unwrap().contains("a few %"));
+        assert_eq!(MASTER_SLAVE_PRED_P0.why(), None);
+    }
+}
