@@ -342,11 +342,16 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
                 .task(tid)
                 .and_then(|t| self.probe.local_waiting_since(t.last_cpu))
                 .is_some_and(|woke| now.saturating_sub(woke) < intf::COSCHED_LOCAL_WAIT_STALE_NS);
+            // A thread that has its CPU again (the kernel picked it during the pause) needs no boost to run, and
+            // a boost now would hold that CPU over any local task queued there that the probe no longer records
+            // (each CPU remembers one): a local sleeper waited 948 ms under the real-time throttle that way. It
+            // stays in the fair class until the policy boosts it again.
+            let running = self.probe.task(tid).is_some_and(|t| t.on_cpu != 0);
             let resume = now + self.settings.yield_ns;
             if waiting && until > resume {
                 self.yielded.insert(tid, (resume, until));
                 self.timer_stale = true;
-            } else if !waiting && until > now {
+            } else if !waiting && !running && until > now {
                 self.with_policy_changes(now, |ctx| ctx.boost(tid, until));
             }
         }
@@ -682,6 +687,13 @@ pub(crate) mod tests {
         e.on_timer(2_900_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
         assert_eq!(e.next_deadline(), None);
+        // A thread the kernel gave its CPU back during the pause is not boosted over it again.
+        e.probe.waiting.borrow_mut().take();
+        e.on_arrival(&arrival(10, 2, 4_000_000), 4_000_000); // boosted until 5 ms
+        e.on_local_wake(10, 4_100_000); // paused until 4.3 ms
+        e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 1;
+        e.on_timer(4_300_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
     }
 
     #[test]
