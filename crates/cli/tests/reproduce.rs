@@ -105,8 +105,8 @@ fn quick_sim_only_writes_the_seed_003_headlines() {
         String::from_utf8_lossy(&run.stderr)
     );
     let headlines = read_json(&out.join("headlines.json")).unwrap();
-    // Seed 003: 5 simulated claims, no real experiment yet; each computed from this run.
-    assert_eq!(headlines.len(), 5, "{headlines:#?}");
+    // Seed 003: 6 simulated claims, no real experiment yet; each computed from this run.
+    assert_eq!(headlines.len(), 6, "{headlines:#?}");
     for h in &headlines {
         assert_eq!(
             (h.seed.as_str(), h.backend, h.scale),
@@ -115,7 +115,12 @@ fn quick_sim_only_writes_the_seed_003_headlines() {
         assert!(h.holds.is_some(), "{h:?}");
         assert!(!h.ours.starts_with("missing"), "{h:?}");
     }
-    for name in ["fig02-is-pred", "fig02-mg-pred", "fig04-master-slave-pred"] {
+    for name in [
+        "fig02-is-pred",
+        "fig02-mg-pred",
+        "fig03-is-mg-pred",
+        "fig04-master-slave-pred",
+    ] {
         assert!(out.join(name).join("runs.json").is_file(), "{name}");
     }
     std::fs::remove_dir_all(&out).unwrap();

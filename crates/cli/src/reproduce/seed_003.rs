@@ -5,8 +5,8 @@
 //! direction; `/work/shared/notes/seeds-001-004.md`, "Ordinal checks", PRED). Each threshold is the ordering
 //! itself (a ratio above 1) unless the claim's words give a size ("a few %"), and then it says why. The
 //! experiments: `fig02-is-pred`, `fig02-mg-pred` (Figure 2: IS and MG against 0–5 local calcula tasks per node;
-//! calcula's own share in the same runs stands for Figure 4 left) and `fig04-master-slave-pred` (Figure 4
-//! right, 5 local tasks). There is no real experiment for this seed yet (issue 22, items 5 and 6).
+//! calcula's own share in the same runs stands for Figure 4 left), `fig03-is-mg-pred` (Figure 3: IS beside MG
+//! class T) and `fig04-master-slave-pred` (Figure 4 right, 5 local tasks). There is no real experiment for this seed yet (issue 22, items 5 and 6).
 
 use super::claims::{
     judge_all, per_experiment, response, shown, span, times, Experiment, Metric, RealCheck,
@@ -21,12 +21,14 @@ pub const SEED: &str = "003";
 
 pub const IS: &str = "fig02-is-pred";
 pub const MG: &str = "fig02-mg-pred";
+pub const TOGETHER: &str = "fig03-is-mg-pred";
 pub const MASTER_SLAVE: &str = "fig04-master-slave-pred";
 /// The simulated experiments `cosched reproduce 003` runs.
-pub const SIM_EXPERIMENTS: &[&str] = &[IS, MG, MASTER_SLAVE];
+pub const SIM_EXPERIMENTS: &[&str] = &[IS, MG, TOGETHER, MASTER_SLAVE];
 
 const NAS: &[(&str, &str)] = &[("IS", IS), ("MG", MG)];
 const MASTER_SLAVE_PART: &[(&str, &str)] = &[("master-slave", MASTER_SLAVE)];
+const TOGETHER_PART: &[(&str, &str)] = &[("IS beside MG", TOGETHER)];
 
 // The configurations, as the experiment files name them ("P ≈ 0" and "P ≈ 1" are P = 10 % and 90 %).
 const LINUX: &str = "LINUX";
@@ -105,6 +107,19 @@ const CALCULA_BARELY_SLOWED: Claim = Claim {
     ],
 };
 
+const PRED_BEST_IS_BESIDE_MG: Claim = Claim {
+    claim: "With IS and MG running together, PRED gives the best IS times",
+    paper: "\"In general, better IS results were even obtained for the PRED case\" (§4.1, Figure 3)",
+    backend: Backend::Sim,
+    tests: &[Test {
+        statistic: "at the largest K, the lowest mean IS response time of LINUX and DYN (P = 0.1, 0.9) / the \
+                    lowest of PRED (P = 0.1, 0.9)",
+        threshold: FASTER,
+        paper: Some(FASTER),
+        why: None,
+    }],
+};
+
 const MASTER_SLAVE_PRED_P0: Claim = Claim {
     claim: "Master–slave beside 5 local tasks per node runs fastest under PRED with P ≈ 0",
     paper: "\"PRED promoted the rs_slave tasks earlier than DYN and LINUX ... P ≈ 0 obtained the best results\" \
@@ -132,10 +147,11 @@ const MASTER_SLAVE_DYN_P: Claim = Claim {
 };
 
 /// The simulated claims, in the order of `headlines.json`.
-const SIM_CLAIMS: [(&Claim, SimCheck); 5] = [
+const SIM_CLAIMS: [(&Claim, SimCheck); 6] = [
     (&PRED_FASTEST_NAS, pred_fastest_nas),
     (&COSCHEDULING_BEATS_LINUX, coscheduling_beats_linux),
     (&CALCULA_BARELY_SLOWED, calcula_barely_slowed),
+    (&PRED_BEST_IS_BESIDE_MG, pred_best_is_beside_mg),
     (&MASTER_SLAVE_PRED_P0, master_slave_pred_p0),
     (&MASTER_SLAVE_DYN_P, master_slave_dyn_p),
 ];
@@ -235,6 +251,30 @@ fn calcula_barely_slowed(results: &SeedResults) -> Measured {
                 shown(linux_lead, times)
             ),
             vec![spread, linux_lead],
+        ))
+    })
+}
+
+fn pred_best_is_beside_mg(results: &SeedResults) -> Measured {
+    per_experiment(results, TOGETHER_PART, |e| {
+        let k = e.largest_k();
+        let lowest = |models: &[&str]| -> Result<Value, String> {
+            let values = models
+                .iter()
+                .map(|m| e.value(m, k, response))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Value::min_of(values).unwrap_or(Value::point(f64::NAN)))
+        };
+        let (others, pred) = (lowest(&[LINUX, DYN_0, DYN_1])?, lowest(&[PRED_0, PRED_1])?);
+        let margin = others.ratio(pred);
+        Ok((
+            format!(
+                "at K={k}: IS {:.2} s under the best PRED, {:.2} s under the best of LINUX and DYN ({})",
+                pred.mean,
+                others.mean,
+                shown(margin, times)
+            ),
+            vec![margin],
         ))
     })
 }

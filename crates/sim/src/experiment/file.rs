@@ -65,6 +65,10 @@ pub struct ExperimentFile {
     /// The OS model of every node: the scenario's own [`OsModel`] (tagged by `model`).
     pub os: OsModel,
     pub workload: WorkloadSection,
+    /// Parallel jobs run beside the workload's own, each measured like it (`[[arrivals]]`; seed 003 Figure 3
+    /// runs IS and MG together).
+    #[serde(default)]
+    pub arrivals: Vec<ArrivalSection>,
     pub sweep: SweepSection,
     pub configurations: Vec<ConfigSection>,
 }
@@ -99,6 +103,18 @@ pub enum WorkloadSection {
     Mg(MgSection),
     /// Seed `003`'s master–slave program, `[workload.master-slave]`.
     MasterSlave(MasterSlaveSection),
+}
+
+/// A parallel job beside the workload's own: `name`, when it starts, the node of each rank, and its program as a
+/// `[arrivals.workload.<kind>]` table (a parallel kind: not `mixed`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalSection {
+    pub name: String,
+    #[serde(default)]
+    pub arrival_s: f64,
+    pub nodes: Vec<u32>,
+    pub workload: WorkloadSection,
 }
 
 #[derive(Clone, Debug, Deserialize)]

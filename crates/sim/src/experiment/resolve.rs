@@ -278,6 +278,33 @@ fn resolve(
 
     let workload = resolve_workload(&raw.workload, c.nodes, quick, &mut p);
     let is_mixed = matches!(raw.workload, WorkloadSection::Mixed(_));
+    let mut arrivals = Vec::new();
+    for (i, a) in raw.arrivals.iter().enumerate() {
+        let field = format!("arrivals[{i}]");
+        p.check(
+            a.arrival_s.is_finite() && (0.0..=1e9).contains(&a.arrival_s),
+            format!("{field}.arrival_s"),
+            format!("{} must be a number of seconds from 0", a.arrival_s),
+        );
+        p.check(
+            !a.nodes.is_empty(),
+            format!("{field}.nodes"),
+            "no node; list the node of each rank, e.g. [0, 1, 2, 3]",
+        );
+        match resolve_workload(&a.workload, a.nodes.len() as u32, quick, &mut p) {
+            Some(Workload::Parallel(program)) => arrivals.push(crate::scenario::ArrivingJob {
+                name: a.name.clone(),
+                arrival_ns: (a.arrival_s.clamp(0.0, 1e9) * SECONDS as f64).round() as Nanos,
+                nodes: a.nodes.clone(),
+                program,
+            }),
+            Some(Workload::Mixed { .. }) => p.add(
+                format!("{field}.workload"),
+                "an arriving job is a parallel program (latency, barrier, is, mg, master-slave), not mixed",
+            ),
+            None => {}
+        }
+    }
 
     let sweep = &raw.sweep.competitors_per_node;
     p.check(
@@ -349,7 +376,7 @@ fn resolve(
             workload,
             competitors_per_node: 0,
             time_limit_ns: time_limit_s.saturating_mul(SECONDS),
-            arrivals: Vec::new(),
+            arrivals: arrivals.clone(),
         };
         configs.push(Configuration {
             label: section.name.clone(),

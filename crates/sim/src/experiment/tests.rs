@@ -743,3 +743,37 @@ fn a_configuration_may_replace_the_os_model() {
     }
     assert!(ablated.iter().any(|a| *a) && ablated.iter().any(|a| !*a));
 }
+
+#[test]
+fn an_arriving_job_in_the_file_runs_beside_the_workload_in_every_configuration() {
+    // Seed 003 Figure 3: IS is the workload, MG class T arrives at 0 s on nodes 0-3; --quick divides its 600
+    // V-cycles by 100 like the workload's own iterations (10 → 1).
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/sim/fig03-is-mg-pred.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let quick = Overrides {
+        quick: true,
+        ..Overrides::default()
+    };
+    let e = parse(&path, &text, &quick).unwrap();
+    for config in &e.configs {
+        let arrivals = &config.scenario.arrivals;
+        assert_eq!(arrivals.len(), 1);
+        assert_eq!(
+            (arrivals[0].name.as_str(), arrivals[0].arrival_ns),
+            ("mg", 0)
+        );
+        assert_eq!(arrivals[0].nodes, vec![0, 1, 2, 3]);
+        assert!(matches!(
+            arrivals[0].program,
+            ParallelProgram::Mg {
+                iterations: 6,
+                levels: 5,
+                ..
+            }
+        ));
+    }
+    // A mixed workload cannot arrive.
+    let bad = text.replace("[arrivals.workload.mg]", "[arrivals.workload.mixed.sor]");
+    assert!(parse(&path, &bad, &quick).is_err());
+}
