@@ -485,12 +485,9 @@ fn restore_slot(s: &Slot) -> bool {
     };
     let mut restored =
         sched::write_back(&s.orig, &s.set, &now, sched::nice_of(tid)).is_some_and(|back| {
-            let nice = sched::nice_of(tid);
-            let writes = match now.is_realtime() {
-                true => sched::writes_from_realtime(&back, nice),
-                false => vec![back],
-            };
-            writes.iter().all(|w| sched::set_attr(tid, w).is_ok())
+            sched::writes_to(tid, &now, &back)
+                .iter()
+                .all(|w| sched::set_attr(tid, w).is_ok())
         });
     if s.affinity != 0 && sched::get_affinity(tid).ok() == Some(s.set_mask) {
         restored |= sched::set_affinity(tid, &s.orig_mask).is_ok();

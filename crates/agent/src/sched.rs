@@ -371,6 +371,16 @@ pub fn writes_from_realtime(attr: &SchedAttr, held_nice: Option<i32>) -> Vec<Sch
     }
 }
 
+/// The writes that take thread `tid`, now under `now`, to `attr`: [`writes_from_realtime`] when it is real-time
+/// now (the level it holds read with [`nice_of`]), else the one write.
+pub fn writes_to(tid: u32, now: &SchedAttr, attr: &SchedAttr) -> Vec<SchedAttr> {
+    if now.is_realtime() {
+        writes_from_realtime(attr, nice_of(tid))
+    } else {
+        vec![*attr]
+    }
+}
+
 /// Field `n` (1-based, as in proc(5)) of a `/proc/.../stat` line; the command name in parentheses may hold
 /// spaces, so counting starts after the last `)`.
 pub fn parse_stat_field(stat: &str, n: usize) -> Option<u64> {
@@ -455,10 +465,7 @@ impl Target {
         now: &SchedAttr,
         prior: &SchedAttr,
     ) -> Result<(), SchedError> {
-        if !now.is_realtime() {
-            return self.set(attr, prior);
-        }
-        for step in writes_from_realtime(attr, nice_of(self.tid)) {
+        for step in writes_to(self.tid, now, attr) {
             self.set(&step, prior)?;
         }
         Ok(())
