@@ -9,6 +9,21 @@ use libbpf_rs::{MapCore, MapFlags, RingBuffer, RingBufferBuilder};
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// How long the entries of a thread or process the agent stopped managing stay in the maps before the agent
+/// deletes them. An exiting thread's final switch-out books its last stint and deletes its own entries (BPF's
+/// `retire`); the agent learns of the exit by its pidfd, possibly before that switch-out (the agent runs at a
+/// real-time priority and preempts the exiting thread), and deleting then lost the stint's CPU time. Deleting
+/// later only removes what BPF did not (a thread that stopped being managed while alive).
+const FORGET_AFTER: Duration = Duration::from_millis(100);
+
+/// A map entry waiting out [`FORGET_AFTER`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Forgotten {
+    Task(u32),
+    Proc(u32),
+}
 
 /// Load-time options (BPF `const volatile` rodata).
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +51,8 @@ pub struct Observer {
     /// Ring-buffer records that were too short to be an event (never expected; counted, not ignored).
     pub malformed: u64,
     malformed_cell: Rc<RefCell<u64>>,
+    /// Entries to delete once they are [`FORGET_AFTER`] old ([`Observer::reap_forgotten`]).
+    forgotten: RefCell<Vec<(Forgotten, Instant)>>,
 }
 
 impl Observer {
@@ -84,6 +101,7 @@ impl Observer {
             inbox,
             malformed: 0,
             malformed_cell,
+            forgotten: RefCell::default(),
         })
     }
 
@@ -105,6 +123,7 @@ impl Observer {
 
     /// Starts managing a thread (registration, or a thread found later).
     pub fn add_task(&self, tid: u32, tgid: u32) -> anyhow::Result<()> {
+        self.unforget(Forgotten::Task(tid));
         let t = Task {
             tgid,
             ..Default::default()
@@ -126,6 +145,7 @@ impl Observer {
 
     /// Starts managing a process.
     pub fn add_proc(&self, tgid: u32, job: u64) -> anyhow::Result<()> {
+        self.unforget(Forgotten::Proc(tgid));
         let p = Proc { job, runtime_ns: 0 };
         self.skel
             .maps
@@ -165,6 +185,40 @@ impl Observer {
     pub fn remove_task(&self, tid: u32) {
         let _ = self.skel.maps.tasks.delete(&tid.to_ne_bytes());
         let _ = self.skel.maps.kicked.delete(&tid.to_ne_bytes());
+    }
+
+    /// Stops managing a process that exited or was refused: its entry goes [`FORGET_AFTER`] from now.
+    pub fn forget_proc(&self, tgid: u32) {
+        self.forget(Forgotten::Proc(tgid));
+    }
+
+    fn forget(&self, what: Forgotten) {
+        self.forgotten.borrow_mut().push((what, Instant::now()));
+    }
+
+    /// A pid or tid managed again (reused, or registered anew) keeps its fresh entry.
+    fn unforget(&self, what: Forgotten) {
+        self.forgotten.borrow_mut().retain(|&(w, _)| w != what);
+    }
+
+    /// Whether entries wait to be deleted.
+    pub fn forgetting(&self) -> bool {
+        !self.forgotten.borrow().is_empty()
+    }
+
+    /// Deletes the entries forgotten [`FORGET_AFTER`] ago or earlier (the agent's tick).
+    pub fn reap_forgotten(&self) {
+        let now = Instant::now();
+        self.forgotten.borrow_mut().retain(|&(what, at)| {
+            if now.duration_since(at) < FORGET_AFTER {
+                return true;
+            }
+            match what {
+                Forgotten::Task(tid) => self.remove_task(tid),
+                Forgotten::Proc(tgid) => self.remove_proc(tgid),
+            }
+            false
+        });
     }
 
     /// A thread's BPF state, if it is managed.
@@ -304,7 +358,7 @@ impl crate::ctx::Probe for Observer {
         Observer::kicked(self, tid, when)
     }
     fn forget_task(&self, tid: u32) {
-        self.remove_task(tid)
+        self.forget(Forgotten::Task(tid))
     }
     fn local_waiting_since(&self, cpu: u32) -> Option<u64> {
         Observer::local_waiting_since(self, cpu)

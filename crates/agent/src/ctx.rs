@@ -28,7 +28,8 @@ pub trait Probe {
     /// The agent is about to boost `tid` at `when` on its own initiative, not for the arrival BPF last handed
     /// over (the reaction is measured from then).
     fn kicked(&self, tid: u32, when: Nanos);
-    /// Stops watching a thread.
+    /// Stops watching a thread (its entry may go a moment later: an exiting thread's final stint is booked by
+    /// BPF at its last switch-out).
     fn forget_task(&self, tid: u32);
     /// When a local task that woke on `cpu` and has not run since woke, if one is waiting there.
     fn local_waiting_since(&self, _cpu: u32) -> Option<Nanos> {

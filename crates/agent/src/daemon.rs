@@ -225,6 +225,8 @@ impl Agent {
                         let now = now_ns();
                         self.update_gate(now);
                         self.engine.on_tick(now);
+                        self.engine.probe.reap_forgotten();
+                        self.arm_tick();
                     }
                     TOK_SIGNAL => {
                         if let Ok(Some(sig)) = self.signals.read_signal() {
@@ -346,7 +348,7 @@ impl Agent {
         let Some((p, booked)) = self.engine.remove_process(tgid) else {
             return;
         };
-        self.engine.probe.remove_proc(tgid);
+        self.engine.probe.forget_proc(tgid);
         if !self.engine.tracker.job_alive(p.job) {
             self.engine.probe.remove_job(p.job);
         }
@@ -515,7 +517,8 @@ impl Agent {
     }
 
     fn arm_tick(&mut self) {
-        let want = !self.proc_fds.is_empty();
+        // Also until the map entries of exited processes are deleted.
+        let want = !self.proc_fds.is_empty() || self.engine.probe.forgetting();
         if want == self.tick_armed {
             return;
         }
@@ -545,9 +548,12 @@ impl Agent {
             message_hooks_attached: obs.message_hooks_attached(),
             malformed_events: obs.malformed,
         };
-        let jobs = stats::job_stats(&self.engine.tracker, now, |tgid| {
-            engine::sample(obs, &self.engine.tracker, tgid, now).map(|s| s.cpu_ns)
-        });
+        let jobs = stats::job_stats(
+            &self.engine.tracker,
+            now,
+            |tgid| engine::sample(obs, &self.engine.tracker, tgid, now).map(|s| s.cpu_ns),
+            |job| crate::ctx::job_cpu(obs, &self.engine.tracker, job, now),
+        );
         stats::agent_stats(stats::Snapshot {
             uptime_s: now.saturating_sub(self.started_ns) as f64 / 1e9,
             guardian_pid: self.guardian_pid,

@@ -183,10 +183,11 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         let Some(p) = self.tracker.thread(parent) else {
             return;
         };
-        let (porig, changed, pin) = (
+        let (porig, changed, pin, creator_mode) = (
             p.orig,
             matches!(p.mode, Mode::Niced { .. }) || p.slice_ns.is_some(),
             p.affinity.clone(),
+            p.mode,
         );
         if changed {
             let child = self.tracker.thread_mut(tid).expect("adopted above");
@@ -211,6 +212,10 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
                 Err(err) => fail(&mut self.counters, err),
             }
         }
+        let now = (self.clock)();
+        self.with_policy(now, None, |p, ctx| {
+            p.on_thread_start(ctx, tid, creator_mode)
+        });
     }
 
     /// A flagged arrival.

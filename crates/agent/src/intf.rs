@@ -74,6 +74,8 @@ pub struct Task {
     pub r_milli: u32,
     pub preempted: u32,
     pub rt: u32,
+    pub exiting: u32,
+    pub group_dead: u32,
     pub switched_in_ns: u64,
     pub last_ran_ns: u64,
     pub runtime_ns: u64,
@@ -186,7 +188,7 @@ unsafe impl Pod for Proc {}
 unsafe impl Pod for JobState {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 256);
+const _: () = assert!(std::mem::size_of::<Task>() == 264);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<JobState>() == 8);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);

@@ -117,11 +117,13 @@ pub fn retire_process(tracker: &mut Tracker, p: &Process, booked_ns: Nanos, now:
     }
 }
 
-/// Every job's figures now. `booked` gives a live process's CPU time as BPF booked it.
+/// Every job's figures now. `booked` gives a live process's CPU time as BPF booked it, `job_booked` a live
+/// job's (every thread it ever had, the budget's figure).
 pub fn job_stats(
     tracker: &Tracker,
     now: Nanos,
     booked: impl Fn(u32) -> Option<Nanos>,
+    job_booked: impl Fn(u64) -> Option<Nanos>,
 ) -> Vec<JobStats> {
     tracker
         .jobs()
@@ -152,7 +154,9 @@ pub fn job_stats(
                 live_threads,
                 wall_s: j.ended_ns.unwrap_or(now).saturating_sub(j.registered_ns) as f64 / 1e9,
                 cpu_s,
-                booked_cpu_s: booked_s,
+                // The job's own counter where BPF still has it: processes that exited between two samples
+                // are in it to their last switch-out, not only to the last sample.
+                booked_cpu_s: job_booked(j.id).map_or(booked_s, |ns| ns as f64 / 1e9),
                 cpu_share: shares.iter().map(|s| s.0).sum::<f64>() / k,
                 fairness: shares.iter().map(|s| s.1).sum::<f64>() / k,
                 boosts_granted: j.counters.boosts,

@@ -1,5 +1,5 @@
 //! A lab killed outright leaves nothing behind (issue 29): `cosched lab` is SIGKILLed mid-run, with the agent
-//! boosting a spin-only ping-pong beside CPU-bound competitors; 2 s later no process it started is alive, no task
+//! boosting a spin-only ping-pong beside CPU-bound competitors; within 5 s no process it started is alive, no task
 //! it touched is real-time, and its cgroups, namespaces and agent socket are gone.
 //!
 //! Privileged (root, BPF, cgroup v1, namespaces): skips with a message elsewhere, fails under
@@ -159,6 +159,9 @@ fn why_not_here() -> Option<String> {
     })
 }
 
+/// How long after a lab's kill -9 everything it started must be gone.
+const VERDICT_AFTER: Duration = Duration::from_secs(5);
+
 #[test]
 #[cfg_attr(
     not(cosched_root),
@@ -244,13 +247,12 @@ agent = true
     let killed = Instant::now();
     lab.kill().unwrap(); // SIGKILL
     let _ = lab.wait();
-    // How soon everything is gone (polled), then the verdict at 2 s.
+    // How soon everything is gone (polled), the verdict at 5 s at the latest (typically well under 1 s; a
+    // cgroup can only be removed once the kernel has reaped its last task, which took over 2 s once on CI's
+    // busy 2-CPU machine).
     let mut gone_after = None;
-    while killed.elapsed() < Duration::from_secs(2) {
-        if gone_after.is_none()
-            && started.iter().all(|(p, s)| !alive(*p, s))
-            && lab_resources(lab_pid).is_empty()
-        {
+    while gone_after.is_none() && killed.elapsed() < VERDICT_AFTER {
+        if started.iter().all(|(p, s)| !alive(*p, s)) && lab_resources(lab_pid).is_empty() {
             gone_after = Some(killed.elapsed());
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -277,15 +279,15 @@ agent = true
     let _ = std::fs::remove_dir_all(&dir);
     assert!(
         survivors.is_empty(),
-        "2 s after the lab's kill -9 these still run: {survivors:?}"
+        "{VERDICT_AFTER:?} after the lab's kill -9 these still run: {survivors:?}"
     );
     assert!(
         new_realtime.is_empty(),
-        "2 s after the lab's kill -9 these are real-time: {new_realtime:?}"
+        "{VERDICT_AFTER:?} after the lab's kill -9 these are real-time: {new_realtime:?}"
     );
     assert!(
         resources.is_empty(),
-        "2 s after the lab's kill -9 these remain: {resources:?}"
+        "{VERDICT_AFTER:?} after the lab's kill -9 these remain: {resources:?}"
     );
 }
 

@@ -83,6 +83,8 @@ struct cosched_task {
 	                        * autogroup counted by weight, itself included; at last switch-in/arrival; 0 unknown */
 	u32 preempted;         /* 1 if it left its CPU still runnable (preempted), 0 if it blocked */
 	u32 rt;                /* 1 if it left its CPU with a real-time policy (boosted) */
+	u32 exiting;           /* 1 once it passed do_exit: its next switch-out at TASK_DEAD is its last */
+	u32 group_dead;        /* with exiting: it was its process's last thread */
 	u64 switched_in_ns;    /* last switch-in */
 	u64 last_ran_ns;       /* last switch-out (or switch-in while on CPU) */
 	u64 runtime_ns;        /* total CPU time booked by the kernel (se.sum_exec_runtime) since it became managed */

@@ -62,6 +62,9 @@ pub trait Policy {
     fn on_process_arrival(&mut self, _ctx: &mut Ctx, _tgid: u32) {}
     /// A process is gone (its threads went first, through [`on_thread_exit`](Self::on_thread_exit)).
     fn on_process_exit(&mut self, _tgid: u32) {}
+    /// A managed thread created thread `tid` (of its own process or a new one), adopted with its creator's
+    /// own attributes; `creator_mode`: what the agent had made of the creator then.
+    fn on_thread_start(&mut self, _ctx: &mut Ctx, _tid: u32, _creator_mode: Mode) {}
     /// A managed thread exited.
     fn on_thread_exit(&mut self, _tid: u32) {}
     /// The last process of a job is gone.
