@@ -71,12 +71,10 @@ impl Config {
     }
 }
 
-/// A flag's non-negative number of milliseconds, in ns; anything else is an error that names `--flag`.
+/// A flag's number of milliseconds, in ns ([`cosched_policy::config::parse_millis`]); anything else is an error
+/// that names `--flag`.
 pub fn ms(v: f64, flag: &str) -> anyhow::Result<Nanos> {
-    if !(v.is_finite() && v >= 0.0) {
-        anyhow::bail!("--{flag} must be a non-negative number of milliseconds, got {v}");
-    }
-    Ok((v * 1e6).round() as Nanos)
+    cosched_policy::config::parse_millis(v).map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
 }
 
 /// The kernel tick, from `CONFIG_HZ` in `/boot/config-$(uname -r)`; 4 ms (HZ=250) when unreadable.

@@ -188,22 +188,28 @@ fn param(
 /// The longest duration a millisecond parameter may give: an hour is far beyond any useful setting.
 pub const MAX_PARAMETER_MS: f64 = 3_600_000.0;
 
-/// `ms` as nanoseconds, rounded; an error naming `field` unless it is a number in `0..=MAX_PARAMETER_MS`.
+/// The one millisecond parser (experiment files, policy tables and the agent's flags): `ms` as nanoseconds,
+/// rounded, or what is wrong with it unless it is a number in `0..=MAX_PARAMETER_MS`.
+pub fn parse_millis(ms: f64) -> Result<Nanos, String> {
+    if !(ms.is_finite() && (0.0..=MAX_PARAMETER_MS).contains(&ms)) {
+        return Err(format!(
+            "{ms} ms is out of range; give a number of milliseconds in 0..={MAX_PARAMETER_MS}"
+        ));
+    }
+    Ok((ms * MILLIS as f64).round() as Nanos)
+}
+
+/// [`parse_millis`], its error naming policy `kind`'s `field`.
 pub fn millis_to_nanos(
     kind: &'static str,
     field: &'static str,
     ms: f64,
 ) -> Result<Nanos, PolicyConfigError> {
-    if !(ms.is_finite() && (0.0..=MAX_PARAMETER_MS).contains(&ms)) {
-        return Err(PolicyConfigError {
-            kind,
-            field,
-            message: format!(
-                "{ms} ms is out of range; give a number of milliseconds in 0..={MAX_PARAMETER_MS}"
-            ),
-        });
-    }
-    Ok((ms * MILLIS as f64).round() as Nanos)
+    parse_millis(ms).map_err(|message| PolicyConfigError {
+        kind,
+        field,
+        message,
+    })
 }
 
 fn nanos_to_millis(ns: Nanos) -> f64 {

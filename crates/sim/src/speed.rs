@@ -98,15 +98,6 @@ pub fn latency_runs(
 mod tests {
     use super::*;
 
-    /// `cargo test --release -p cosched-sim speed_million -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn speed_million_round_trips_eight_competitors() {
-        for line in latency_runs(1_000_000, 8, 1).unwrap() {
-            println!("{}", line.render());
-        }
-    }
-
     #[test]
     fn thread_cpu_time_grows_with_work() {
         // Where /proc/thread-self/stat exists, 0.3 s of busy work shows as at least 0.2 s (10 ms ticks).
