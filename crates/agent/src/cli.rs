@@ -14,7 +14,7 @@ use std::time::Duration;
 /// The mechanism's flags of `cosched agent`.
 #[derive(Args, Debug, Clone)]
 pub struct CoreArgs {
-    /// Control socket (root-only, mode 0600).
+    /// Control socket (mode 0666: any user may register their own processes, root any process).
     #[arg(long, default_value = DEFAULT_SOCKET)]
     pub socket: PathBuf,
     /// Print the running agent's statistics as JSON and exit.

@@ -1,8 +1,10 @@
 //! The control socket's server side: accepting connections, reading request lines without ever blocking the
 //! event loop, writing replies. The protocol itself (requests, replies, the client) is [`crate::proto`].
 //!
-//! The socket is created mode 0600 (in a 0700 directory under `/run/cosched`) and every peer's credentials are
-//! checked (`SO_PEERCRED`, uid 0). A connection's request line is read as it comes (a slow client, kept off its
+//! The socket is created mode 0666 (in a 0755 directory under `/run/cosched`): any local user may talk to the
+//! agent, and every request carries its peer's uid (`SO_PEERCRED`, read by the kernel, not sent by the client),
+//! which the agent checks against what it asks (a user registers only their own processes; root anything). A
+//! connection's request line is read as it comes (a slow client, kept off its
 //! CPU by the very load the agent steers, never stalls the loop); a connection that has not sent its line
 //! within [`CONN_PATIENCE`] is dropped, and at most [`MAX_PENDING_CONNS`] wait at once (the oldest goes first).
 
@@ -25,8 +27,20 @@ const MAX_LINE: usize = 64 * 1024;
 /// A control connection whose request line is still arriving.
 struct PendingConn {
     stream: UnixStream,
+    /// The peer's uid, from the kernel (`SO_PEERCRED`).
+    uid: u32,
     line: Vec<u8>,
     since: Instant,
+}
+
+/// A whole request line, with who sent it.
+pub struct Incoming {
+    /// Where to answer.
+    pub stream: UnixStream,
+    /// The peer's uid, from the kernel.
+    pub uid: u32,
+    /// The request, or why the line is not one.
+    pub request: Result<Request, String>,
 }
 
 /// The listening socket and the connections waiting for their request line.
@@ -39,8 +53,8 @@ pub struct Control {
 }
 
 impl Control {
-    /// Listens at `path` (root only); refuses when another agent answers there. Connections get epoll tokens
-    /// from `first_token` up.
+    /// Listens at `path` (any local user may connect); refuses when another agent answers there. Connections get
+    /// epoll tokens from `first_token` up.
     pub fn bind(path: &Path, first_token: u64) -> anyhow::Result<Control> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -48,7 +62,7 @@ impl Control {
             })?;
             if dir.starts_with("/run/cosched") {
                 use std::os::unix::fs::PermissionsExt;
-                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
             }
         }
         if UnixStream::connect(path).is_ok() {
@@ -58,8 +72,9 @@ impl Control {
             );
         }
         let _ = std::fs::remove_file(path);
-        // SAFETY: umask only affects file creation of this process; set so the socket is born 0600.
-        let old = unsafe { libc::umask(0o177) };
+        // SAFETY: umask only affects file creation of this process; set so the socket is born 0666 (connecting
+        // needs write permission on it).
+        let old = unsafe { libc::umask(0o111) };
         let listener = UnixListener::bind(path);
         // SAFETY: restore the previous mask.
         unsafe { libc::umask(old) };
@@ -93,18 +108,10 @@ impl Control {
         }
     }
 
-    /// Checks the peer (root only) and waits for its request line without blocking.
+    /// Notes who the peer is and waits for its request line without blocking.
     fn accept(&mut self, stream: UnixStream, epoll: &Epoll) -> anyhow::Result<()> {
         let cred =
             nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)?;
-        if cred.uid() != 0 {
-            return reply_to(
-                stream,
-                &Reply::Error {
-                    message: format!("only root may talk to the agent (peer uid {})", cred.uid()),
-                },
-            );
-        }
         let now = Instant::now();
         let stale: Vec<u64> = self
             .conns
@@ -131,6 +138,7 @@ impl Control {
             token,
             PendingConn {
                 stream,
+                uid: cred.uid(),
                 line: Vec::new(),
                 since: now,
             },
@@ -138,14 +146,9 @@ impl Control {
         Ok(())
     }
 
-    /// More of connection `token`'s request line arrived (or it hung up). Once the line is whole, returns the
-    /// stream to answer on and the request (or why it is not one); `None` while it is still coming or when
-    /// the client went away.
-    pub fn on_readable(
-        &mut self,
-        token: u64,
-        epoll: &Epoll,
-    ) -> Option<(UnixStream, Result<Request, String>)> {
+    /// More of connection `token`'s request line arrived (or it hung up). Once the line is whole, returns it
+    /// ([`Incoming`]); `None` while it is still coming or when the client went away.
+    pub fn on_readable(&mut self, token: u64, epoll: &Epoll) -> Option<Incoming> {
         let conn = self.conns.get_mut(&token)?;
         let mut buf = [0u8; 4096];
         let complete = loop {
@@ -170,7 +173,11 @@ impl Control {
         let line = String::from_utf8_lossy(&complete?).into_owned();
         let request = serde_json::from_str::<Request>(&line)
             .map_err(|e| format!("bad request {line:?}: {e}"));
-        Some((conn.stream, request))
+        Some(Incoming {
+            stream: conn.stream,
+            uid: conn.uid,
+            request,
+        })
     }
 }
 

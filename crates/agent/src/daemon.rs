@@ -280,6 +280,7 @@ impl Agent {
                 intf::COSCHED_EV_FORK => self.on_fork(&e),
                 intf::COSCHED_EV_EXIT => self.engine.on_thread_exit(e.tid),
                 intf::COSCHED_EV_WATCH => self.attach_message_hooks(),
+                intf::COSCHED_EV_CRED_CHANGE => self.on_cred_change(&e),
                 intf::COSCHED_EV_LOCAL_WAKE => {
                     if self.cfg.log_actions {
                         let comm = std::fs::read_to_string(format!("/proc/{}/comm", e.arg))
@@ -341,6 +342,22 @@ impl Agent {
         Ok(())
     }
 
+    /// A managed process exec'd a setuid or setgid program: it runs with privileges its owner does not have,
+    /// so it leaves management alive — what the agent changed is restored, and it is forgotten (BPF already
+    /// dropped its entries, so nothing it creates is adopted).
+    fn on_cred_change(&mut self, e: &Event) {
+        if self.engine.tracker.process(e.tgid).is_none() {
+            return;
+        }
+        self.engine.restore_process(e.tgid, now_ns());
+        self.engine.counters.released_setuid += 1;
+        self.log(&format!(
+            "pid {} exec'd a setuid/setgid program (effective uid {}): no longer managed",
+            e.tgid, e.arg
+        ));
+        self.on_proc_exit(e.tgid);
+    }
+
     fn on_proc_exit(&mut self, tgid: u32) {
         if let Some(fd) = self.proc_fds.remove(&tgid) {
             let _ = self.epoll.delete(fd.as_fd());
@@ -359,7 +376,12 @@ impl Agent {
     }
 
     fn on_conn(&mut self, token: u64) {
-        let Some((stream, request)) = self.control.on_readable(token, &self.epoll) else {
+        let Some(control::Incoming {
+            stream,
+            uid,
+            request,
+        }) = self.control.on_readable(token, &self.epoll)
+        else {
             return;
         };
         let reply = match request {
@@ -367,12 +389,14 @@ impl Agent {
                 pid: std::process::id(),
             },
             Ok(Request::Stats) => Reply::Stats(Box::new(self.stats())),
-            Ok(Request::Register { pid, name }) => match self.register(pid, name) {
-                Ok(job) => Reply::Registered { job },
-                Err(e) => Reply::Error {
-                    message: format!("{e:#}"),
-                },
-            },
+            Ok(Request::Register { pid, name }) => {
+                match sched::owned_by(pid, uid).and_then(|()| self.register(pid, name)) {
+                    Ok(job) => Reply::Registered { job },
+                    Err(e) => Reply::Error {
+                        message: format!("{e:#}"),
+                    },
+                }
+            }
             Err(message) => Reply::Error { message },
         };
         if let Err(e) = control::reply_to(stream, &reply) {

@@ -400,6 +400,21 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         Some((p, booked))
     }
 
+    /// Restores every thread of process `tgid` the agent changed: it leaves management alive.
+    pub fn restore_process(&mut self, tgid: u32, now: Nanos) {
+        let tids: Vec<u32> = self
+            .tracker
+            .tids_of(tgid)
+            .into_iter()
+            .filter(|&tid| self.tracker.thread(tid).is_some_and(|t| t.changed()))
+            .collect();
+        self.with_policy(now, None, |_, ctx| {
+            for tid in tids {
+                ctx.restore(tid);
+            }
+        });
+    }
+
     /// Restores every thread the agent changed (shutdown; the guardian covers the other ways to end).
     pub fn restore_everything(&mut self, now: Nanos) {
         let tids: Vec<u32> = self

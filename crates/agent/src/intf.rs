@@ -38,6 +38,9 @@ pub const COSCHED_EV_EXIT: u64 = 3;
 pub const COSCHED_EV_WATCH: u64 = 4;
 /// A local task woke on a CPU a boosted managed thread holds (`tid`: the boosted thread).
 pub const COSCHED_EV_LOCAL_WAKE: u64 = 5;
+/// A managed process exec'd a setuid or setgid program (its effective ids differ from its real ones): it leaves
+/// management (BPF already dropped its entries, so nothing it creates is adopted).
+pub const COSCHED_EV_CRED_CHANGE: u64 = 6;
 
 pub const COSCHED_STAT_ARRIVALS: u64 = 0;
 pub const COSCHED_STAT_FLAGGED: u64 = 1;
@@ -267,6 +270,7 @@ mod tests {
             ("COSCHED_EV_EXIT", COSCHED_EV_EXIT),
             ("COSCHED_EV_WATCH", COSCHED_EV_WATCH),
             ("COSCHED_EV_LOCAL_WAKE", COSCHED_EV_LOCAL_WAKE),
+            ("COSCHED_EV_CRED_CHANGE", COSCHED_EV_CRED_CHANGE),
             ("COSCHED_STAT_ARRIVALS", COSCHED_STAT_ARRIVALS),
             ("COSCHED_STAT_FLAGGED", COSCHED_STAT_FLAGGED),
             ("COSCHED_STAT_ON_CPU", COSCHED_STAT_ON_CPU),

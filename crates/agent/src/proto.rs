@@ -1,7 +1,8 @@
 //! The agent's control socket: one JSON request per connection, one JSON reply, then close.
 //!
-//! The socket (default [`DEFAULT_SOCKET`]) is created mode 0600 in a 0700 directory and every peer's
-//! credentials are checked (`SO_PEERCRED`, uid 0), so only root can register jobs or read statistics.
+//! The socket (default [`DEFAULT_SOCKET`]) is created mode 0666 in a 0755 directory: any local user may ping
+//! the agent, read its statistics and register their own processes (the agent checks the peer's uid from
+//! `SO_PEERCRED` against the process's, [`crate::sched::owned_by`]); root may register any process.
 //! [`Client`] is the library API the lab and `cosched run` use.
 
 use serde::{Deserialize, Serialize};
@@ -149,9 +150,10 @@ pub struct AgentStats {
     /// them), and the local wake-ups BPF reported.
     pub boosts_yielded: u64,
     pub local_wakes: u64,
-    /// Threads put back to their own attributes.
     /// Threads left unmanaged because their job already had the most managed threads a job may have.
     pub threads_refused: u64,
+    /// Processes that left management alive: they exec'd a setuid or setgid program.
+    pub released_setuid: u64,
     /// Flagged arrivals the engine could not hand to the policy (thread or process not tracked).
     pub arrivals_unattributed: u64,
     pub restores: u64,

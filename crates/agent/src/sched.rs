@@ -264,6 +264,37 @@ pub fn is_kernel_thread(pid: u32) -> std::io::Result<bool> {
     })
 }
 
+/// Whether user `uid` may have process `pid` managed: root may have any process managed; anyone else only a
+/// process that is theirs through and through — real, effective, saved and filesystem uid all `uid` (a setuid
+/// program they started runs as its owner, not as them). The error says why not, for the requester.
+pub fn owned_by(pid: u32, uid: u32) -> anyhow::Result<()> {
+    if uid == 0 {
+        return Ok(());
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| anyhow::anyhow!("pid {pid} is not a live process ({e})"))?;
+    let ids = uids_in_status(&status)
+        .ok_or_else(|| anyhow::anyhow!("pid {pid}: no Uid line in /proc/{pid}/status"))?;
+    if ids.iter().any(|&id| id != uid) {
+        anyhow::bail!(
+            "pid {pid} is not yours (its real, effective, saved and filesystem uids are {ids:?}; you are uid \
+             {uid}): a user may have only their own processes managed; root may have any"
+        );
+    }
+    Ok(())
+}
+
+/// The four uids of a `/proc/<pid>/status` text's `Uid:` line (real, effective, saved, filesystem).
+pub fn uids_in_status(status: &str) -> Option<[u32; 4]> {
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    let mut ids = line.split_whitespace().map(|f| f.parse::<u32>().ok());
+    let mut out = [0; 4];
+    for slot in &mut out {
+        *slot = ids.next()??;
+    }
+    Some(out)
+}
+
 /// `pidfd_open(pid, flags)`.
 pub fn pidfd_open(pid: u32, flags: u32) -> std::io::Result<OwnedFd> {
     // SAFETY: plain syscall; on success it returns a new file descriptor that we own.
@@ -582,6 +613,31 @@ mod tests {
         assert!(!is_kernel_thread(std::process::id()).unwrap());
     }
     use super::*;
+
+    #[test]
+    fn the_uid_line_gives_real_effective_saved_and_filesystem_uids() {
+        let status = "Name:\tsleep\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+        assert_eq!(uids_in_status(status), Some([1000, 0, 0, 0]));
+        assert_eq!(uids_in_status("Name:\tx\nUid:\t1 2\n"), None);
+        assert_eq!(uids_in_status("Name:\tx\n"), None);
+    }
+
+    #[test]
+    fn a_user_may_have_only_their_own_processes_managed() {
+        let me = std::process::id();
+        let my_uid = nix::unistd::getuid().as_raw();
+        owned_by(me, my_uid).unwrap();
+        // Root may have anything managed; anyone else not a process of another uid.
+        owned_by(me, 0).unwrap();
+        let stranger = my_uid.wrapping_add(4242);
+        let err = owned_by(me, stranger).unwrap_err().to_string();
+        assert!(
+            err.contains("not yours") && err.contains(&stranger.to_string()),
+            "{err}"
+        );
+        let err = owned_by(u32::MAX - 1, stranger).unwrap_err().to_string();
+        assert!(err.contains("not a live process"), "{err}");
+    }
 
     #[test]
     fn stat_fields_survive_spaces_in_comm() {

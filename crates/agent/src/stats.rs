@@ -28,6 +28,8 @@ pub struct Counters {
     pub refused_gone: u64,
     /// Threads left unmanaged because their job already had the most threads a job may have.
     pub threads_refused: u64,
+    /// Processes that left management alive: they exec'd a setuid or setgid program.
+    pub released_setuid: u64,
     /// Flagged arrivals the engine could not hand to the policy: their thread or process was not (or no longer)
     /// tracked.
     pub arrivals_unattributed: u64,
@@ -53,6 +55,7 @@ impl Default for Counters {
             boosts_yielded: 0,
             refused_gone: 0,
             threads_refused: 0,
+            released_setuid: 0,
             arrivals_unattributed: 0,
             boost_errors: 0,
             watch_closes: 0,
@@ -272,6 +275,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         boosts_yielded: s.counters.boosts_yielded,
         local_wakes: stat(intf::COSCHED_STAT_LOCAL_WAKES),
         threads_refused: s.counters.threads_refused,
+        released_setuid: s.counters.released_setuid,
         arrivals_unattributed: s.counters.arrivals_unattributed,
         watching: s.bpf.watching,
         message_hooks_attached: s.bpf.message_hooks_attached,

@@ -11,7 +11,7 @@ use cosched_agent::proto::{AgentStats, Client};
 use cosched_agent::sched::{self, SchedAttr, Target};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -1047,6 +1047,138 @@ fn sudo_cosched_run_runs_the_command_as_the_invoking_user() {
     };
     assert_eq!(id(&[]), "65534 65534");
     assert_eq!(id(&["--as-root"]), "0 0");
+}
+
+/// User nobody, whom the tests run `cosched run` as: an ordinary user without sudo.
+const NOBODY: u32 = 65534;
+
+/// `cosched-agent` copied where user nobody may run it (the build tree may sit in a directory only root can
+/// enter), in the agent's own test directory, made world-readable.
+fn agent_binary_for_nobody(agent: &AgentProc) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&agent.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = agent.dir.join("cosched-agent");
+    std::fs::copy(env!("CARGO_BIN_EXE_cosched-agent"), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    copy
+}
+
+/// `cosched run --socket <agent's> ARGS` as user nobody (no sudo), with its output.
+fn run_as_nobody(agent: &AgentProc, binary: &Path, args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    Command::new(binary)
+        .args(["run", "--socket"])
+        .arg(&agent.socket)
+        .args(args)
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .current_dir("/")
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_GID")
+        .env_remove("SUDO_USER")
+        .output()
+        .unwrap()
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn an_ordinary_user_runs_their_own_job_and_cannot_register_another_users_process() {
+    let _serial = privileged!();
+    let agent = AgentProc::start(&[]);
+    let binary = agent_binary_for_nobody(&agent);
+    // Their own command: managed, as them, and its exit code comes back.
+    let out = run_as_nobody(
+        &agent,
+        &binary,
+        &["--name", "nobodys", "--", "sh", "-c", "sleep 0.3; exit 3"],
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let st = agent.stats();
+    let job = st
+        .jobs
+        .iter()
+        .find(|j| j.name == "nobodys")
+        .unwrap_or_else(|| panic!("nobody's job was not registered: {st:#?}"));
+    assert!(job.wall_s > 0.2, "{job:?}");
+    // Another user's process (root's: this test's helper) is refused, with a reason, and left alone.
+    let victim = helper("spin:0");
+    let victim_pid = victim.pid().to_string();
+    let out = run_as_nobody(&agent, &binary, &["--pid", &victim_pid]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("not yours"),
+        "nobody registered root's process: {out:?}"
+    );
+    assert!(
+        agent
+            .stats()
+            .jobs
+            .iter()
+            .all(|j| j.root_pid != victim.pid()),
+        "the refused process is managed all the same"
+    );
+    // Root may register it.
+    agent.client().register(victim.pid(), "roots").unwrap();
+    drop(victim);
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn a_process_that_execs_a_setuid_program_leaves_management() {
+    use std::os::unix::fs::PermissionsExt;
+    let _serial = privileged!();
+    let agent = AgentProc::start(&[]);
+    let binary = agent_binary_for_nobody(&agent);
+    // A setuid-root copy of sleep, which nobody's job runs as its child: that child runs as root and must not be
+    // managed (nor anything it creates), while the job's own shell stays managed.
+    let suid = agent.dir.join("suid-sleep");
+    std::fs::copy(which("sleep").expect("sleep on PATH (coreutils)"), &suid).unwrap();
+    std::fs::set_permissions(&suid, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let script = format!("sleep 0.5; {} 1.5; exit 0", suid.display());
+    use std::os::unix::process::CommandExt;
+    let mut run = Kid(Command::new(&binary)
+        .args(["run", "--socket"])
+        .arg(&agent.socket)
+        .args(["--name", "setuid", "--", "sh", "-c", &script])
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .current_dir("/")
+        .spawn()
+        .unwrap());
+    let job = |st: &AgentStats| st.jobs.iter().find(|j| j.name == "setuid").cloned();
+    // Managed while the shell's first child (plain sleep) runs: the shell and it.
+    wait_until(
+        "the job's shell and its plain child managed",
+        Duration::from_secs(5),
+        || job(&agent.stats()).is_some_and(|j| j.live_processes == 2),
+    );
+    // Once the setuid program runs: released, and only the shell left.
+    wait_until("the setuid child released", Duration::from_secs(5), || {
+        agent.stats().released_setuid == 1
+    });
+    let st = agent.stats();
+    assert_eq!(
+        job(&st).map(|j| j.live_processes),
+        Some(1),
+        "the setuid child is still managed: {st:#?}"
+    );
+    let status = run.0.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// The first `name` on `PATH`.
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
 }
 
 #[test]

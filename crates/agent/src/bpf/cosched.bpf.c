@@ -14,6 +14,7 @@
  *   sched_wakeup                 a local task woke on a CPU a boosted managed thread holds: the boost yields
  *   sched_migrate_task           a local task waiting since its wake-up moves its record to its new CPU
  *   sched_process_fork           children and threads of a managed task become managed
+ *   sched_process_exec           a managed process that exec'd a setuid/setgid program leaves management
  *   sched_process_exit           marks a managed thread exiting (its final switch-out is its last)
  *   sock_recv_length             socket -> receiving thread (runs in its context); empty polls of spinning
  *                                receivers; last successful receive
@@ -506,6 +507,37 @@ int BPF_PROG(cosched_fork, struct task_struct *parent, struct task_struct *child
 	stat_inc(COSCHED_STAT_FORKS);
 	/* `cpu` carries the parent's tid: user space copies the parent's original attributes to the child. */
 	emit_event(COSCHED_EV_FORK, tid, tgid, parent_tid, 0, bpf_ktime_get_ns(), job);
+	return 0;
+}
+
+/* A managed process exec'd a program that gives it other effective ids than its real ones (setuid or setgid):
+ * it runs with privileges its owner does not have, so it leaves management at once — its entries go (nothing it
+ * creates from now on is adopted) and user space restores what it had changed and forgets it. After a
+ * successful exec the calling thread is the process's only one. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(cosched_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	u32 tid = p->pid, tgid = p->tgid;
+	struct cosched_task *t = bpf_map_lookup_elem(&tasks, &tid);
+	struct cosched_proc *pp;
+	u32 uid, euid, gid, egid;
+	u64 job;
+
+	if (!t)
+		return 0;
+	uid = BPF_CORE_READ(p, cred, uid.val);
+	euid = BPF_CORE_READ(p, cred, euid.val);
+	gid = BPF_CORE_READ(p, cred, gid.val);
+	egid = BPF_CORE_READ(p, cred, egid.val);
+	if (uid == euid && gid == egid)
+		return 0;
+	pp = bpf_map_lookup_elem(&procs, &tgid);
+	job = pp ? pp->job : 0;
+	bpf_map_delete_elem(&tasks, &tid);
+	bpf_map_delete_elem(&kicked, &tid);
+	bpf_map_delete_elem(&procs, &tgid);
+	/* `arg` carries the new effective uid (for the log). */
+	emit_event(COSCHED_EV_CRED_CHANGE, tid, tgid, 0, euid, bpf_ktime_get_ns(), job);
 	return 0;
 }
 

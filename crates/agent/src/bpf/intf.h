@@ -42,6 +42,7 @@ typedef unsigned long long u64;
 #define COSCHED_EV_EXIT 3          /* a managed thread exited (its entry is gone from the tasks map) */
 #define COSCHED_EV_WATCH 4         /* the watch gate opened: user space attaches the message hooks */
 #define COSCHED_EV_LOCAL_WAKE 5    /* a local (unmanaged, user, fair-class) task woke on a CPU a boosted thread holds */
+#define COSCHED_EV_CRED_CHANGE 6   /* a managed process exec'd a setuid/setgid program: it leaves management */
 
 /* Statistic indices into each row of `stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE]` (user space sums the rows).
  * Never lose data silently: every drop and miss is counted. */
