@@ -4,7 +4,7 @@
 //! `cosched agent`'s flags are the mechanism's ([`CoreArgs`]) plus every registered policy's own
 //! ([`crate::policy::registry()`]); `--policy NAME` picks the policy, and a flag of another policy is an error.
 
-use crate::config::{ms, Config};
+use crate::config::{ms, us, Config};
 use crate::policy::{self, Host, Policy};
 use crate::proto::{AgentStats, Client, DEFAULT_SOCKET};
 use clap::{ArgMatches, Args, FromArgMatches};
@@ -217,6 +217,8 @@ impl AgentArgs {
             );
         }
         let tick_ns = ms(a.tick_ms, "tick-ms")?;
+        // Checked here once: the guardian turns it into ns.
+        ms(a.guard_lease_ms as f64, "guard-lease-ms")?;
         if tick_ns < 1_000_000 {
             anyhow::bail!("--tick-ms must be at least 1");
         }
@@ -233,21 +235,18 @@ impl AgentArgs {
         let cfg = Config {
             socket: a.socket.clone(),
             policy: a.policy.clone(),
-            grace_ns: a.grace_us * 1000,
-            renotify_ns: a.renotify_us.max(1) * 1000,
+            grace_ns: us(a.grace_us, "grace-us")?,
+            renotify_ns: us(a.renotify_us.max(1), "renotify-us")?,
             mechanism: a.mechanism,
             rt_prio: a.rt_prio,
             yield_to_local: !a.no_yield_to_local,
-            yield_ns: a
-                .yield_us
-                .checked_mul(1000)
-                .filter(|&ns| ns <= 1_000_000_000)
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "--yield-us must be at most 1000000 (1 s), got {}",
-                        a.yield_us
-                    )
-                })?,
+            yield_ns: match us(a.yield_us, "yield-us")? {
+                ns if ns <= 1_000_000_000 => ns,
+                _ => anyhow::bail!(
+                    "--yield-us must be at most 1000000 (1 s), got {}",
+                    a.yield_us
+                ),
+            },
             tick_ns,
             watch_hold_ns: match ms(a.watch_hold_ms, "watch-hold-ms")? {
                 0 => None,
@@ -617,6 +616,30 @@ mod tests {
         assert_eq!(e.counters.policy.get("ignored"), Some(&1));
         let stats = crate::stats::policy_section("idle", e.policy().counters(), &e.counters);
         assert_eq!((stats.refused, stats.counters["ignored"]), (1, 1));
+    }
+
+    #[test]
+    fn a_microsecond_flag_that_would_overflow_is_an_error_naming_it() {
+        let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+        let huge = u64::MAX.to_string();
+        for flag in ["--boost-us", "--max-extend-us", "--quantum-us"] {
+            let m = cmd
+                .clone()
+                .try_get_matches_from(["agent", flag, huge.as_str()])
+                .unwrap();
+            let args = AgentArgs::from_arg_matches(&m).unwrap();
+            let err = args
+                .policy(&Host {
+                    kernel_tick_ns: 4_000_000,
+                })
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            // --boost-us has its own range check first; the others reach the checked conversion.
+            let named = err.contains(&flag[2..]);
+            let why = err.contains("out of range") || err.contains("must be in");
+            assert!(named && why, "{flag}: {err}");
+        }
     }
 
     #[test]

@@ -77,6 +77,12 @@ pub fn ms(v: f64, flag: &str) -> anyhow::Result<Nanos> {
     cosched_policy::config::parse_millis(v).map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
 }
 
+/// A flag's number of microseconds, in ns ([`cosched_policy::config::parse_micros`], checked); anything else is
+/// an error that names `--flag`.
+pub fn us(v: u64, flag: &str) -> anyhow::Result<Nanos> {
+    cosched_policy::config::parse_micros(v).map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
+}
+
 /// The kernel tick, from `CONFIG_HZ` in `/boot/config-$(uname -r)`; 4 ms (HZ=250) when unreadable.
 pub fn kernel_tick_ns() -> Nanos {
     let release = nix::sys::utsname::uname()

@@ -210,7 +210,7 @@ impl Guardian {
             h.magic = MAGIC;
             h.agent_pid = agent;
             h.agent_start = sched::start_time(agent, agent)?;
-            h.lease_ns = lease_ms * 1_000_000;
+            h.lease_ns = lease_ms.saturating_mul(1_000_000);
             h.heartbeat_ns.store(monotonic_ns(), Ordering::SeqCst);
         }
         // SAFETY: fork; the child only runs `guard`, which uses plain syscalls and /proc reads, and never

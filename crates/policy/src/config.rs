@@ -199,6 +199,19 @@ pub fn parse_millis(ms: f64) -> Result<Nanos, String> {
     Ok((ms * MILLIS as f64).round() as Nanos)
 }
 
+/// The one microsecond parser (the agent's `--*-us` flags): `us` as nanoseconds, or what is wrong with it unless
+/// it is at most [`MAX_PARAMETER_MS`] (checked: an unchecked `us * 1000` wraps in a release build).
+pub fn parse_micros(us: u64) -> Result<Nanos, String> {
+    us.checked_mul(crate::MICROS)
+        .filter(|&ns| ns as f64 <= MAX_PARAMETER_MS * MILLIS as f64)
+        .ok_or_else(|| {
+            format!(
+                "{us} µs is out of range; give a number of microseconds up to {}",
+                MAX_PARAMETER_MS as u64 * 1000
+            )
+        })
+}
+
 /// [`parse_millis`], its error naming policy `kind`'s `field`.
 pub fn millis_to_nanos(
     kind: &'static str,
@@ -628,6 +641,19 @@ impl PolicyParameters for PbConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn microseconds_convert_checked_up_to_an_hour() {
+        assert_eq!(parse_micros(1500), Ok(1_500_000));
+        assert_eq!(parse_micros(3_600_000_000), Ok(3_600_000_000_000));
+        assert!(parse_micros(3_600_000_001)
+            .unwrap_err()
+            .contains("out of range"));
+        // 2^64 / 1000 µs would wrap to a small duration in a release build.
+        assert!(parse_micros(u64::MAX).is_err());
+        assert!(parse_millis(f64::NAN).is_err() && parse_millis(-1.0).is_err());
+        assert_eq!(parse_millis(2.5), Ok(2_500_000));
+    }
 
     /// A policy table as an experiment file writes it.
     #[derive(Debug, Deserialize)]

@@ -84,7 +84,7 @@
 //! tick (4000 at HZ=250), and the budget's defaults ([`BudgetParams::DEFAULT`]): `--slack-ppm` 1000000,
 //! `--burst-ms` 160, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60; `--no-demote` only refuses.
 
-use crate::config::ms;
+use crate::config::{ms, us};
 use crate::intf;
 use crate::policy::{
     has_unread, spin_waiting, Arrival, Counter, Ctx, Host, Mode, Policy, PolicyFlags,
@@ -155,7 +155,7 @@ impl DcsFlags {
         }
         let quantum_ns = match self.quantum_us {
             Some(0) => anyhow::bail!("--quantum-us must be positive"),
-            Some(q) => q * 1000,
+            Some(q) => us(q, "quantum-us")?,
             None => host.kernel_tick_ns,
         };
         let dcs = DcsParams {
@@ -171,10 +171,11 @@ impl DcsFlags {
             resume_ns: ms(self.resume_ms, "resume-ms")?,
         };
         budget.validate()?;
+        let window_ns = us(self.boost_us, "boost-us")?;
         Ok(DcsConfig {
-            window_ns: self.boost_us * 1000,
-            max_extend_ns: self.max_extend_us.max(self.boost_us) * 1000,
-            max_boost_ns: ms(self.max_boost_ms, "max-boost-ms")?.max(self.boost_us * 1000),
+            window_ns,
+            max_extend_ns: us(self.max_extend_us, "max-extend-us")?.max(window_ns),
+            max_boost_ns: ms(self.max_boost_ms, "max-boost-ms")?.max(window_ns),
             dcs,
             quantum_ns,
             budget,
