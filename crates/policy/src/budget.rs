@@ -374,3 +374,58 @@ mod tests {
         .is_err());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    //! The budget's promise over any run, not only the worked examples above.
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A job that uses CPU beyond what the kernel gives it only while the budget allows (each interval's
+        /// use decided at its start, at most `d` ns, `d` within the floor) never gets more than its fair
+        /// credit plus one burst plus one interval's use, over any sequence of intervals: the token bucket's
+        /// ledger, burst − Σ cpu + Σ credit − (credit lost above the burst) = tokens ≥ −d.
+        #[test]
+        fn a_job_never_gets_more_than_its_share_plus_one_burst(
+            intervals in prop::collection::vec((0u64..20_000_000, 0u64..10_000_000, 1u32..5), 1..400),
+            slack_ppm in 500_000u64..1_500_000,
+        ) {
+            let params = BudgetParams { slack_ppm, ..BudgetParams::DEFAULT };
+            let d_max = 10_000_000; // the largest interval use generated; within the 160 ms floor
+            prop_assume!(d_max <= params.floor_ns);
+            let mut b = Budget::new(params, 0, 0);
+            let (mut now, mut cpu, mut credited) = (0u64, 0u64, 0u128);
+            for (wall, want, r) in intervals {
+                // Beyond its own share it runs only with the budget's leave.
+                let used = if b.may_boost() { want } else { 0 };
+                now += wall;
+                cpu += used;
+                let fair = wall / u64::from(r);
+                credited += u128::from(fair) * u128::from(slack_ppm) / u128::from(PPM);
+                b.settle(now, cpu, fair);
+                prop_assert!(b.tokens() >= -(d_max as i64), "debt beyond one interval: {}", b.tokens());
+                prop_assert!(
+                    u128::from(cpu) <= credited + u128::from(params.burst_ns) + u128::from(d_max),
+                    "used {cpu} ns against {credited} ns of credit and a {} ns burst", params.burst_ns
+                );
+            }
+        }
+
+        /// Intervals without a boost never put a job in (deeper) debt, whatever it used.
+        #[test]
+        fn the_fair_class_alone_never_deepens_debt(
+            intervals in prop::collection::vec((0u64..20_000_000, 0u64..40_000_000, 1u32..5), 1..200),
+        ) {
+            let mut b = Budget::new(BudgetParams::DEFAULT, 0, 0);
+            let (mut now, mut cpu) = (0u64, 0u64);
+            for (wall, used, r) in intervals {
+                let before = b.tokens();
+                now += wall;
+                cpu += used;
+                b.settle_unboosted(now, cpu, wall / u64::from(r));
+                prop_assert!(b.tokens() >= before.min(0));
+            }
+        }
+    }
+}
