@@ -170,15 +170,20 @@ impl Control {
         };
         let conn = self.conns.remove(&token).expect("looked up above");
         let _ = epoll.delete(&conn.stream);
-        let line = String::from_utf8_lossy(&complete?).into_owned();
-        let request = serde_json::from_str::<Request>(&line)
-            .map_err(|e| format!("bad request {line:?}: {e}"));
+        let request = parse_request(&complete?);
         Some(Incoming {
             stream: conn.stream,
             uid: conn.uid,
             request,
         })
     }
+}
+
+/// One request line (without its newline), or what is wrong with it. Anything a local user sends comes through
+/// here: it is fuzzed (`fuzz/fuzz_targets/control_request.rs`), and its corpus replays in `cargo test`.
+pub fn parse_request(line: &[u8]) -> Result<Request, String> {
+    let line = String::from_utf8_lossy(line);
+    serde_json::from_str::<Request>(&line).map_err(|e| format!("bad request {line:?}: {e}"))
 }
 
 /// Writes one reply line. The client waits for it with an empty receive buffer, so a reply (a few kB of
