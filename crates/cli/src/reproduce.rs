@@ -5,7 +5,8 @@
 //!
 //! Seeds built so far: `000` (`000_e8004e1596fde6a5.txt`, dynamic coscheduling: the Latency, Barrier, Mixed and
 //! `ts_slpret` ablation experiments in the simulator, and a TCP ping-pong between two network namespaces with
-//! and without `cosched agent` on this kernel) and `003` (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on
+//! and without `cosched agent` on this kernel), `001` (`001_cc73854eda2a0ea6.txt`, Self Co-Scheduling: E1 and
+//! E2 on a simulated 64-CPU shared-memory machine; no real experiment yet) and `003` (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on
 //! Linux 2.2: IS, MG and master–slave against local calcula tasks in the simulator; no real experiment yet).
 //!
 //! Adding a seed: one module `reproduce/seed_NNN.rs` with its claims as data (`cosched_report::claims::Claim`),
@@ -14,6 +15,7 @@
 
 mod claims;
 mod seed_000;
+mod seed_001;
 mod seed_003;
 
 use anyhow::Context;
@@ -52,6 +54,9 @@ pub struct SeedResults {
     pub scale: Scale,
     /// Each simulated experiment's summary rows, by experiment name.
     pub sim: BTreeMap<String, Vec<SummaryRow>>,
+    /// Each simulated experiment's run records, by experiment name (for measures paired run by run, such as
+    /// seed 001's slowdowns against FIFO).
+    pub sim_runs: BTreeMap<String, Vec<cosched_report::RunRecord>>,
     /// The real experiment's results, or why there are none (`--sim-only`, the machine, a failed run, or a seed
     /// without a real experiment).
     pub real: Result<RealResults, String>,
@@ -101,6 +106,14 @@ pub const SEEDS: &[Seed] = &[
         }),
     },
     Seed {
+        id: seed_001::SEED,
+        paper: "001_cc73854eda2a0ea6.txt",
+        sim: seed_001::SIM_EXPERIMENTS,
+        lab: None,
+        claims: seed_001::claims,
+        comparison: None,
+    },
+    Seed {
         id: seed_003::SEED,
         paper: "003_d5c4b72e5fa91aa6.txt",
         sim: seed_003::SIM_EXPERIMENTS,
@@ -141,8 +154,11 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     for seed in seeds {
         println!("== seed {} ({}) ==", seed.id, seed.paper);
         let mut sim = BTreeMap::new();
+        let mut sim_runs = BTreeMap::new();
         for name in seed.sim {
-            sim.insert(name.to_string(), run_sim(&args, name)?);
+            let records = run_sim(&args, name)?;
+            sim.insert(name.to_string(), summarize(&records)?);
+            sim_runs.insert(name.to_string(), records);
         }
         let real = match (seed.lab, &lab_unavailable) {
             (None, _) => Err("this seed has no real experiment".to_string()),
@@ -153,7 +169,12 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
                 why
             }),
         };
-        let results = SeedResults { scale, sim, real };
+        let results = SeedResults {
+            scale,
+            sim,
+            sim_runs,
+            real,
+        };
         if let Some(comparison) = &seed.comparison {
             if let Some(text) = (comparison.render)(&results) {
                 let path = args.out.join(comparison.file);
@@ -273,8 +294,8 @@ fn read_fresh(
     cosched_report::write::read_runs_json(path)
 }
 
-/// Runs one simulated experiment and returns its summary.
-fn run_sim(args: &ReproduceArgs, name: &str) -> anyhow::Result<Vec<SummaryRow>> {
+/// Runs one simulated experiment and returns its run records.
+fn run_sim(args: &ReproduceArgs, name: &str) -> anyhow::Result<Vec<cosched_report::RunRecord>> {
     let file = sim_file(&args.experiments, name);
     let runs = clear_runs_json(&args.out, name)?;
     cosched_sim::cli::run(cosched_sim::cli::SimArgs {
@@ -284,7 +305,7 @@ fn run_sim(args: &ReproduceArgs, name: &str) -> anyhow::Result<Vec<SummaryRow>> 
         quick: args.quick,
         threads: None,
     })?;
-    summarize(&read_fresh(&runs, &file, name)?)
+    read_fresh(&runs, &file, name)
 }
 
 /// Runs the real experiment and returns its summary and the lab's comparison.
@@ -345,7 +366,7 @@ mod tests {
             .to_string();
         assert!(err.contains("seed 004 (DYNAMICQ"), "{err}");
         assert!(err.contains("not built yet"), "{err}");
-        assert!(err.contains("built so far: 000, 003"), "{err}");
+        assert!(err.contains("built so far: 000, 001, 003"), "{err}");
     }
 
     #[test]
@@ -353,7 +374,7 @@ mod tests {
         let err = select_seeds(&["7".into()]).err().unwrap().to_string();
         assert!(err.contains("unknown seed '7'"), "{err}");
         assert!(err.contains("004 (DYNAMICQ"), "{err}");
-        assert!(err.contains("built so far: 000, 003"), "{err}");
+        assert!(err.contains("built so far: 000, 001, 003"), "{err}");
     }
 
     #[test]
