@@ -155,7 +155,7 @@ pub fn render_table(records: &[RunRecord], workload_names: &[String]) -> String 
 }
 
 /// The experiment's plots: makespan and mean job slowdown vs FIFO, one line per policy against the workload
-/// number.
+/// number (none when the experiment does not run FIFO).
 pub fn plot_all(records: &[RunRecord], name: &str, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut workloads: Vec<u32> = records.iter().map(|r| r.competitors).collect();
     workloads.sort_unstable();
@@ -185,6 +185,10 @@ pub fn plot_all(records: &[RunRecord], name: &str, dir: &Path) -> anyhow::Result
                 (config, points)
             })
             .collect();
+        // Without FIFO in the experiment there is no slowdown to plot.
+        if series.iter().all(|(_, points)| points.is_empty()) {
+            continue;
+        }
         let path = dir.join(file);
         cosched_report::plot::plot_series(
             &path,
