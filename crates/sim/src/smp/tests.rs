@@ -274,3 +274,37 @@ fn a_bad_smp_file_names_the_field() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_swf_workload_runs_and_a_malformed_trace_names_its_line() {
+    let dir = std::env::temp_dir().join(format!("cosched-smp-swf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let experiment = "kind = \"smp\"\nname = \"swf\"\ndescription = \"d\"\nreproduces = \"r\"\nseed = 1\n\
+                      repetitions = 1\npolicies = [{ kind = \"fifo\" }, { kind = \"scs\", mpl = 2 }]\n\
+                      [[workloads]]\nname = \"trace\"\nswf = \"t.swf\"\nswf_apps = [\"mg\", \"ep\"]\n";
+    std::fs::write(dir.join("e.toml"), experiment).unwrap();
+    std::fs::write(
+        dir.join("t.swf"),
+        "; a trace\n1 0 0 100 16 -1 -1 16 100 -1 1 1 1 -1 1 -1 -1 -1\n\
+         2 50 0 200 32 -1 -1 32 200 -1 1 1 1 -1 1 -1 -1 -1\n",
+    )
+    .unwrap();
+    let e = super::experiment::load(&dir.join("e.toml"), true, None).unwrap();
+    let records = e.run_all(1, &indicatif::ProgressBar::hidden()).unwrap();
+    assert_eq!(records.len(), 2);
+    assert!(records.iter().all(|r| r.measurement.work_done == 2));
+    std::fs::write(
+        dir.join("t.swf"),
+        "; a trace\n1 0 0 100 16 -1 -1 16 100 -1 1 1 1 -1 1 -1 -1 -1\n2 50 0 2x0 32\n",
+    )
+    .unwrap();
+    let err = format!(
+        "{:#}",
+        super::experiment::load(&dir.join("e.toml"), true, None).unwrap_err()
+    );
+    assert!(
+        err.contains("t.swf:3: field 6 (average CPU time): a job line has 18 fields, this one 5"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
