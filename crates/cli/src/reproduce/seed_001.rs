@@ -31,12 +31,7 @@ const W4: u32 = 4;
 const E1_PARTS: [(&str, u32); 2] = [("w1 (high)", W1), ("w4 (low)", W4)];
 // E2's workloads: high / low communication at 20 % and 60 % load.
 const E2_HIGH: [(&str, u32); 2] = [("high, 20 %", 1), ("high, 60 %", 2)];
-const E2_ALL: [(&str, u32); 4] = [
-    ("high, 20 %", 1),
-    ("high, 60 %", 2),
-    ("low, 20 %", 3),
-    ("low, 60 %", 4),
-];
+const E2_LOADED: [(&str, u32); 2] = [("high, 60 %", 2), ("low, 60 %", 4)];
 
 const IRIX: &str = "IRIX";
 const PB: &str = "PB";
@@ -159,12 +154,13 @@ const FRAGMENTATION_FALLS_WITH_MPL: Claim = Claim {
     paper: "\"fragmentation ... from 24 % with MPL = 2 to 9 % with MPL = 6\" (§5.2)",
     backend: Backend::Sim,
     tests: &[Test {
-        statistic: "SCS's fragmentation at MPL 2 / at MPL 6",
+        statistic: "at 60 % load, SCS's fragmentation at MPL 2 / at MPL 6",
         threshold: ORDER,
         paper: None,
         why: Some(
             "the direction; the paper does not define its fragmentation figure (here: CPUs left unallocated \
-             while a job waits, as a share of the machine's time)",
+             while a job waits, as a share of the machine's time), nor its load; at 20 % load a job seldom \
+             waits, so there is next to nothing to fragment at any MPL",
         ),
     }],
 };
@@ -362,7 +358,7 @@ fn scs_ahead_of_cs_dynamic(results: &SeedResults) -> Measured {
 
 fn fragmentation_falls_with_mpl(results: &SeedResults) -> Measured {
     let r = records(results, E2)?;
-    per_workload(&E2_ALL, |w| {
+    per_workload(&E2_LOADED, |w| {
         let at = |mpl: u32| -> Vec<f64> {
             let config = format!("SCS BI RR MPL {mpl}");
             r.iter()
