@@ -260,7 +260,7 @@ pub fn choose_next(queue: &[LocalProcess], previous: usize, next: Next) -> Optio
                 if !queue[i].runnable {
                     continue;
                 }
-                if best.map_or(true, |b| queue[i].unconsumed > queue[b].unconsumed) {
+                if best.is_none_or(|b| queue[i].unconsumed > queue[b].unconsumed) {
                     best = Some(i);
                 }
             }

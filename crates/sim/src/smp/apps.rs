@@ -340,7 +340,7 @@ impl Skeleton {
 /// of `procs` not above its square root and `px = procs / py` (a prime count is one row).
 pub fn grid(procs: u32) -> (u32, u32) {
     let mut py = (procs as f64).sqrt() as u32;
-    while py > 1 && procs % py != 0 {
+    while py > 1 && !procs.is_multiple_of(py) {
         py -= 1;
     }
     let py = py.max(1);

@@ -228,9 +228,9 @@ fn resolve(
         Ok((value * unit as f64).round() as Nanos)
     };
     let transport = m.transport;
-    if !(transport.latency_us.is_finite() && transport.latency_us >= 0.0)
-        || !(transport.bandwidth_mb_s.is_finite() && transport.bandwidth_mb_s > 0.0)
-    {
+    let latency_ok = transport.latency_us.is_finite() && transport.latency_us >= 0.0;
+    let bandwidth_ok = transport.bandwidth_mb_s.is_finite() && transport.bandwidth_mb_s > 0.0;
+    if !(latency_ok && bandwidth_ok) {
         bail!("machine.transport: latency_us must be >= 0 and bandwidth_mb_s > 0");
     }
     let machine = MachineParams {
@@ -509,16 +509,11 @@ pub fn write_all(e: &SmpExperiment, records: &[RunRecord], out: &Path) -> anyhow
     let csv = dir.join("runs.csv");
     cosched_report::write::write_runs_csv(&csv, records)?;
     files.push(csv);
-    let table = measures::render_table(
-        records,
-        &e.workloads
-            .iter()
-            .map(|w| w.name.clone())
-            .collect::<Vec<_>>(),
-    );
+    let workload_names: Vec<String> = e.workloads.iter().map(|w| w.name.clone()).collect();
+    let table = measures::render_table(records, &workload_names);
     let md = dir.join("table.md");
     std::fs::write(&md, &table).with_context(|| format!("writing {}", md.display()))?;
     files.push(md);
-    files.extend(measures::plot_all(records, &e.name, &dir)?);
+    files.extend(measures::plot_all(records, &e.name, &workload_names, &dir)?);
     Ok(Written { table, dir, files })
 }

@@ -44,7 +44,7 @@ fn runs<'a>(
         .filter(move |r| r.competitors == workload && r.config == config)
 }
 
-fn fifo_run<'a>(records: &'a [RunRecord], workload: u32, repetition: u32) -> Option<&'a RunRecord> {
+fn fifo_run(records: &[RunRecord], workload: u32, repetition: u32) -> Option<&RunRecord> {
     runs(records, workload, FIFO).find(|r| r.repetition == repetition)
 }
 
@@ -154,9 +154,72 @@ pub fn render_table(records: &[RunRecord], workload_names: &[String]) -> String 
     out
 }
 
+/// A configuration label split into its policy and its MPL: `SCS BI RR MPL 4` → (`SCS BI RR`, 4).
+pub fn policy_and_mpl(config: &str) -> Option<(&str, u32)> {
+    let (policy, mpl) = config.rsplit_once(" MPL ")?;
+    Some((policy, mpl.parse().ok()?))
+}
+
+/// The paper's Figure 4: mean job slowdown vs FIFO against the MPL, one line per policy and workload; `None`
+/// when no policy runs at two MPLs or more (E1).
+fn plot_against_mpl(
+    records: &[RunRecord],
+    name: &str,
+    workload_names: &[String],
+    dir: &Path,
+) -> anyhow::Result<Option<PathBuf>> {
+    let mut families: Vec<&str> = Vec::new();
+    let configs = configs(records);
+    for config in &configs {
+        if let Some((policy, _)) = policy_and_mpl(config) {
+            if !families.contains(&policy) {
+                families.push(policy);
+            }
+        }
+    }
+    let mut series: Vec<(String, Vec<(f64, Estimate)>)> = Vec::new();
+    for (i, workload) in workload_names.iter().enumerate() {
+        for &family in &families {
+            let points: Vec<(f64, Estimate)> = configs
+                .iter()
+                .filter_map(|c| {
+                    policy_and_mpl(c)
+                        .filter(|(p, _)| *p == family)
+                        .map(|(_, m)| (c, m))
+                })
+                .filter_map(|(c, mpl)| {
+                    mean_ci90(&job_slowdowns(records, i as u32 + 1, c)).map(|e| (f64::from(mpl), e))
+                })
+                .collect();
+            if points.len() >= 2 {
+                series.push((format!("{family}, {workload}"), points));
+            }
+        }
+    }
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let path = dir.join("job-slowdown-vs-mpl.svg");
+    cosched_report::plot::plot_series(
+        &path,
+        &format!("{name}: mean job response / FIFO's against the MPL"),
+        "MPL (processes per CPU)",
+        "mean job response / FIFO's",
+        &series,
+        cosched_report::plot::Scale::Linear,
+    )?;
+    Ok(Some(path))
+}
+
 /// The experiment's plots: makespan and mean job slowdown vs FIFO, one line per policy against the workload
-/// number (none when the experiment does not run FIFO).
-pub fn plot_all(records: &[RunRecord], name: &str, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// number, and, where policies run at several MPLs, the job slowdown against the MPL (none when the experiment
+/// does not run FIFO).
+pub fn plot_all(
+    records: &[RunRecord],
+    name: &str,
+    workload_names: &[String],
+    dir: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
     let mut workloads: Vec<u32> = records.iter().map(|r| r.competitors).collect();
     workloads.sort_unstable();
     workloads.dedup();
@@ -200,5 +263,21 @@ pub fn plot_all(records: &[RunRecord], name: &str, dir: &Path) -> anyhow::Result
         )?;
         files.push(path);
     }
+    files.extend(plot_against_mpl(records, name, workload_names, dir)?);
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_splits_into_policy_and_mpl() {
+        assert_eq!(policy_and_mpl("SCS BI RR MPL 4"), Some(("SCS BI RR", 4)));
+        assert_eq!(
+            policy_and_mpl("CS SB800 Msg MPL 6"),
+            Some(("CS SB800 Msg", 6))
+        );
+        assert_eq!(policy_and_mpl("FIFO"), None);
+    }
 }

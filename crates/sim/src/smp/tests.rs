@@ -308,3 +308,14 @@ fn an_swf_workload_runs_and_a_malformed_trace_names_its_line() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_configuration_label_reads_back_as_its_policy_and_mpl() {
+    let label = super::experiment::label(&scs(6));
+    assert_eq!(label, "SCS BI RR MPL 6");
+    assert_eq!(
+        super::measures::policy_and_mpl(&label),
+        Some(("SCS BI RR", 6))
+    );
+    assert_eq!(super::experiment::label(&SmpPolicy::Fifo), "FIFO");
+}
