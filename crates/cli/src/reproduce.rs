@@ -5,7 +5,8 @@
 //!
 //! Seeds built so far: `000` (`000_e8004e1596fde6a5.txt`, dynamic coscheduling: the Latency, Barrier, Mixed and
 //! `ts_slpret` ablation experiments in the simulator, and a TCP ping-pong between two network namespaces with
-//! and without `cosched agent` on this kernel) and `003` (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on
+//! and without `cosched agent` on this kernel), `001` (`001_cc73854eda2a0ea6.txt`, Self Co-Scheduling: E1 and
+//! E2 on a simulated 64-CPU shared-memory machine; no real experiment yet) and `003` (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on
 //! Linux 2.2: IS, MG and master–slave against local calcula tasks in the simulator; no real experiment yet).
 //!
 //! Adding a seed: one module `reproduce/seed_NNN.rs` with its claims as data (`cosched_report::claims::Claim`),
@@ -14,6 +15,7 @@
 
 mod claims;
 mod seed_000;
+mod seed_001;
 mod seed_003;
 
 use anyhow::Context;
@@ -27,7 +29,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Seeds to reproduce, by number (e.g. 000); default: every seed built so far.
+    /// Seeds to reproduce, by number (e.g. 000); default: every seed built so far except 001, whose full-scale
+    /// simulation takes minutes (name it to run it).
     #[arg(value_name = "SEED")]
     pub seeds: Vec<String>,
     /// Where the experiment files are: DIR/sim/<experiment>.toml and DIR/lab/<experiment>.toml.
@@ -52,6 +55,9 @@ pub struct SeedResults {
     pub scale: Scale,
     /// Each simulated experiment's summary rows, by experiment name.
     pub sim: BTreeMap<String, Vec<SummaryRow>>,
+    /// Each simulated experiment's run records, by experiment name (for measures paired run by run, such as
+    /// seed 001's slowdowns against FIFO).
+    pub sim_runs: BTreeMap<String, Vec<cosched_report::RunRecord>>,
     /// The real experiment's results, or why there are none (`--sim-only`, the machine, a failed run, or a seed
     /// without a real experiment).
     pub real: Result<RealResults, String>,
@@ -78,6 +84,9 @@ pub struct Seed {
     pub claims: fn(&SeedResults) -> Vec<Headline>,
     /// An extra comparison file of the seed, if any.
     pub comparison: Option<Comparison>,
+    /// Whether `cosched reproduce` with no seed named runs it: a seed whose full-scale simulation takes minutes
+    /// (001) runs only when named, so that the default stays a few minutes.
+    pub by_default: bool,
 }
 
 /// A seed's extra comparison file: its name under the results directory and its text in this run (`None` when
@@ -99,6 +108,17 @@ pub const SEEDS: &[Seed] = &[
             file: "sim-vs-real.md",
             render: seed_000::sim_vs_real,
         }),
+        by_default: true,
+    },
+    Seed {
+        id: seed_001::SEED,
+        paper: "001_cc73854eda2a0ea6.txt",
+        sim: seed_001::SIM_EXPERIMENTS,
+        lab: None,
+        claims: seed_001::claims,
+        comparison: None,
+        // Several minutes at full scale on two cores (docs/sim-scs.md): `cosched reproduce 001`.
+        by_default: false,
     },
     Seed {
         id: seed_003::SEED,
@@ -107,6 +127,7 @@ pub const SEEDS: &[Seed] = &[
         lab: None,
         claims: seed_003::claims,
         comparison: None,
+        by_default: true,
     },
 ];
 
@@ -141,8 +162,11 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     for seed in seeds {
         println!("== seed {} ({}) ==", seed.id, seed.paper);
         let mut sim = BTreeMap::new();
+        let mut sim_runs = BTreeMap::new();
         for name in seed.sim {
-            sim.insert(name.to_string(), run_sim(&args, name)?);
+            let records = run_sim(&args, name)?;
+            sim.insert(name.to_string(), summarize(&records)?);
+            sim_runs.insert(name.to_string(), records);
         }
         let real = match (seed.lab, &lab_unavailable) {
             (None, _) => Err("this seed has no real experiment".to_string()),
@@ -153,7 +177,12 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
                 why
             }),
         };
-        let results = SeedResults { scale, sim, real };
+        let results = SeedResults {
+            scale,
+            sim,
+            sim_runs,
+            real,
+        };
         if let Some(comparison) = &seed.comparison {
             if let Some(text) = (comparison.render)(&results) {
                 let path = args.out.join(comparison.file);
@@ -188,7 +217,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
 /// unknown or not yet built seed is an error that lists the built ones; nothing runs.
 fn select_seeds(asked: &[String]) -> anyhow::Result<Vec<&'static Seed>> {
     if asked.is_empty() {
-        return Ok(SEEDS.iter().collect());
+        return Ok(SEEDS.iter().filter(|s| s.by_default).collect());
     }
     let built = SEEDS.iter().map(|s| s.id).collect::<Vec<_>>().join(", ");
     for id in asked {
@@ -273,8 +302,8 @@ fn read_fresh(
     cosched_report::write::read_runs_json(path)
 }
 
-/// Runs one simulated experiment and returns its summary.
-fn run_sim(args: &ReproduceArgs, name: &str) -> anyhow::Result<Vec<SummaryRow>> {
+/// Runs one simulated experiment and returns its run records.
+fn run_sim(args: &ReproduceArgs, name: &str) -> anyhow::Result<Vec<cosched_report::RunRecord>> {
     let file = sim_file(&args.experiments, name);
     let runs = clear_runs_json(&args.out, name)?;
     cosched_sim::cli::run(cosched_sim::cli::SimArgs {
@@ -284,7 +313,7 @@ fn run_sim(args: &ReproduceArgs, name: &str) -> anyhow::Result<Vec<SummaryRow>> 
         quick: args.quick,
         threads: None,
     })?;
-    summarize(&read_fresh(&runs, &file, name)?)
+    read_fresh(&runs, &file, name)
 }
 
 /// Runs the real experiment and returns its summary and the lab's comparison.
@@ -322,9 +351,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn no_seed_named_means_every_built_seed() {
+    fn no_seed_named_means_every_built_seed_run_by_default() {
         let ids: Vec<&str> = select_seeds(&[]).unwrap().iter().map(|s| s.id).collect();
-        assert_eq!(ids, SEEDS.iter().map(|s| s.id).collect::<Vec<_>>());
+        assert_eq!(ids, ["000", "003"]);
+        // 001 runs when named.
+        let ids: Vec<&str> = select_seeds(&["001".into()])
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids, ["001"]);
     }
 
     #[test]
@@ -345,7 +381,7 @@ mod tests {
             .to_string();
         assert!(err.contains("seed 004 (DYNAMICQ"), "{err}");
         assert!(err.contains("not built yet"), "{err}");
-        assert!(err.contains("built so far: 000, 003"), "{err}");
+        assert!(err.contains("built so far: 000, 001, 003"), "{err}");
     }
 
     #[test]
@@ -353,7 +389,7 @@ mod tests {
         let err = select_seeds(&["7".into()]).err().unwrap().to_string();
         assert!(err.contains("unknown seed '7'"), "{err}");
         assert!(err.contains("004 (DYNAMICQ"), "{err}");
-        assert!(err.contains("built so far: 000, 003"), "{err}");
+        assert!(err.contains("built so far: 000, 001, 003"), "{err}");
     }
 
     #[test]

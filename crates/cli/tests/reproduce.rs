@@ -72,7 +72,7 @@ fn quick_sim_only_writes_the_seed_000_headlines() {
 fn an_unbuilt_seed_fails_before_running_anything() {
     let out = std::env::temp_dir().join(format!("cosched-reproduce-bad-{}", std::process::id()));
     let run = cosched()
-        .args(["reproduce", "--sim-only", "--quick", "001", "--out"])
+        .args(["reproduce", "--sim-only", "--quick", "002", "--out"])
         .arg(&out)
         .output()
         .unwrap();
@@ -80,7 +80,8 @@ fn an_unbuilt_seed_fails_before_running_anything() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
         stderr.contains(
-            "seed 001 (Self Co-Scheduling (SCS)) is not built yet; the seeds built so far: 000, 003"
+            "seed 002 (demand-based coscheduling on Windows NT) is not built yet; the seeds built so far: 000, \
+             001, 003"
         ),
         "{stderr}"
     );
@@ -122,6 +123,45 @@ fn quick_sim_only_writes_the_seed_003_headlines() {
         "fig04-master-slave-pred",
     ] {
         assert!(out.join(name).join("runs.json").is_file(), "{name}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn quick_sim_only_writes_the_seed_001_headlines() {
+    let out = std::env::temp_dir().join(format!("cosched-reproduce-001-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = cosched()
+        .args(["reproduce", "001", "--sim-only", "--quick", "--experiments"])
+        .arg(experiments())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let headlines = read_json(&out.join("headlines.json")).unwrap();
+    // Seed 001: 7 simulated claims, no real experiment yet; each computed from this run.
+    assert_eq!(headlines.len(), 7, "{headlines:#?}");
+    for h in &headlines {
+        assert_eq!(
+            (h.seed.as_str(), h.backend, h.scale),
+            ("001", Backend::Sim, Scale::Quick)
+        );
+        assert!(h.holds.is_some(), "{h:?}");
+        assert!(!h.ours.starts_with("missing"), "{h:?}");
+    }
+    for name in ["scs-e1", "scs-e2"] {
+        assert!(out.join(name).join("runs.json").is_file(), "{name}");
+        assert!(out.join(name).join("table.md").is_file(), "{name}");
+        assert!(
+            out.join(name).join("makespan-slowdown.svg").is_file(),
+            "{name}"
+        );
     }
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -33,6 +33,7 @@
 use crate::budget::{BudgetError, BudgetParams};
 use crate::dcs::DcsParams;
 use crate::predictive::{Counted, FreqParams, PbParams, Rounding};
+use crate::scs::{check_mpl, Next, Wait, DEFAULT_MPL};
 use crate::{Nanos, MILLIS};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -75,6 +76,12 @@ pub enum PolicyConfig {
     Dyn(#[serde(deserialize_with = "parameters_of_kind")] DynConfig),
     /// Periodic Boost: a monitor boosts one process holding unconsumed messages every period.
     Pb(#[serde(deserialize_with = "parameters_of_kind")] PbConfig),
+    /// FIFO static space sharing: FCFS, one CPU per process, one job per CPU (seed `001`'s reference).
+    Fifo(#[serde(deserialize_with = "parameters_of_kind")] FifoConfig),
+    /// Self Co-Scheduling: a partition per job sized by the MPL, one job per CPU, run until block.
+    Scs(#[serde(deserialize_with = "parameters_of_kind")] ScsConfig),
+    /// SCS's in-CPU rules without partitions: each CPU holds processes of up to MPL jobs.
+    Cs(#[serde(deserialize_with = "parameters_of_kind")] CsConfig),
 }
 
 impl PolicyConfig {
@@ -87,6 +94,9 @@ impl PolicyConfig {
             PolicyConfig::Pred(PredConfig::default()),
             PolicyConfig::Dyn(DynConfig::default()),
             PolicyConfig::Pb(PbConfig::default()),
+            PolicyConfig::Fifo(FifoConfig::default()),
+            PolicyConfig::Scs(ScsConfig::default()),
+            PolicyConfig::Cs(CsConfig::default()),
         ]
     }
 
@@ -99,6 +109,9 @@ impl PolicyConfig {
             PolicyConfig::Pred(c) => c,
             PolicyConfig::Dyn(c) => c,
             PolicyConfig::Pb(c) => c,
+            PolicyConfig::Fifo(c) => c,
+            PolicyConfig::Scs(c) => c,
+            PolicyConfig::Cs(c) => c,
         }
     }
 
@@ -638,6 +651,188 @@ impl PolicyParameters for PbConfig {
     }
 }
 
+/// `kind = "fifo"`: FIFO static space sharing (seed `001` §3.2, the slowdown reference): jobs start in arrival
+/// order when a CPU per process is free ([`crate::scs::admit_fcfs`] at MPL 1) and keep those CPUs to the end.
+/// No parameters. Simulated on the shared-memory machine (`cosched-sim`'s `smp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FifoConfig {}
+
+impl PolicyParameters for FifoConfig {
+    fn kind(&self) -> &'static str {
+        "fifo"
+    }
+    fn summary(&self) -> &'static str {
+        "static space sharing: FCFS, one dedicated CPU per process, no re-partitioning (seed 001's reference)"
+    }
+    fn seed(&self) -> &'static str {
+        "001_cc73854eda2a0ea6.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        Vec::new()
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        Ok(())
+    }
+}
+
+/// The parameters SCS and CS share: the MPL and the two in-CPU rules ([`crate::scs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InCpuParams {
+    pub mpl: u32,
+    pub wait: Wait,
+    pub next: Next,
+}
+
+/// The longest spin a receive may be given before blocking: a second is far beyond any useful setting.
+pub const MAX_SPIN_US: f64 = 1_000_000.0;
+
+fn in_cpu_params(
+    kind: &'static str,
+    mpl: u32,
+    spin_us: f64,
+    by_messages: bool,
+) -> Result<InCpuParams, PolicyConfigError> {
+    check_mpl(mpl).map_err(|e| PolicyConfigError {
+        kind,
+        field: "mpl",
+        message: e.to_string(),
+    })?;
+    if !(spin_us.is_finite() && (0.0..=MAX_SPIN_US).contains(&spin_us)) {
+        return Err(PolicyConfigError {
+            kind,
+            field: "spin_us",
+            message: format!(
+                "{spin_us} us is out of range; give microseconds in 0..={MAX_SPIN_US} (0 is BI; the seed's SB uses 800 and 1200)"
+            ),
+        });
+    }
+    let spin_ns = (spin_us * crate::MICROS as f64).round() as Nanos;
+    Ok(InCpuParams {
+        mpl,
+        wait: Wait::from_spin(spin_ns),
+        next: if by_messages {
+            Next::MostMessages
+        } else {
+            Next::RoundRobin
+        },
+    })
+}
+
+fn in_cpu_param_infos(mpl: u32, spin_us: f64, by_messages: bool) -> Vec<ParamInfo> {
+    vec![
+        param(
+            "mpl",
+            "",
+            mpl,
+            "multiprogramming level: the most processes a CPU holds (the seed uses 2, 4, 6)",
+        ),
+        param(
+            "spin_us",
+            "us",
+            spin_us,
+            "spin before blocking in a receive: 0 is BI (block immediately), the seed's SB uses 800 and 1200",
+        ),
+        param(
+            "by_messages",
+            "",
+            by_messages,
+            "after a block, run the process with the most unconsumed messages (Msg) instead of the next (RR)",
+        ),
+    ]
+}
+
+/// `kind = "scs"`: Self Co-Scheduling (seed `001` §3.1): a partition of `ceil(procs / mpl)` CPUs per job, grown
+/// by equipartition while nothing waits, processes in rank order, run until block (BI / SB), then RR or Msg.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScsConfig {
+    pub mpl: u32,
+    pub spin_us: f64,
+    pub by_messages: bool,
+}
+
+impl Default for ScsConfig {
+    fn default() -> Self {
+        ScsConfig {
+            mpl: DEFAULT_MPL,
+            spin_us: 0.0,
+            by_messages: false,
+        }
+    }
+}
+
+impl ScsConfig {
+    /// The rules' parameters, after checking them.
+    pub fn to_params(&self) -> Result<InCpuParams, PolicyConfigError> {
+        in_cpu_params(self.kind(), self.mpl, self.spin_us, self.by_messages)
+    }
+}
+
+impl PolicyParameters for ScsConfig {
+    fn kind(&self) -> &'static str {
+        "scs"
+    }
+    fn summary(&self) -> &'static str {
+        "self co-scheduling: a CPU partition per job sized by the MPL, ranks in order, run until block, then RR or Msg"
+    }
+    fn seed(&self) -> &'static str {
+        "001_cc73854eda2a0ea6.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        in_cpu_param_infos(self.mpl, self.spin_us, self.by_messages)
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        self.to_params().map(|_| ())
+    }
+}
+
+/// `kind = "cs"`: SCS's in-CPU rules with no partitions (seed `001` §3.2): a job's ranks one per CPU on the
+/// least-loaded CPUs, up to `mpl` processes (of different jobs) per CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CsConfig {
+    pub mpl: u32,
+    pub spin_us: f64,
+    pub by_messages: bool,
+}
+
+impl Default for CsConfig {
+    fn default() -> Self {
+        let scs = ScsConfig::default();
+        CsConfig {
+            mpl: scs.mpl,
+            spin_us: scs.spin_us,
+            by_messages: scs.by_messages,
+        }
+    }
+}
+
+impl CsConfig {
+    /// The rules' parameters, after checking them.
+    pub fn to_params(&self) -> Result<InCpuParams, PolicyConfigError> {
+        in_cpu_params(self.kind(), self.mpl, self.spin_us, self.by_messages)
+    }
+}
+
+impl PolicyParameters for CsConfig {
+    fn kind(&self) -> &'static str {
+        "cs"
+    }
+    fn summary(&self) -> &'static str {
+        "SCS's in-CPU rules without partitions: each CPU holds processes of up to MPL different jobs"
+    }
+    fn seed(&self) -> &'static str {
+        "001_cc73854eda2a0ea6.txt"
+    }
+    fn params(&self) -> Vec<ParamInfo> {
+        in_cpu_param_infos(self.mpl, self.spin_us, self.by_messages)
+    }
+    fn validate(&self) -> Result<(), PolicyConfigError> {
+        self.to_params().map(|_| ())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -893,5 +1088,41 @@ mod tests {
         assert_eq!(pb.period_ns, 2_500_000);
         let err = PbConfig { period_ms: 0.0 }.validate().unwrap_err();
         assert_eq!((err.kind, err.field), ("pb", "period_ms"));
+    }
+
+    #[test]
+    fn scs_and_cs_convert_and_name_the_field_at_fault() {
+        let scs = parse("kind = \"scs\", mpl = 6, spin_us = 800, by_messages = true").unwrap();
+        let PolicyConfig::Scs(c) = scs else {
+            panic!("{scs:?}")
+        };
+        assert_eq!(
+            c.to_params().unwrap(),
+            InCpuParams {
+                mpl: 6,
+                wait: Wait::SpinBlock { spin_ns: 800_000 },
+                next: Next::MostMessages
+            }
+        );
+        assert_eq!(
+            CsConfig::default().to_params().unwrap().wait,
+            Wait::BlockImmediately
+        );
+        let err = ScsConfig {
+            mpl: 0,
+            ..ScsConfig::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(err.field, "mpl");
+        assert!(err.message.contains("at least 1"), "{err}");
+        let err = CsConfig {
+            spin_us: -1.0,
+            ..CsConfig::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!((err.kind, err.field), ("cs", "spin_us"));
+        assert!(parse("kind = \"fifo\", mpl = 2").is_err());
     }
 }

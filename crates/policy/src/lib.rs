@@ -9,6 +9,7 @@
 //! | [`dcs`] | dynamic coscheduling fairness: `2^E (Tc - Tp) + C >= Tq R` | `000_e8004e1596fde6a5.txt` §3.3.3 |
 //! | [`budget`] | boost budget: CPU-time token bucket, `tokens += s Δwall - Δcpu`, `s = slack / R` | `000` §3.3.3 fn. 6, `002` §2.2.1 |
 //! | [`predictive`] | PRED / DYN goodness bonus `freq = P freq + (1 - P) (rq + sq)` in 4 KB packets (DYN: `rq`), and Periodic Boost's round-robin scan | `003_d5c4b72e5fa91aa6.txt` §3; PB: `001_cc73854eda2a0ea6.txt` §3.2 |
+//! | [`scs`] | Self Co-Scheduling: `initial = ceil(P / MPL)`, strict FCFS admission, shrink-all / equipartition, rank-order placement, BI / SB × RR / Msg in a CPU; CS placement | `001_cc73854eda2a0ea6.txt` §3.1 eq. 1 |
 //! | [`spin`] | spin-block receive: spin time ≈ 2 context switches + a round trip (1600 µs) | `000` §3.2.2 |
 //! | [`config`] | one policy configuration: `kind` + that policy's parameters, defaults, validation, conversion | — |
 //! | [`registry`] | names, parameters, defaults and seeds of all policies (`cosched policies`), generated from [`config`] | — |
@@ -21,6 +22,7 @@ pub mod config;
 pub mod dcs;
 pub mod predictive;
 pub mod registry;
+pub mod scs;
 pub mod spin;
 
 /// Time and durations, in integer nanoseconds.

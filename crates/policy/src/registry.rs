@@ -109,7 +109,7 @@ mod tests {
         let err = find("gang").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown policy 'gang'; valid policies are: none, dcs, budget, pred, dyn, pb, spin-block (see `cosched policies`)"
+            "unknown policy 'gang'; valid policies are: none, dcs, budget, pred, dyn, pb, fifo, scs, cs, spin-block (see `cosched policies`)"
         );
     }
 

@@ -4,7 +4,8 @@
 //!   error bars: response time on a log scale (Figures 3 and 4), on a linear scale for a few configurations
 //!   (Figure 5), fairness F with the fair-share line F = 1 (Figure 6), CPU time, rate;
 //! - [`plot_job_bars`] — one group of bars per configuration, one bar per job (Mixed workload, Figures 7–8);
-//! - [`plot_histograms`] — round-trip time histograms, one panel per configuration, log-scale counts.
+//! - [`plot_histograms`] — round-trip time histograms, one panel per configuration, log-scale counts;
+//! - [`plot_series`] — named series of estimates against a whole-number x, for figures that are not a sweep.
 //!
 //! Each function writes one file and takes rows from [`crate::summary::summarize`], so simulated and real runs
 //! plot the same way.
@@ -553,6 +554,87 @@ pub fn plot_histograms(
                     )
                 }),
         )?;
+    }
+    root.present()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// One line per named series of estimates against a whole-number x (e.g. a workload's number), with 90 % error
+/// bars, on a log or linear y axis labelled `y_label`: for figures that are not a sweep over competitors (seed
+/// `001`'s slowdowns against FIFO).
+pub fn plot_series(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[(String, Vec<(f64, Estimate)>)],
+    scale: Scale,
+) -> anyhow::Result<()> {
+    let names: Vec<&str> = series.iter().map(|(n, _)| n.as_str()).collect();
+    let points: Vec<(usize, u32, Estimate)> = series
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, line))| {
+            line.iter()
+                .map(move |(x, e)| (i, x.round().max(0.0) as u32, *e))
+        })
+        .filter(|p| p.2.mean.is_finite())
+        .collect();
+    if points.is_empty() {
+        bail!("nothing to plot in {}", path.display());
+    }
+    let x_min = points.iter().map(|p| p.1).min().unwrap_or(0) as f64;
+    let x_max = points.iter().map(|p| p.1).max().unwrap_or(0) as f64;
+    let y_high = points
+        .iter()
+        .map(|p| p.2.bounds().1)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let y_low = points
+        .iter()
+        .map(|p| p.2.bounds().0)
+        .fold(f64::INFINITY, f64::min);
+    let x_range = (x_min - 0.5)..(x_max + 0.5);
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    match scale {
+        Scale::Log => {
+            let smallest_positive = points
+                .iter()
+                .map(|p| p.2.mean)
+                .filter(|v| *v > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            if !smallest_positive.is_finite() {
+                bail!("{}: a log scale needs positive values", path.display());
+            }
+            let low = y_low.max(smallest_positive / 2.0) / 1.5;
+            let mut chart = titled_chart(&root, title, 80)
+                .build_cartesian_2d(x_range, (low..y_high * 6.0).log_scale())?;
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc(y_label)
+                .y_label_formatter(&|v| significant(*v))
+                .x_label_formatter(&integer_label)
+                .draw()?;
+            draw_series(&mut chart, &names, &points, low)?;
+            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        }
+        Scale::Linear => {
+            let pad = ((y_high - y_low) * 0.08).max(1e-9);
+            let low = (y_low - pad).min(0.0);
+            let mut chart = titled_chart(&root, title, 80)
+                .build_cartesian_2d(x_range, low..y_high + (y_high - low) * 0.35)?;
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc(y_label)
+                .y_label_formatter(&|v| significant(*v))
+                .x_label_formatter(&integer_label)
+                .draw()?;
+            draw_series(&mut chart, &names, &points, f64::NEG_INFINITY)?;
+            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        }
     }
     root.present()
         .with_context(|| format!("writing {}", path.display()))?;

@@ -7,6 +7,7 @@
 
 use crate::experiment::{self, output, runner, Experiment, Overrides};
 use crate::scenario::{ParallelProgram, Workload};
+use crate::smp::{self, experiment::SmpExperiment};
 use crate::speed::{TARGET_EVENTS_PER_S, TARGET_LATENCY_WALL_S};
 use anyhow::Context;
 use clap::Args;
@@ -48,9 +49,12 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let experiments = load_all(&args.path, &overrides)?;
+    let (experiments, smp_experiments) = load_all(&args.path, &overrides)?;
     let suite_started = Instant::now();
     let mut total_runs = 0;
+    for e in &smp_experiments {
+        total_runs += run_smp(e, threads, &args.out)?;
+    }
     for e in &experiments {
         print!("{}", output::header(e, threads));
         let started = Instant::now();
@@ -73,21 +77,62 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         );
         total_runs += outcomes.len();
     }
-    if experiments.len() > 1 {
+    if experiments.len() + smp_experiments.len() > 1 {
         println!(
             "suite: {} experiments, {total_runs} runs in {:.1} s wall on {threads} thread(s)",
-            experiments.len(),
+            experiments.len() + smp_experiments.len(),
             suite_started.elapsed().as_secs_f64()
         );
     }
     Ok(())
 }
 
-/// Resolves every file under `path`; all bad files are reported together.
-fn load_all(path: &std::path::Path, overrides: &Overrides) -> anyhow::Result<Vec<Experiment>> {
+/// Runs one seed-001 shared-memory experiment (`kind = "smp"`), prints its table and writes its files; returns
+/// the number of runs.
+fn run_smp(e: &SmpExperiment, threads: usize, out: &std::path::Path) -> anyhow::Result<usize> {
+    println!(
+        "== {} (shared-memory machine, {} CPUs): {}\n   reproduces {}; seed {}, {} repetition(s), scale {}",
+        e.name,
+        e.machine.cpus,
+        e.description,
+        e.reproduces,
+        e.seed,
+        e.repetitions,
+        e.scale
+    );
+    let runs = e.runs().len();
+    let started = Instant::now();
+    let progress = bar(runs as u64, &e.name);
+    let records = e.run_all(threads, &progress)?;
+    progress.finish_and_clear();
+    let written = smp::experiment::write_all(e, &records, out)?;
+    println!("{}", written.table);
+    println!(
+        "   {runs} runs in {:.1} s wall; wrote {} files to {}\n",
+        started.elapsed().as_secs_f64(),
+        written.files.len(),
+        written.dir.display()
+    );
+    Ok(runs)
+}
+
+/// Resolves every file under `path` (cluster experiments, and seed 001's `kind = "smp"` ones); all bad files
+/// are reported together.
+fn load_all(
+    path: &std::path::Path,
+    overrides: &Overrides,
+) -> anyhow::Result<(Vec<Experiment>, Vec<SmpExperiment>)> {
     let mut experiments = Vec::new();
+    let mut smp_experiments = Vec::new();
     let mut errors = Vec::new();
     for file in experiment::discover(path)? {
+        if smp::experiment::is_smp_file(&file) {
+            match smp::experiment::load(&file, overrides.quick, overrides.repetitions) {
+                Ok(e) => smp_experiments.push(e),
+                Err(err) => errors.push(format!("{err:#}")),
+            }
+            continue;
+        }
         match experiment::load(&file, overrides) {
             Ok(e) => experiments.push(e),
             Err(err) => errors.push(err.to_string()),
@@ -99,7 +144,11 @@ fn load_all(path: &std::path::Path, overrides: &Overrides) -> anyhow::Result<Vec
             errors.join("\n")
         );
     }
-    let mut names: Vec<&str> = experiments.iter().map(|e| e.name.as_str()).collect();
+    let mut names: Vec<&str> = experiments
+        .iter()
+        .map(|e| e.name.as_str())
+        .chain(smp_experiments.iter().map(|e| e.name.as_str()))
+        .collect();
     names.sort_unstable();
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
         anyhow::bail!(
@@ -107,15 +156,19 @@ fn load_all(path: &std::path::Path, overrides: &Overrides) -> anyhow::Result<Vec
             w[0]
         );
     }
-    Ok(experiments)
+    Ok((experiments, smp_experiments))
 }
 
 fn progress_bar(e: &Experiment) -> ProgressBar {
+    bar(e.runs.len() as u64, &e.name)
+}
+
+/// A progress bar of `runs` runs on stderr (hidden when stderr is not a terminal).
+fn bar(runs: u64, name: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let bar =
-        ProgressBar::with_draw_target(Some(e.runs.len() as u64), ProgressDrawTarget::stderr());
+    let bar = ProgressBar::with_draw_target(Some(runs), ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template(
             "   {prefix} [{bar:40}] {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
@@ -123,7 +176,7 @@ fn progress_bar(e: &Experiment) -> ProgressBar {
         .expect("a fixed, valid template")
         .progress_chars("=> "),
     );
-    bar.set_prefix(e.name.clone());
+    bar.set_prefix(name.to_string());
     bar
 }
 

@@ -18,6 +18,7 @@
 //! | [`metrics`] | response time, CPU time, fairness, round-trip histograms, reaction times, per measured job → `Measurement` |
 //! | [`world`] | the simulation loop that ties them together |
 //! | [`scenario`] | the resolved configuration (`Scenario`) and its validation |
+//! | [`smp`] | seed `001`'s shared-memory multiprocessor: MPI skeletons, job streams (list, generator, SWF), FIFO / IRIX / PB / CS / SCS, `kind = "smp"` experiments |
 //! | [`speed`] | speed measurements against the SPEC targets (`cosched sim-bench`) |
 //!
 //! ## Model decisions (where the seed leaves room, or where we read it)
@@ -64,6 +65,7 @@ pub mod os;
 pub mod outcome;
 pub mod process;
 pub mod scenario;
+pub mod smp;
 pub mod speed;
 pub mod workloads;
 pub mod world;

@@ -977,6 +977,7 @@ mod tests {
                 (MIXED.to_string(), mixed_rows),
                 (ABLATION.to_string(), ablation),
             ]),
+            sim_runs: BTreeMap::new(),
             real: Ok(RealResults {
                 summary: vec![],
                 comparison,
