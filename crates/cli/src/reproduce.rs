@@ -5,8 +5,11 @@
 //!
 //! Seeds built so far: `000` (`000_e8004e1596fde6a5.txt`, dynamic coscheduling: the Latency, Barrier, Mixed and
 //! `ts_slpret` ablation experiments in the simulator, and a TCP ping-pong between two network namespaces with
-//! and without `cosched agent` on this kernel) and `003` (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on
-//! Linux 2.2: IS, MG and master–slave against local calcula tasks in the simulator; no real experiment yet).
+//! and without `cosched agent` on this kernel), `003` (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on
+//! Linux 2.2: IS, MG and master–slave against local calcula tasks in the simulator; no real experiment yet) and
+//! `004` (`004_3903357666129396.txt`, DYNAMICQ: its Figures 1–2 in the simulator) and `002`
+//! (`002_53dfbd94bd660dc4.txt`, DCS on Windows NT 4.0: its Figures 2–3 in the simulator); those two run only
+//! when named.
 //!
 //! Adding a seed: one module `reproduce/seed_NNN.rs` with its claims as data (`cosched_report::claims::Claim`),
 //! one short function per claim that reads its values through the shared readers of `reproduce/claims.rs`, a
@@ -14,7 +17,9 @@
 
 mod claims;
 mod seed_000;
+mod seed_002;
 mod seed_003;
+mod seed_004;
 
 use anyhow::Context;
 use clap::Args;
@@ -78,6 +83,9 @@ pub struct Seed {
     pub claims: fn(&SeedResults) -> Vec<Headline>,
     /// An extra comparison file of the seed, if any.
     pub comparison: Option<Comparison>,
+    /// Whether `cosched reproduce` with no seed named runs it (a seed that adds more than ~30 s at full scale
+    /// runs only when named).
+    pub by_default: bool,
 }
 
 /// A seed's extra comparison file: its name under the results directory and its text in this run (`None` when
@@ -99,6 +107,16 @@ pub const SEEDS: &[Seed] = &[
             file: "sim-vs-real.md",
             render: seed_000::sim_vs_real,
         }),
+        by_default: true,
+    },
+    Seed {
+        id: seed_002::SEED,
+        paper: "002_53dfbd94bd660dc4.txt",
+        sim: seed_002::SIM_EXPERIMENTS,
+        lab: None,
+        claims: seed_002::claims,
+        comparison: None,
+        by_default: false,
     },
     Seed {
         id: seed_003::SEED,
@@ -107,6 +125,19 @@ pub const SEEDS: &[Seed] = &[
         lab: None,
         claims: seed_003::claims,
         comparison: None,
+        by_default: true,
+    },
+    Seed {
+        id: seed_004::SEED,
+        paper: "004_3903357666129396.txt",
+        sim: seed_004::SIM_EXPERIMENTS,
+        lab: None,
+        claims: seed_004::claims,
+        comparison: Some(Comparison {
+            file: "dynamicq-figures.md",
+            render: seed_004::figures,
+        }),
+        by_default: false,
     },
 ];
 
@@ -188,7 +219,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
 /// unknown or not yet built seed is an error that lists the built ones; nothing runs.
 fn select_seeds(asked: &[String]) -> anyhow::Result<Vec<&'static Seed>> {
     if asked.is_empty() {
-        return Ok(SEEDS.iter().collect());
+        return Ok(SEEDS.iter().filter(|s| s.by_default).collect());
     }
     let built = SEEDS.iter().map(|s| s.id).collect::<Vec<_>>().join(", ");
     for id in asked {
@@ -324,7 +355,14 @@ mod tests {
     #[test]
     fn no_seed_named_means_every_built_seed() {
         let ids: Vec<&str> = select_seeds(&[]).unwrap().iter().map(|s| s.id).collect();
-        assert_eq!(ids, SEEDS.iter().map(|s| s.id).collect::<Vec<_>>());
+        assert_eq!(
+            ids,
+            SEEDS
+                .iter()
+                .filter(|s| s.by_default)
+                .map(|s| s.id)
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -339,13 +377,28 @@ mod tests {
 
     #[test]
     fn a_seed_not_built_yet_is_an_error_listing_the_built_ones() {
-        let err = select_seeds(&["000".into(), "004".into()])
+        let err = select_seeds(&["000".into(), "001".into()])
             .err()
             .unwrap()
             .to_string();
-        assert!(err.contains("seed 004 (DYNAMICQ"), "{err}");
+        assert!(err.contains("seed 001 (Self Co-Scheduling"), "{err}");
         assert!(err.contains("not built yet"), "{err}");
-        assert!(err.contains("built so far: 000, 003"), "{err}");
+        assert!(err.contains("built so far: 000, 002, 003, 004"), "{err}");
+    }
+
+    #[test]
+    fn a_seed_outside_the_default_runs_only_when_named() {
+        let default: Vec<&str> = select_seeds(&[]).unwrap().iter().map(|s| s.id).collect();
+        assert!(
+            !default.contains(&"004") && !default.contains(&"002"),
+            "{default:?}"
+        );
+        let named: Vec<&str> = select_seeds(&["004".into()])
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(named, ["004"]);
     }
 
     #[test]
@@ -353,7 +406,7 @@ mod tests {
         let err = select_seeds(&["7".into()]).err().unwrap().to_string();
         assert!(err.contains("unknown seed '7'"), "{err}");
         assert!(err.contains("004 (DYNAMICQ"), "{err}");
-        assert!(err.contains("built so far: 000, 003"), "{err}");
+        assert!(err.contains("built so far: 000, 002, 003, 004"), "{err}");
     }
 
     #[test]

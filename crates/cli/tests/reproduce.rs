@@ -80,7 +80,7 @@ fn an_unbuilt_seed_fails_before_running_anything() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
         stderr.contains(
-            "seed 001 (Self Co-Scheduling (SCS)) is not built yet; the seeds built so far: 000, 003"
+            "seed 001 (Self Co-Scheduling (SCS)) is not built yet; the seeds built so far: 000, 002, 003, 004"
         ),
         "{stderr}"
     );
@@ -124,4 +124,56 @@ fn quick_sim_only_writes_the_seed_003_headlines() {
         assert!(out.join(name).join("runs.json").is_file(), "{name}");
     }
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// `cosched reproduce SEED --sim-only --quick` into a fresh directory: every headline of the seed is simulated,
+/// at the quick scale, and computed from this run; the experiments' results and `extra_files` are written.
+fn quick_seed_writes_its_headlines(seed: &str, claims: usize, extra_files: &[&str]) {
+    let out = std::env::temp_dir().join(format!("cosched-reproduce-{seed}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = cosched()
+        .args(["reproduce", seed, "--sim-only", "--quick", "--experiments"])
+        .arg(experiments())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let headlines = read_json(&out.join("headlines.json")).unwrap();
+    assert_eq!(headlines.len(), claims, "{headlines:#?}");
+    for h in &headlines {
+        assert_eq!(
+            (h.seed.as_str(), h.backend, h.scale),
+            (seed, Backend::Sim, Scale::Quick)
+        );
+        assert!(h.holds.is_some(), "{h:?}");
+        assert!(!h.ours.starts_with("missing"), "{h:?}");
+    }
+    for file in extra_files {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn quick_sim_only_writes_the_seed_004_headlines_and_figures() {
+    quick_seed_writes_its_headlines(
+        "004",
+        5,
+        &[
+            "dynamicq-figures.md",
+            "dq-fig01-wrk1/runs.json",
+            "dq-alone-local/runs.json",
+        ],
+    );
+}
+
+#[test]
+fn quick_sim_only_writes_the_seed_002_headlines() {
+    quick_seed_writes_its_headlines("002", 4, &["nt-fig02-latency/runs.json"]);
 }

@@ -565,7 +565,10 @@ fn ten_thousand_nodes_report() {
 fn seed_003(program: ParallelProgram, k: u32, policy: crate::scenario::PolicyConfig) -> Scenario {
     let mut s = Scenario::seed_latency(1, k, SeedConfig::NoDcsSpinOnly);
     s.nodes = 4;
-    s.os = OsModel::Linux22 { priority: 20 };
+    s.os = OsModel::Linux22 {
+        priority: 20,
+        quantum: Default::default(),
+    };
     s.context_switch_ns = 10 * MICROS;
     s.network = NetworkParams {
         latency_ns: 90 * MICROS,
@@ -683,4 +686,158 @@ fn periodic_boost_boosts_only_processes_holding_messages() {
     assert!(with.jobs[0].response_s < plain.jobs[0].response_s);
     s.competitors_per_node = 0;
     assert_eq!(run(&s, 1).boosts_granted, 0);
+}
+
+// ---- seed 004: quanta, the cache model and the local benchmark ----
+
+/// Seed 004's platform on 4 nodes: a small SP-like ring stencil with the cache model, under `quantum`, beside
+/// the local benchmark on the first `local_nodes` nodes (none when 0).
+fn seed_004(quantum: crate::scenario::QuantumConfig, local_nodes: u32) -> Scenario {
+    let mut s = seed_003(
+        ParallelProgram::Sp {
+            iterations: 40,
+            compute_ns: 50 * MILLIS,
+            face_bytes: 32 * 1024,
+        },
+        0,
+        pred(90),
+    );
+    s.os = OsModel::Linux22 {
+        priority: 20,
+        quantum,
+    };
+    s.cache = Some(crate::scenario::CacheConfig::default());
+    s.arrivals.push(crate::scenario::ArrivingJob {
+        name: "bt".into(),
+        arrival_ns: 0,
+        nodes: vec![0, 1, 2, 3],
+        program: ParallelProgram::Bt {
+            iterations: 20,
+            compute_ns: 100 * MILLIS,
+            face_bytes: 32 * 1024,
+        },
+    });
+    if local_nodes > 0 {
+        s.local = Some(crate::scenario::LocalBenchmark {
+            nodes: local_nodes,
+            cpu_percent: 30.0,
+            cpu_ns: SECONDS,
+            mean_syscall_interval_ns: 500 * MILLIS,
+            syscall_min_bytes: 1_000_000,
+            syscall_max_bytes: 10_000_000,
+        });
+    }
+    s
+}
+
+#[test]
+fn the_cache_model_reports_a_miss_ratio_and_the_local_benchmark_its_time() {
+    // Two jobs share each CPU, so every switch refills part of a 512 KB reused set: the mean epoch miss ratio is
+    // above the 5 % steady fraction; the local benchmark (1 s of CPU at 30 %) takes at least its 3.3 s alone.
+    let m = run(&seed_004(Default::default(), 2), 1);
+    assert!(m.extra["linux_mmr_ppm"] > 50_000.0, "{:?}", m.extra);
+    assert!(m.extra["local.mean_response_s"] >= 1.0 / 0.3);
+    assert!(m.extra["sp.comm_wait_s"] > 0.0 && m.extra["bt.comm_wait_s"] > 0.0);
+    // Without a cache model there is no miss ratio, and the run is otherwise the same kind of run.
+    let mut plain = seed_004(Default::default(), 0);
+    plain.cache = None;
+    assert!(!run(&plain, 1).extra.contains_key("linux_mmr_ppm"));
+}
+
+#[test]
+fn dynamicq_grows_quanta_only_where_no_interactive_user_is() {
+    // With no local user Algorithm 1 doubles some quanta; with a local user on every node every task keeps the
+    // 200 ms default (no doubling at all).
+    let dq = crate::scenario::QuantumConfig::Dynamicq {
+        max_miss_percent: 9.0,
+        max_slice_ms: 6_400,
+        default_quantum_ms: 200,
+    };
+    let alone = run(&seed_004(dq, 0), 1);
+    assert!(alone.extra["dynamicq_doubled"] > 0.0, "{:?}", alone.extra);
+    let mut everywhere = seed_004(dq, 4);
+    // The local users outlive the parallel jobs, so every epoch sees one.
+    everywhere.local.as_mut().unwrap().cpu_ns = 30 * SECONDS;
+    let users = run(&everywhere, 1);
+    assert_eq!(users.extra["dynamicq_doubled"], 0.0, "{:?}", users.extra);
+}
+
+#[test]
+fn a_long_static_quantum_means_fewer_epochs() {
+    // STATICQ 3.2 s against 2.2's own 210 ms: each epoch lasts ~15× longer.
+    let short = run(&seed_004(Default::default(), 0), 1);
+    let long = run(
+        &seed_004(crate::scenario::QuantumConfig::Static { ms: 3_200 }, 0),
+        1,
+    );
+    assert!(
+        long.extra["linux_epochs"] * 5.0 < short.extra["linux_epochs"],
+        "{} vs {}",
+        long.extra["linux_epochs"],
+        short.extra["linux_epochs"]
+    );
+}
+
+#[test]
+fn bad_seed_004_settings_are_refused_by_name() {
+    let mut s = seed_004(crate::scenario::QuantumConfig::Static { ms: 1 }, 0);
+    assert!(s.validate().unwrap_err().field.starts_with("os.quantum"));
+    s = seed_004(Default::default(), 9);
+    assert_eq!(s.validate().unwrap_err().field, "local.nodes");
+    s = seed_004(Default::default(), 2);
+    s.cache = None;
+    assert_eq!(s.validate().unwrap_err().field, "local");
+}
+
+// ---- seed 002: Windows NT 4.0 and DCS with a stale fairness monitor ----
+
+/// Seed 002's latency test on two dual-CPU NT nodes: `round_trips` spinning round trips beside `k` competitors
+/// per node, under `policy`.
+fn seed_002(round_trips: u64, k: u32, policy: crate::scenario::PolicyConfig) -> Scenario {
+    let mut s = Scenario::seed_latency(round_trips, k, SeedConfig::NoDcsSpinOnly);
+    s.cpus_per_node = 2;
+    s.os = OsModel::Nt4 {
+        quantum_ms: 120,
+        monitor_window_ms: 100,
+        nic_scan_us: 1_000,
+    };
+    s.context_switch_ns = 20 * MICROS;
+    s.network = NetworkParams {
+        latency_ns: 8 * MICROS,
+        bandwidth_bytes_per_s: 60_000_000,
+    };
+    s.workload = Workload::Parallel(ParallelProgram::Latency {
+        round_trips,
+        message_bytes: 16,
+    });
+    s.coscheduling = policy;
+    s
+}
+
+fn nt_dcs(exponent: i32) -> crate::scenario::PolicyConfig {
+    crate::scenario::PolicyConfig::Dcs(cosched_policy::config::DcsConfig {
+        exponent,
+        constant_ms: 0.0,
+    })
+}
+
+#[test]
+fn nt_alone_puts_every_round_trip_in_the_fastest_bin_and_dcs_boosts_under_contention() {
+    // No competitor: every round trip but the first few (the threads' first switches) takes ~2 × 8.3 µs, in one
+    // bin, and none takes 2 ms.
+    let alone = run(&seed_002(2_000, 0, linux()), 1);
+    assert!(alone.extra["iterations_fastest_bin_fraction"] >= 0.995);
+    assert_eq!(alone.extra["iterations_over_2ms_fraction"], 0.0);
+    // 2 competitors a node (one shares CPU 0 with the FM thread): without DCS a round trip sometimes waits a
+    // whole 120 ms quantum; DCS at E = 0 boosts the receiver and finishes sooner.
+    let plain = run(&seed_002(20_000, 2, linux()), 1);
+    let dcs = run(&seed_002(20_000, 2, nt_dcs(0)), 1);
+    assert!(plain.extra["iterations_over_2ms_fraction"] > 0.0);
+    assert!(dcs.boosts_granted > 0);
+    assert!(
+        dcs.jobs[0].response_s < plain.jobs[0].response_s,
+        "{} vs {}",
+        dcs.jobs[0].response_s,
+        plain.jobs[0].response_s
+    );
 }
