@@ -6,8 +6,11 @@
 //! Seeds built so far: `000` (`000_e8004e1596fde6a5.txt`, dynamic coscheduling: the Latency, Barrier, Mixed and
 //! `ts_slpret` ablation experiments in the simulator, and a TCP ping-pong between two network namespaces with
 //! and without `cosched agent` on this kernel), `001` (`001_cc73854eda2a0ea6.txt`, Self Co-Scheduling: E1 and
-//! E2 on a simulated 64-CPU shared-memory machine; no real experiment yet) and `003` (`003_d5c4b72e5fa91aa6.txt`, predictive coscheduling on
-//! Linux 2.2: IS, MG and master–slave against local calcula tasks in the simulator; no real experiment yet).
+//! E2 on a simulated 64-CPU shared-memory machine; no real experiment yet), `003` (`003_d5c4b72e5fa91aa6.txt`,
+//! predictive coscheduling on Linux 2.2: IS, MG and master–slave against local calcula tasks in the simulator;
+//! no real experiment yet), `004` (`004_3903357666129396.txt`, DYNAMICQ: its Figures 1–2 in the simulator) and
+//! `002` (`002_53dfbd94bd660dc4.txt`, DCS on Windows NT 4.0: its Figures 2–3 in the simulator). 001, 002 and
+//! 004 run only when named.
 //!
 //! Adding a seed: one module `reproduce/seed_NNN.rs` with its claims as data (`cosched_report::claims::Claim`),
 //! one short function per claim that reads its values through the shared readers of `reproduce/claims.rs`, a
@@ -16,7 +19,9 @@
 mod claims;
 mod seed_000;
 mod seed_001;
+mod seed_002;
 mod seed_003;
+mod seed_004;
 
 use anyhow::Context;
 use clap::Args;
@@ -29,8 +34,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Seeds to reproduce, by number (e.g. 000); default: every seed built so far except 001, whose full-scale
-    /// simulation takes minutes (name it to run it).
+    /// Seeds to reproduce, by number (e.g. 000); default: 000 and 003 (001, 002 and 004 run when named: 001's
+    /// and 002's full-scale simulations take minutes).
     #[arg(value_name = "SEED")]
     pub seeds: Vec<String>,
     /// Where the experiment files are: DIR/sim/<experiment>.toml and DIR/lab/<experiment>.toml.
@@ -85,7 +90,7 @@ pub struct Seed {
     /// An extra comparison file of the seed, if any.
     pub comparison: Option<Comparison>,
     /// Whether `cosched reproduce` with no seed named runs it: a seed whose full-scale simulation takes minutes
-    /// (001) runs only when named, so that the default stays a few minutes.
+    /// (001, 002) runs only when named, so that the default stays a few minutes.
     pub by_default: bool,
 }
 
@@ -121,6 +126,16 @@ pub const SEEDS: &[Seed] = &[
         by_default: false,
     },
     Seed {
+        id: seed_002::SEED,
+        paper: "002_53dfbd94bd660dc4.txt",
+        sim: seed_002::SIM_EXPERIMENTS,
+        lab: None,
+        claims: seed_002::claims,
+        comparison: None,
+        // About 3 CPU-minutes at full scale (docs/sim-nt.md): `cosched reproduce 002`.
+        by_default: false,
+    },
+    Seed {
         id: seed_003::SEED,
         paper: "003_d5c4b72e5fa91aa6.txt",
         sim: seed_003::SIM_EXPERIMENTS,
@@ -128,6 +143,18 @@ pub const SEEDS: &[Seed] = &[
         claims: seed_003::claims,
         comparison: None,
         by_default: true,
+    },
+    Seed {
+        id: seed_004::SEED,
+        paper: "004_3903357666129396.txt",
+        sim: seed_004::SIM_EXPERIMENTS,
+        lab: None,
+        claims: seed_004::claims,
+        comparison: Some(Comparison {
+            file: "dynamicq-figures.md",
+            render: seed_004::figures,
+        }),
+        by_default: false,
     },
 ];
 
@@ -213,8 +240,8 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The seeds named on the command line (all built ones when none is), in [`SEEDS`] order, each once. An
-/// unknown or not yet built seed is an error that lists the built ones; nothing runs.
+/// The seeds named on the command line (the default ones when none is), in [`SEEDS`] order, each once. An
+/// unknown seed is an error that lists the papers and the built seeds; nothing runs.
 fn select_seeds(asked: &[String]) -> anyhow::Result<Vec<&'static Seed>> {
     if asked.is_empty() {
         return Ok(SEEDS.iter().filter(|s| s.by_default).collect());
@@ -224,21 +251,14 @@ fn select_seeds(asked: &[String]) -> anyhow::Result<Vec<&'static Seed>> {
         if SEEDS.iter().any(|s| s.id == id) {
             continue;
         }
-        match SEED_PAPERS.iter().find(|(paper, _)| paper == id) {
-            Some((_, title)) => {
-                anyhow::bail!(
-                    "seed {id} ({title}) is not built yet; the seeds built so far: {built}"
-                )
-            }
-            None => anyhow::bail!(
-                "unknown seed '{id}': the seed papers are {}; the seeds built so far: {built}",
-                SEED_PAPERS
-                    .iter()
-                    .map(|(paper, title)| format!("{paper} ({title})"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
+        anyhow::bail!(
+            "unknown seed '{id}': the seed papers are {}; the seeds built so far: {built}",
+            SEED_PAPERS
+                .iter()
+                .map(|(paper, title)| format!("{paper} ({title})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     Ok(SEEDS
         .iter()
@@ -353,14 +373,14 @@ mod tests {
     #[test]
     fn no_seed_named_means_every_built_seed_run_by_default() {
         let ids: Vec<&str> = select_seeds(&[]).unwrap().iter().map(|s| s.id).collect();
-        assert_eq!(ids, ["000", "003"]);
-        // 001 runs when named.
-        let ids: Vec<&str> = select_seeds(&["001".into()])
-            .unwrap()
-            .iter()
-            .map(|s| s.id)
-            .collect();
-        assert_eq!(ids, ["001"]);
+        assert_eq!(
+            ids,
+            SEEDS
+                .iter()
+                .filter(|s| s.by_default)
+                .map(|s| s.id)
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -374,14 +394,20 @@ mod tests {
     }
 
     #[test]
-    fn a_seed_not_built_yet_is_an_error_listing_the_built_ones() {
-        let err = select_seeds(&["000".into(), "004".into()])
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(err.contains("seed 004 (DYNAMICQ"), "{err}");
-        assert!(err.contains("not built yet"), "{err}");
-        assert!(err.contains("built so far: 000, 001, 003"), "{err}");
+    fn a_seed_outside_the_default_runs_only_when_named() {
+        let default: Vec<&str> = select_seeds(&[]).unwrap().iter().map(|s| s.id).collect();
+        assert!(
+            !default.contains(&"004") && !default.contains(&"002") && !default.contains(&"001"),
+            "{default:?}"
+        );
+        for seed in ["001", "002", "004"] {
+            let named: Vec<&str> = select_seeds(&[seed.into()])
+                .unwrap()
+                .iter()
+                .map(|s| s.id)
+                .collect();
+            assert_eq!(named, [seed]);
+        }
     }
 
     #[test]
@@ -389,7 +415,10 @@ mod tests {
         let err = select_seeds(&["7".into()]).err().unwrap().to_string();
         assert!(err.contains("unknown seed '7'"), "{err}");
         assert!(err.contains("004 (DYNAMICQ"), "{err}");
-        assert!(err.contains("built so far: 000, 001, 003"), "{err}");
+        assert!(
+            err.contains("built so far: 000, 001, 002, 003, 004"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -69,20 +69,18 @@ fn quick_sim_only_writes_the_seed_000_headlines() {
 }
 
 #[test]
-fn an_unbuilt_seed_fails_before_running_anything() {
+fn an_unknown_seed_fails_before_running_anything() {
     let out = std::env::temp_dir().join(format!("cosched-reproduce-bad-{}", std::process::id()));
     let run = cosched()
-        .args(["reproduce", "--sim-only", "--quick", "002", "--out"])
+        .args(["reproduce", "--sim-only", "--quick", "005", "--out"])
         .arg(&out)
         .output()
         .unwrap();
     assert!(!run.status.success());
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
-        stderr.contains(
-            "seed 002 (demand-based coscheduling on Windows NT) is not built yet; the seeds built so far: 000, \
-             001, 003"
-        ),
+        stderr.contains("unknown seed '005'")
+            && stderr.contains("the seeds built so far: 000, 001, 002, 003, 004"),
         "{stderr}"
     );
     assert!(!out.exists(), "nothing may run for a bad seed");
@@ -127,12 +125,13 @@ fn quick_sim_only_writes_the_seed_003_headlines() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
-fn quick_sim_only_writes_the_seed_001_headlines() {
-    let out = std::env::temp_dir().join(format!("cosched-reproduce-001-{}", std::process::id()));
+/// `cosched reproduce SEED --sim-only --quick` into a fresh directory: every headline of the seed is simulated,
+/// at the quick scale, and computed from this run; the experiments' results and `extra_files` are written.
+fn quick_seed_writes_its_headlines(seed: &str, claims: usize, extra_files: &[&str]) {
+    let out = std::env::temp_dir().join(format!("cosched-reproduce-{seed}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let run = cosched()
-        .args(["reproduce", "001", "--sim-only", "--quick", "--experiments"])
+        .args(["reproduce", seed, "--sim-only", "--quick", "--experiments"])
         .arg(experiments())
         .arg("--out")
         .arg(&out)
@@ -145,23 +144,52 @@ fn quick_sim_only_writes_the_seed_001_headlines() {
         String::from_utf8_lossy(&run.stderr)
     );
     let headlines = read_json(&out.join("headlines.json")).unwrap();
-    // Seed 001: 7 simulated claims, no real experiment yet; each computed from this run.
-    assert_eq!(headlines.len(), 7, "{headlines:#?}");
+    assert_eq!(headlines.len(), claims, "{headlines:#?}");
     for h in &headlines {
         assert_eq!(
             (h.seed.as_str(), h.backend, h.scale),
-            ("001", Backend::Sim, Scale::Quick)
+            (seed, Backend::Sim, Scale::Quick)
         );
         assert!(h.holds.is_some(), "{h:?}");
         assert!(!h.ours.starts_with("missing"), "{h:?}");
     }
-    for name in ["scs-e1", "scs-e2"] {
-        assert!(out.join(name).join("runs.json").is_file(), "{name}");
-        assert!(out.join(name).join("table.md").is_file(), "{name}");
-        assert!(
-            out.join(name).join("makespan-slowdown.svg").is_file(),
-            "{name}"
-        );
+    for file in extra_files {
+        assert!(out.join(file).is_file(), "{file}");
     }
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn quick_sim_only_writes_the_seed_004_headlines_and_figures() {
+    quick_seed_writes_its_headlines(
+        "004",
+        5,
+        &[
+            "dynamicq-figures.md",
+            "dq-fig01-wrk1/runs.json",
+            "dq-alone-local/runs.json",
+        ],
+    );
+}
+
+#[test]
+fn quick_sim_only_writes_the_seed_002_headlines() {
+    quick_seed_writes_its_headlines("002", 4, &["nt-fig02-latency/runs.json"]);
+}
+
+#[test]
+fn quick_sim_only_writes_the_seed_001_headlines() {
+    // Seed 001: 7 simulated claims, no real experiment yet.
+    quick_seed_writes_its_headlines(
+        "001",
+        7,
+        &[
+            "scs-e1/runs.json",
+            "scs-e1/table.md",
+            "scs-e1/makespan-slowdown.svg",
+            "scs-e2/runs.json",
+            "scs-e2/table.md",
+            "scs-e2/makespan-slowdown.svg",
+        ],
+    );
 }

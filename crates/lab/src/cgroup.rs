@@ -34,6 +34,30 @@ fn read_trimmed(path: &Path) -> Result<String> {
         .to_string())
 }
 
+/// How long a lab waits for the RT runtime of a cgroup removed a moment ago: the kernel returns it to the parent
+/// only once the cgroup is freed, after an RCU grace period (measured here: the next lab's write failed at once
+/// and succeeded 50 ms later; a lab run right after a killed one failed on it).
+const RT_RUNTIME_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Writes `cpu.rt_runtime_us` of `dir`, retrying while the kernel may still be releasing a removed cgroup's
+/// runtime (EINVAL with no other cgroup holding any), for [`RT_RUNTIME_RELEASE_WAIT`] at most.
+fn write_rt_runtime(dir: &Path, rt_runtime_us: u64) -> Result<()> {
+    let path = dir.join("cpu.rt_runtime_us");
+    let parent = dir.parent().unwrap_or(Path::new(CGROUP_ROOT));
+    let t0 = std::time::Instant::now();
+    loop {
+        match write(&path, &rt_runtime_us.to_string()) {
+            Ok(()) => return Ok(()),
+            Err(_)
+                if t0.elapsed() < RT_RUNTIME_RELEASE_WAIT && rt_holders(parent, dir) == "none" =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// The other cpu cgroups directly under `parent` that hold RT runtime, as `name=µs` text.
 fn rt_holders(parent: &Path, except: &Path) -> String {
     let holders: Vec<String> = std::fs::read_dir(parent)
@@ -123,7 +147,7 @@ impl ExperimentCgroup {
             cg.created.push(dir);
         }
         write(&cg.cpu_dir.join("cpu.shares"), &cpu_shares.to_string())?;
-        write(&cg.cpu_dir.join("cpu.rt_runtime_us"), &rt_runtime_us.to_string()).with_context(|| {
+        write_rt_runtime(&cg.cpu_dir, rt_runtime_us).with_context(|| {
             format!(
                 "giving the experiment cgroup {rt_runtime_us} µs of RT runtime per second: the parent has {} µs and \
                  other cgroups hold {} — lower `lab.rt_runtime_us` in the experiment file or wait for them",

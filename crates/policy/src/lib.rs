@@ -20,6 +20,7 @@
 pub mod budget;
 pub mod config;
 pub mod dcs;
+pub mod dynamicq;
 pub mod predictive;
 pub mod registry;
 pub mod scs;

@@ -44,6 +44,10 @@ pub struct SummaryRow {
     pub boosts_refused: Estimate,
     /// Every job of the point (parallel, sequential, competitors), in the order the runs reported them.
     pub jobs: Vec<JobSummary>,
+    /// Each of the measurements' extras that every repetition reported (a simulator counter, a job's figure such
+    /// as `is.comm_wait_s`), over the repetitions.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub extra: std::collections::BTreeMap<String, Estimate>,
 }
 
 /// Groups `records` by (experiment, configuration, competitors) and summarises each group. Configurations keep
@@ -124,7 +128,24 @@ fn summarize_point(group: &[&RunRecord]) -> anyhow::Result<SummaryRow> {
         boosts_granted: measured(|r| r.measurement.boosts_granted as f64),
         boosts_refused: measured(|r| r.measurement.boosts_refused as f64),
         jobs: summarize_jobs(group),
+        extra: summarize_extras(group),
     })
+}
+
+/// The extras every run of the group reported, each over the runs.
+fn summarize_extras(group: &[&RunRecord]) -> std::collections::BTreeMap<String, Estimate> {
+    group[0]
+        .measurement
+        .extra
+        .keys()
+        .filter_map(|name| {
+            let values: Option<Vec<f64>> = group
+                .iter()
+                .map(|r| r.measurement.extra.get(name).copied())
+                .collect();
+            Some((name.clone(), mean_ci90(&values?)?))
+        })
+        .collect()
 }
 
 /// Per-job statistics, matching jobs across repetitions by name.

@@ -55,6 +55,7 @@
 //! Entry point: [`simulate`] — one scenario, one seed, one [`cosched_report::Measurement`]. The same scenario
 //! and seed always give the identical measurement.
 
+pub mod cache;
 pub mod cli;
 pub mod engine;
 pub mod experiment;

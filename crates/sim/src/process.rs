@@ -38,6 +38,12 @@ pub enum Op {
     Iteration,
     /// Compute forever (a CPU-bound competitor's spin loop).
     SpinForever,
+    /// A system call that moves U[`min_bytes`, `max_bytes`] bytes to memory (seed `004`'s `local`
+    /// benchmark): CPU time and cache misses from the cache model ([`crate::cache::Caches::stream`]).
+    Syscall { min_bytes: u64, max_bytes: u64 },
+    /// Sleep so that the last `ComputeExp` burst was `cpu_permille` ‰ of the cycle: `burst × (1000 − p) / p`
+    /// (seed `004`'s `local` benchmark holds its CPU share); wakes through the OS model.
+    DutySleep { cpu_permille: u32 },
 }
 
 /// A program: a body repeated `repeat` times, optionally stopped once it has computed `cpu_budget_ns`.
@@ -106,6 +112,13 @@ pub struct Process {
     pub finished_at: Option<Nanos>,
     /// How many processes share its CPU (the `N` of fairness).
     pub sharing: u32,
+    /// Time spent waiting on communication: from a receive that finds too few messages until it completes
+    /// (seed `004`'s MWT).
+    pub comm_wait_ns: Nanos,
+    /// When the receive it waits in began, while it waits.
+    pub recv_since: Option<Nanos>,
+    /// The CPU burst its last `ComputeExp` drew.
+    pub last_burst_ns: Nanos,
 }
 
 impl Process {
@@ -137,6 +150,9 @@ impl Process {
             started_at: 0,
             finished_at: None,
             sharing: 1,
+            comm_wait_ns: 0,
+            recv_since: None,
+            last_burst_ns: 0,
         }
     }
 }

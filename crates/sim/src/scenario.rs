@@ -35,6 +35,41 @@ pub struct Scenario {
     /// time (a job-arrival stream). None in seed `000`'s experiments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arrivals: Vec<ArrivingJob>,
+    /// A two-level cache per CPU (seed `004`, [`crate::cache`]): refill stalls after switches and miss counts
+    /// for the OS model. None: caches are not modelled (every seed before `004`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheConfig>,
+    /// Seed `004`'s `local` benchmark on the first `nodes` nodes, one instance each. None: no local user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<LocalBenchmark>,
+}
+
+/// The cache model: the hardware, and how the parallel jobs' and the `local` benchmark's processes use it
+/// (every other process uses the parallel profile).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheConfig {
+    pub hardware: crate::cache::CacheParams,
+    pub parallel: crate::cache::CacheProfile,
+    pub local: crate::cache::CacheProfile,
+}
+
+/// Seed `004`'s `local` benchmark (§3): a floating-point loop that loads the CPU `cpu_percent` of the time,
+/// plus system calls at exponential intervals (mean `mean_syscall_interval_ns`, 500 ms in the seed) that each
+/// move U[`syscall_min_bytes`, `syscall_max_bytes`] (1–10 MB) to memory. It ends after `cpu_ns` of CPU; one
+/// instance on each of the first `nodes` nodes, the node's interactive user.
+///
+/// Program (one cycle; notes 004 §5.9): compute `b` = Exp(share × interval); a system call; sleep
+/// `b (1 − share) / share`. Alone, a cycle takes `interval` on average (plus the system call) and the loop holds
+/// exactly `share` of it, so its dedicated time varies only with the system calls.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LocalBenchmark {
+    pub nodes: u32,
+    pub cpu_percent: f64,
+    pub cpu_ns: Nanos,
+    pub mean_syscall_interval_ns: Nanos,
+    pub syscall_min_bytes: u64,
+    pub syscall_max_bytes: u64,
 }
 
 /// A parallel job that arrives at `arrival_ns` (it does not exist before): rank `r` runs on node `nodes[r]`,
@@ -85,6 +120,19 @@ pub enum ParallelProgram {
         compute_ns: Nanos,
         halo_bytes: u32,
     },
+    /// A NAS SP-like skeleton (seed `004` Table 1: 78 % computation): a ring stencil; each iteration computes
+    /// `compute_ns` and exchanges `face_bytes` with each ring neighbour (MG's finest level alone).
+    Sp {
+        iterations: u64,
+        compute_ns: Nanos,
+        face_bytes: u32,
+    },
+    /// A NAS BT-like skeleton (seed `004` Table 1: 87 % computation), built as [`ParallelProgram::Sp`].
+    Bt {
+        iterations: u64,
+        compute_ns: Nanos,
+        face_bytes: u32,
+    },
     /// Seed `003`'s master–slave program (§4.2): rank 0 the master, on node 0; on each other node one r_slave
     /// (receives only) and one rs_slave (receives and replies). Each iteration the master sends `message_bytes`
     /// to every slave, every slave computes `compute_ns`, the rs_slaves reply and the master waits for all
@@ -105,6 +153,8 @@ impl ParallelProgram {
             ParallelProgram::Sor(_) => "sor",
             ParallelProgram::Is { .. } => "is",
             ParallelProgram::Mg { .. } => "mg",
+            ParallelProgram::Sp { .. } => "sp",
+            ParallelProgram::Bt { .. } => "bt",
             ParallelProgram::MasterSlave { .. } => "master-slave",
         }
     }
@@ -126,7 +176,9 @@ impl ParallelProgram {
             ParallelProgram::Barrier { .. }
             | ParallelProgram::Sor(_)
             | ParallelProgram::Is { .. }
-            | ParallelProgram::Mg { .. } => nodes,
+            | ParallelProgram::Mg { .. }
+            | ParallelProgram::Sp { .. }
+            | ParallelProgram::Bt { .. } => nodes,
             ParallelProgram::MasterSlave { .. } => 1 + 2 * nodes.saturating_sub(1),
         }
     }
@@ -159,10 +211,17 @@ impl ParallelProgram {
             }
             ParallelProgram::Is { iterations: 0, .. }
             | ParallelProgram::Mg { iterations: 0, .. }
+            | ParallelProgram::Sp { iterations: 0, .. }
+            | ParallelProgram::Bt { iterations: 0, .. }
             | ParallelProgram::MasterSlave { iterations: 0, .. } => {
                 problem("iterations", "must be at least 1")
             }
-            ParallelProgram::Is { .. } | ParallelProgram::Mg { .. } if ranks == 0 => {
+            ParallelProgram::Is { .. }
+            | ParallelProgram::Mg { .. }
+            | ParallelProgram::Sp { .. }
+            | ParallelProgram::Bt { .. }
+                if ranks == 0 =>
+            {
                 problem("ranks", "needs at least 1 rank")
             }
             ParallelProgram::Mg { levels: 0, .. } => {
@@ -200,7 +259,102 @@ pub enum OsModel {
     Linux22 {
         #[serde(default = "default_linux_priority")]
         priority: u32,
+        /// How tasks get their quantum (seed `004`): 2.2's own `priority`, STATICQ or DYNAMICQ.
+        #[serde(default, skip_serializing_if = "QuantumConfig::is_priority")]
+        quantum: QuantumConfig,
     },
+    /// Windows NT 4.0 Server, seed `002` ([`crate::os::nt4`]): a fixed `quantum_ms` (120; 180 for the MP HAL),
+    /// the fairness monitor publishing the mean ready count every `monitor_window_ms` (100), and the NIC's scan of
+    /// the running-thread table every `nic_scan_us` (1000: "about once per millisecond", §2.2.2), so DCS decides
+    /// on data up to that stale.
+    #[serde(rename = "nt-4.0")]
+    Nt4 {
+        #[serde(default = "default_nt_quantum_ms")]
+        quantum_ms: u64,
+        #[serde(default = "default_nt_monitor_window_ms")]
+        monitor_window_ms: u64,
+        #[serde(default = "default_nt_scan_us")]
+        nic_scan_us: u64,
+    },
+}
+
+fn default_nt_quantum_ms() -> u64 {
+    120
+}
+fn default_nt_monitor_window_ms() -> u64 {
+    100
+}
+fn default_nt_scan_us() -> u64 {
+    1_000
+}
+
+/// Linux 2.2's quantum rule (seed `004`; [`crate::os::linux22::QuantumRule`]); the `[os]` table's `quantum = {
+/// rule = "static", ms = 3200 }` or `{ rule = "dynamicq" }` (Algorithm 1's constants default to the seed's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "rule", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum QuantumConfig {
+    /// Every task's quantum is its static `priority` (2.2's own).
+    #[default]
+    Priority,
+    /// STATICQ: every task's quantum is `ms`.
+    Static { ms: u64 },
+    /// DYNAMICQ (Algorithm 1).
+    Dynamicq {
+        #[serde(default = "default_max_miss_percent")]
+        max_miss_percent: f64,
+        #[serde(default = "default_max_slice_ms")]
+        max_slice_ms: u64,
+        #[serde(default = "default_quantum_ms")]
+        default_quantum_ms: u64,
+    },
+}
+
+fn default_max_miss_percent() -> f64 {
+    9.0
+}
+fn default_max_slice_ms() -> u64 {
+    6_400
+}
+fn default_quantum_ms() -> u64 {
+    200
+}
+
+impl QuantumConfig {
+    fn is_priority(&self) -> bool {
+        *self == QuantumConfig::Priority
+    }
+
+    /// The model's rule; a bad constant comes back as the field at fault and what is wrong.
+    pub fn to_rule(&self) -> Result<crate::os::linux22::QuantumRule, (&'static str, String)> {
+        use crate::os::linux22::{QuantumRule, TICK};
+        Ok(match *self {
+            QuantumConfig::Priority => QuantumRule::Priority,
+            QuantumConfig::Static { ms } => {
+                if ms * cosched_policy::MILLIS < TICK || ms > 3_600_000 {
+                    return Err((
+                        "ms",
+                        format!(
+                            "{ms} ms is outside one 10 ms tick .. an hour (the seed: 0.2–12.8 s)"
+                        ),
+                    ));
+                }
+                QuantumRule::Static(ms * cosched_policy::MILLIS)
+            }
+            QuantumConfig::Dynamicq {
+                max_miss_percent,
+                max_slice_ms,
+                default_quantum_ms,
+            } => {
+                let params = cosched_policy::dynamicq::DynamicqParams {
+                    max_miss: max_miss_percent / 100.0,
+                    max_slice_ns: max_slice_ms.saturating_mul(cosched_policy::MILLIS),
+                    default_quantum_ns: default_quantum_ms.saturating_mul(cosched_policy::MILLIS),
+                };
+                params.validate()?;
+                QuantumRule::Dynamicq(params)
+            }
+        })
+    }
 }
 
 fn default_linux_priority() -> u32 {
@@ -217,10 +371,25 @@ impl OsModel {
             OsModel::SolarisTs {
                 slpret_ablation: true,
             } => "solaris-ts, ts_slpret[n]=n".to_string(),
-            OsModel::Linux22 { priority } if *priority == default_linux_priority() => {
-                "linux-2.2".to_string()
+            OsModel::Linux22 { priority, quantum } => {
+                let mut label = "linux-2.2".to_string();
+                if *priority != default_linux_priority() {
+                    label += &format!(", priority={priority}");
+                }
+                match quantum {
+                    QuantumConfig::Priority => {}
+                    QuantumConfig::Static { ms } => label += &format!(", STATICQ {ms} ms"),
+                    QuantumConfig::Dynamicq { .. } => label += ", DYNAMICQ",
+                }
+                label
             }
-            OsModel::Linux22 { priority } => format!("linux-2.2, priority={priority}"),
+            OsModel::Nt4 {
+                quantum_ms,
+                monitor_window_ms,
+                nic_scan_us,
+            } => format!(
+                "nt-4.0, quantum {quantum_ms} ms, monitor {monitor_window_ms} ms, NIC scan {nic_scan_us} µs"
+            ),
         }
     }
 }
@@ -381,7 +550,89 @@ impl Scenario {
                 format!("{} ns is a second or more; a context switch costs microseconds (seed: ~750 us)", self.context_switch_ns),
             );
         }
-        if let OsModel::Linux22 { priority } = self.os {
+        if let OsModel::Linux22 { quantum, .. } = &self.os {
+            if let Err((param, problem)) = quantum.to_rule() {
+                return invalid(format!("os.quantum.{param}"), problem);
+            }
+        }
+        if let OsModel::Nt4 {
+            quantum_ms,
+            monitor_window_ms,
+            nic_scan_us,
+        } = self.os
+        {
+            if !(1..=1_000_000).contains(&nic_scan_us) {
+                return invalid(
+                    "os.nic_scan_us",
+                    format!("{nic_scan_us} is outside 1..=1000000 µs (the seed: about 1000)"),
+                );
+            }
+            if !(10..=10_000).contains(&quantum_ms) {
+                return invalid(
+                    "os.quantum_ms",
+                    format!(
+                        "{quantum_ms} is outside 10..=10000 ms (NT Server: 120; 180 on the MP HAL)"
+                    ),
+                );
+            }
+            if !(10..=60_000).contains(&monitor_window_ms) {
+                return invalid(
+                    "os.monitor_window_ms",
+                    format!(
+                        "{monitor_window_ms} is outside one 10 ms tick .. a minute (default 100)"
+                    ),
+                );
+            }
+        }
+        if let Some(cache) = &self.cache {
+            if let Err((param, problem)) = cache.hardware.validate() {
+                return invalid(format!("cache.hardware.{param}"), problem);
+            }
+            for (which, profile) in [("parallel", &cache.parallel), ("local", &cache.local)] {
+                if let Err((param, problem)) = profile.validate() {
+                    return invalid(format!("cache.{which}.{param}"), problem);
+                }
+            }
+        }
+        if let Some(local) = &self.local {
+            if local.nodes == 0 || local.nodes > self.nodes {
+                return invalid(
+                    "local.nodes",
+                    format!(
+                        "{} is outside 1..={} (one instance per node)",
+                        local.nodes, self.nodes
+                    ),
+                );
+            }
+            if !(local.cpu_percent > 0.0 && local.cpu_percent < 100.0) {
+                return invalid(
+                    "local.cpu_percent",
+                    format!(
+                        "{} is outside (0, 100) (the seed: 90 down to 10)",
+                        local.cpu_percent
+                    ),
+                );
+            }
+            if local.cpu_ns == 0 || local.mean_syscall_interval_ns == 0 {
+                return invalid(
+                    "local",
+                    "cpu and the mean system-call interval must be positive",
+                );
+            }
+            if local.syscall_min_bytes > local.syscall_max_bytes {
+                return invalid(
+                    "local.syscall_min_bytes",
+                    "is above syscall_max_bytes (the seed: 1 MB to 10 MB)",
+                );
+            }
+            if self.cache.is_none() {
+                return invalid(
+                    "local",
+                    "the local benchmark's system calls move memory: add a [cache] section",
+                );
+            }
+        }
+        if let OsModel::Linux22 { priority, .. } = self.os {
             if !(1..=crate::os::linux22::MAX_PRIORITY).contains(&priority) {
                 return invalid(
                     "os.priority",
@@ -589,6 +840,8 @@ impl Scenario {
             competitors_per_node,
             time_limit_ns: 1_000_000 * cosched_policy::SECONDS,
             arrivals: Vec::new(),
+            cache: None,
+            local: None,
         };
         config.apply(&mut s);
         s

@@ -419,3 +419,287 @@ fn a_ten_thousand_node_barrier_passes_every_barrier() {
         assert!(out.measurement.work_expected >= 20, "{}", config.label());
     }
 }
+
+// ---- seed 003: the Linux 2.2 model, PRED / DYN, periodic boost and the seed-003 workloads ----
+
+/// Seed 003's platform (4 single-CPU nodes, 100 Mb/s Ethernet with ~0.1 ms latency, Linux 2.2, blocking
+/// receives) running `program` beside `k` calcula (CPU-bound) tasks per node under `policy`.
+fn seed_003(program: ParallelProgram, k: u32, policy: crate::scenario::PolicyConfig) -> Scenario {
+    let mut s = Scenario::seed_latency(1, k, SeedConfig::NoDcsSpinOnly);
+    s.nodes = 4;
+    s.os = OsModel::Linux22 {
+        priority: 20,
+        quantum: Default::default(),
+    };
+    s.context_switch_ns = 10 * MICROS;
+    s.network = NetworkParams {
+        latency_ns: 90 * MICROS,
+        bandwidth_bytes_per_s: 12_500_000,
+    };
+    s.receive = cosched_policy::spin::ReceiveMode::Block;
+    s.workload = Workload::Parallel(program);
+    s.coscheduling = policy;
+    s
+}
+
+fn small_is() -> ParallelProgram {
+    ParallelProgram::Is {
+        iterations: 3,
+        compute_ns: 100 * MILLIS,
+        count_bytes: 4096,
+        key_bytes: 256 * 1024,
+    }
+}
+
+fn pred(p_percent: u32) -> crate::scenario::PolicyConfig {
+    crate::scenario::PolicyConfig::Pred(cosched_policy::config::PredConfig {
+        p_percent,
+        ceiling: false,
+    })
+}
+
+fn linux() -> crate::scenario::PolicyConfig {
+    crate::scenario::PolicyConfig::None(cosched_policy::config::NoneConfig {})
+}
+
+#[test]
+fn linux22_alone_shares_a_cpu_fairly_in_210_ms_slices() {
+    // IS dedicated: 3 iterations of 100 ms compute + two all-to-alls (3 × 256 KB on a 12.5 MB/s link = 63 ms
+    // of sending) ≈ 3 × (100 + 63 + latencies) ≈ 0.5 s. Beside 2 calcula per node it must take longer, all
+    // work done, and the calcula tasks keep at least their share (F >= 0.9: the epoch gives them their slices).
+    let alone = run(&seed_003(small_is(), 0, linux()), 1);
+    assert_eq!((alone.work_done, alone.work_expected), (3, 3));
+    let r = alone.jobs[0].response_s;
+    assert!((0.45..0.60).contains(&r), "dedicated IS {r} s");
+    let shared = run(&seed_003(small_is(), 2, linux()), 1);
+    assert_eq!(shared.work_done, 3);
+    assert!(shared.jobs[0].response_s > 1.5 * r);
+    let competitors = shared
+        .jobs
+        .iter()
+        .find(|j| j.role == JobRole::Competitor)
+        .unwrap();
+    assert!(competitors.fairness >= 0.9, "{}", competitors.fairness);
+    // Epochs happened (every counter ran out) and ticks used slices up.
+    assert!(shared.extra["linux_epochs"] > 0.0);
+    assert!(shared.extra["linux_slices_used_up"] > 0.0);
+    assert_eq!(shared.extra["linux_freq_evaluations"], 0.0);
+}
+
+#[test]
+fn pred_runs_only_on_a_model_with_goodness_and_samples_the_sockets() {
+    // On Solaris TS the PRED hook's operation is missing: refused before the run starts.
+    let mut solaris = seed_003(small_is(), 1, pred(90));
+    solaris.os = OsModel::SolarisTs {
+        slpret_ablation: false,
+    };
+    let err = simulate(&solaris, 1).unwrap_err().to_string();
+    assert!(err.contains("linux") || err.contains("goodness"), "{err}");
+    // On Linux 2.2 it runs, samples the queues at each goodness evaluation, and the run is deterministic.
+    let s = seed_003(small_is(), 2, pred(90));
+    let a = run(&s, 3);
+    assert_eq!(a.work_done, 3);
+    assert!(a.extra["linux_freq_evaluations"] > 0.0);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&run(&s, 3)).unwrap()
+    );
+}
+
+#[test]
+fn the_seed_003_workloads_finish_their_work_and_send_what_they_should() {
+    // IS, 4 ranks: per iteration each rank sends 3 + 3 messages: 3 × 4 × 6 = 72.
+    let is = run(&seed_003(small_is(), 0, linux()), 1);
+    assert_eq!(is.extra["messages_sent"], 72.0);
+    // MG, 4 ranks, 3 levels: a V-cycle visits levels 0, 1, 2, 1, 0 (5 visits), 2 halos each: 2 × 5 × 4 = 40 a
+    // cycle, 2 cycles = 80.
+    let mg = ParallelProgram::Mg {
+        iterations: 2,
+        levels: 3,
+        compute_ns: 10 * MILLIS,
+        halo_bytes: 64 * 1024,
+    };
+    let m = run(&seed_003(mg, 1, linux()), 1);
+    assert_eq!((m.work_done, m.extra["messages_sent"]), (2, 80.0));
+    // Master–slave on 4 nodes: 7 ranks (master + 3 × 2 slaves); per iteration 6 sends + 3 replies: 10 × 9 = 90.
+    let ms = ParallelProgram::MasterSlave {
+        iterations: 10,
+        compute_ns: MILLIS,
+        message_bytes: 1024,
+    };
+    let m = run(&seed_003(ms, 1, pred(10)), 1);
+    assert_eq!((m.work_done, m.extra["messages_sent"]), (10, 90.0));
+    assert_eq!(m.extra["messages_delivered"], 90.0);
+}
+
+#[test]
+fn periodic_boost_boosts_only_processes_holding_messages() {
+    // Latency, spin only, 2 competitors on Solaris TS: a receiver preempted with its token waiting is boosted
+    // by the 10 ms monitor; with no competitor nothing ever waits on a run queue, so nothing is boosted.
+    let pb = crate::scenario::PolicyConfig::Pb(cosched_policy::config::PbConfig::default());
+    let mut s = Scenario::seed_latency(2_000, 2, SeedConfig::NoDcsSpinOnly);
+    s.coscheduling = pb;
+    let with = run(&s, 1);
+    assert!(with.boosts_granted > 0);
+    let plain = run(
+        &Scenario::seed_latency(2_000, 2, SeedConfig::NoDcsSpinOnly),
+        1,
+    );
+    assert!(with.jobs[0].response_s < plain.jobs[0].response_s);
+    s.competitors_per_node = 0;
+    assert_eq!(run(&s, 1).boosts_granted, 0);
+}
+
+// ---- seed 004: quanta, the cache model and the local benchmark ----
+
+/// Seed 004's platform on 4 nodes: a small SP-like ring stencil with the cache model, under `quantum`, beside
+/// the local benchmark on the first `local_nodes` nodes (none when 0).
+fn seed_004(quantum: crate::scenario::QuantumConfig, local_nodes: u32) -> Scenario {
+    let mut s = seed_003(
+        ParallelProgram::Sp {
+            iterations: 40,
+            compute_ns: 50 * MILLIS,
+            face_bytes: 32 * 1024,
+        },
+        0,
+        pred(90),
+    );
+    s.os = OsModel::Linux22 {
+        priority: 20,
+        quantum,
+    };
+    s.cache = Some(crate::scenario::CacheConfig::default());
+    s.arrivals.push(crate::scenario::ArrivingJob {
+        name: "bt".into(),
+        arrival_ns: 0,
+        nodes: vec![0, 1, 2, 3],
+        program: ParallelProgram::Bt {
+            iterations: 20,
+            compute_ns: 100 * MILLIS,
+            face_bytes: 32 * 1024,
+        },
+    });
+    if local_nodes > 0 {
+        s.local = Some(crate::scenario::LocalBenchmark {
+            nodes: local_nodes,
+            cpu_percent: 30.0,
+            cpu_ns: SECONDS,
+            mean_syscall_interval_ns: 500 * MILLIS,
+            syscall_min_bytes: 1_000_000,
+            syscall_max_bytes: 10_000_000,
+        });
+    }
+    s
+}
+
+#[test]
+fn the_cache_model_reports_a_miss_ratio_and_the_local_benchmark_its_time() {
+    // Two jobs share each CPU, so every switch refills part of a 512 KB reused set: the mean epoch miss ratio is
+    // above the 5 % steady fraction; the local benchmark (1 s of CPU at 30 %) takes at least its 3.3 s alone.
+    let m = run(&seed_004(Default::default(), 2), 1);
+    assert!(m.extra["linux_mmr_ppm"] > 50_000.0, "{:?}", m.extra);
+    assert!(m.extra["local.mean_response_s"] >= 1.0 / 0.3);
+    assert!(m.extra["sp.comm_wait_s"] > 0.0 && m.extra["bt.comm_wait_s"] > 0.0);
+    // Without a cache model there is no miss ratio, and the run is otherwise the same kind of run.
+    let mut plain = seed_004(Default::default(), 0);
+    plain.cache = None;
+    assert!(!run(&plain, 1).extra.contains_key("linux_mmr_ppm"));
+}
+
+#[test]
+fn dynamicq_grows_quanta_only_where_no_interactive_user_is() {
+    // With no local user Algorithm 1 doubles some quanta; with a local user on every node every task keeps the
+    // 200 ms default (no doubling at all).
+    let dq = crate::scenario::QuantumConfig::Dynamicq {
+        max_miss_percent: 9.0,
+        max_slice_ms: 6_400,
+        default_quantum_ms: 200,
+    };
+    let alone = run(&seed_004(dq, 0), 1);
+    assert!(alone.extra["dynamicq_doubled"] > 0.0, "{:?}", alone.extra);
+    let mut everywhere = seed_004(dq, 4);
+    // The local users outlive the parallel jobs, so every epoch sees one.
+    everywhere.local.as_mut().unwrap().cpu_ns = 30 * SECONDS;
+    let users = run(&everywhere, 1);
+    assert_eq!(users.extra["dynamicq_doubled"], 0.0, "{:?}", users.extra);
+}
+
+#[test]
+fn a_long_static_quantum_means_fewer_epochs() {
+    // STATICQ 3.2 s against 2.2's own 210 ms: each epoch lasts ~15× longer.
+    let short = run(&seed_004(Default::default(), 0), 1);
+    let long = run(
+        &seed_004(crate::scenario::QuantumConfig::Static { ms: 3_200 }, 0),
+        1,
+    );
+    assert!(
+        long.extra["linux_epochs"] * 5.0 < short.extra["linux_epochs"],
+        "{} vs {}",
+        long.extra["linux_epochs"],
+        short.extra["linux_epochs"]
+    );
+}
+
+#[test]
+fn bad_seed_004_settings_are_refused_by_name() {
+    let mut s = seed_004(crate::scenario::QuantumConfig::Static { ms: 1 }, 0);
+    assert!(s.validate().unwrap_err().field.starts_with("os.quantum"));
+    s = seed_004(Default::default(), 9);
+    assert_eq!(s.validate().unwrap_err().field, "local.nodes");
+    s = seed_004(Default::default(), 2);
+    s.cache = None;
+    assert_eq!(s.validate().unwrap_err().field, "local");
+}
+
+// ---- seed 002: Windows NT 4.0 and DCS with a stale fairness monitor ----
+
+/// Seed 002's latency test on two dual-CPU NT nodes: `round_trips` spinning round trips beside `k` competitors
+/// per node, under `policy`.
+fn seed_002(round_trips: u64, k: u32, policy: crate::scenario::PolicyConfig) -> Scenario {
+    let mut s = Scenario::seed_latency(round_trips, k, SeedConfig::NoDcsSpinOnly);
+    s.cpus_per_node = 2;
+    s.os = OsModel::Nt4 {
+        quantum_ms: 120,
+        monitor_window_ms: 100,
+        nic_scan_us: 1_000,
+    };
+    s.context_switch_ns = 20 * MICROS;
+    s.network = NetworkParams {
+        latency_ns: 8 * MICROS,
+        bandwidth_bytes_per_s: 60_000_000,
+    };
+    s.workload = Workload::Parallel(ParallelProgram::Latency {
+        round_trips,
+        message_bytes: 16,
+    });
+    s.coscheduling = policy;
+    s
+}
+
+fn nt_dcs(exponent: i32) -> crate::scenario::PolicyConfig {
+    crate::scenario::PolicyConfig::Dcs(cosched_policy::config::DcsConfig {
+        exponent,
+        constant_ms: 0.0,
+    })
+}
+
+#[test]
+fn nt_alone_puts_every_round_trip_in_the_fastest_bin_and_dcs_boosts_under_contention() {
+    // No competitor: every round trip but the first few (the threads' first switches) takes ~2 × 8.3 µs, in one
+    // bin, and none takes 2 ms.
+    let alone = run(&seed_002(2_000, 0, linux()), 1);
+    assert!(alone.extra["iterations_fastest_bin_fraction"] >= 0.995);
+    assert_eq!(alone.extra["iterations_over_2ms_fraction"], 0.0);
+    // 2 competitors a node (one shares CPU 0 with the FM thread): without DCS a round trip sometimes waits a
+    // whole 120 ms quantum; DCS at E = 0 boosts the receiver and finishes sooner.
+    let plain = run(&seed_002(20_000, 2, linux()), 1);
+    let dcs = run(&seed_002(20_000, 2, nt_dcs(0)), 1);
+    assert!(plain.extra["iterations_over_2ms_fraction"] > 0.0);
+    assert!(dcs.boosts_granted > 0);
+    assert!(
+        dcs.jobs[0].response_s < plain.jobs[0].response_s,
+        "{} vs {}",
+        dcs.jobs[0].response_s,
+        plain.jobs[0].response_s
+    );
+}

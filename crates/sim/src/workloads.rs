@@ -5,9 +5,10 @@
 //! ## Approach
 //! Every workload becomes a list of jobs, each a set of processes placed on CPUs and running a program
 //! ([`crate::process::Program`]), in this order (the pids follow it): the workload's parallel job, Mixed's
-//! sequential jobs, the CPU-bound competitors (one job with role `Competitor`, if any), then the scenario's
-//! arriving parallel jobs ([`crate::scenario::ArrivingJob`]). Every parallel job is measured
-//! ([`Job::work_expected`]); none is assumed to be job 0. Each job says when it starts ([`JobStart`]).
+//! sequential jobs, the CPU-bound competitors (one job with role `Competitor`, if any), seed `004`'s `local`
+//! benchmark (one job `local`, one process on each of its nodes), then the scenario's arriving parallel jobs
+//! ([`crate::scenario::ArrivingJob`]). Every parallel job is measured ([`Job::work_expected`]); none is assumed
+//! to be job 0. Each job says when it starts ([`JobStart`]).
 //!
 //! ## Placement
 //! Node `n` has CPUs `n × cpus_per_node ..`. The parallel process of node `n` and the sequential jobs placed
@@ -34,6 +35,10 @@
 //!                                       recv port 1; rank 0: iteration after the V-cycle
 //! Master–slave (seed 003):              master: send m to every slave; recv one reply per rs_slave; iteration
 //!                                       r_slave: recv; compute c      rs_slave: recv; compute c; send m to master
+//! Local (seed 004, node n < z):          repeat { compute b = Exp(share × interval); system call moving
+//!                                       U[min, max] bytes; sleep b (1 − share) / share } until it has
+//!                                       computed its CPU budget (the system calls' CPU counts too)
+//! SP, BT (seed 004):                    MG's finest level alone: compute c; halo to both ring neighbours; recv
 //! Competitor:                           compute forever
 //! ```
 //! The Latency iteration time is the round-trip time seen by p0; the Barrier and SOR iteration times are the
@@ -65,6 +70,8 @@ pub struct Job {
     /// A measured (parallel) job: the units of work it must complete (`Iteration`s of its root); `None` for
     /// sequential jobs and competitors.
     pub work_expected: Option<u64>,
+    /// Its processes are interactive users (seed `004`'s `local` benchmark).
+    pub interactive: bool,
 }
 
 /// Everything a run starts from.
@@ -254,6 +261,24 @@ fn parallel_programs(program: &ParallelProgram, pids: &[u32]) -> (Vec<Program>, 
                 .collect();
             (programs, iterations)
         }
+        ParallelProgram::Sp {
+            iterations,
+            compute_ns,
+            face_bytes,
+        }
+        | ParallelProgram::Bt {
+            iterations,
+            compute_ns,
+            face_bytes,
+        } => parallel_programs(
+            &ParallelProgram::Mg {
+                iterations,
+                levels: 1,
+                compute_ns,
+                halo_bytes: face_bytes,
+            },
+            pids,
+        ),
         ParallelProgram::MasterSlave {
             iterations,
             compute_ns,
@@ -296,6 +321,7 @@ impl Setup {
             processes: Vec::new(),
             start,
             work_expected: None,
+            interactive: false,
         });
         self.jobs.len() as u32 - 1
     }
@@ -407,6 +433,31 @@ pub fn build(scenario: &Scenario) -> Setup {
                 };
                 s.add_process(node, first_cpu(node) + k % cpus, cpus, index, program);
             }
+        }
+    }
+    if let Some(local) = &scenario.local {
+        let index = s.add_job("local", JobRole::Sequential, JobStart::AtStart);
+        s.jobs[index as usize].interactive = true;
+        let share = local.cpu_percent / 100.0;
+        let interval = local.mean_syscall_interval_ns as f64;
+        for node in 0..local.nodes {
+            let program = Program {
+                body: vec![
+                    Op::ComputeExp {
+                        mean_ns: (share * interval).round().max(1.0) as Nanos,
+                    },
+                    Op::Syscall {
+                        min_bytes: local.syscall_min_bytes,
+                        max_bytes: local.syscall_max_bytes,
+                    },
+                    Op::DutySleep {
+                        cpu_permille: (local.cpu_percent * 10.0).round() as u32,
+                    },
+                ],
+                repeat: u64::MAX,
+                cpu_budget_ns: Some(local.cpu_ns),
+            };
+            s.add_process(node, first_cpu(node), cpus, index, program);
         }
     }
     for job in &scenario.arrivals {

@@ -53,6 +53,7 @@
 //! Timers are lazy: a CPU keeps one live timer; an earlier deadline replaces it (the old entry becomes stale
 //! through a generation counter), a later one waits for the live timer to fire and re-arm.
 
+use crate::cache::{CacheProfile, Caches};
 use crate::engine::Engine;
 use crate::hook::{
     ArrivalView, Command, Commands, CoschedHook, ProcessView, Timer, TimerPhase, WorldView,
@@ -61,6 +62,7 @@ use crate::hook::{
 use crate::metrics::{DurationHistogram, MeasuredJob};
 use crate::network::Network;
 use crate::os::linux22::Linux22;
+use crate::os::nt4::Nt4;
 use crate::os::solaris_ts::SolarisTs;
 use crate::os::{CpuSet, OsScheduler, Unsupported};
 use crate::outcome::{SimError, SimOutput};
@@ -214,8 +216,14 @@ struct World<'a, S: OsScheduler> {
     /// Per process and port, the (sender, bytes) of each message delivered and not yet consumed, in order
     /// (kept only while `track_sockets`).
     inboxes: Vec<[VecDeque<(u32, u32)>; PORTS]>,
+    /// The cache model and each process's profile, when the scenario has one (seed `004`).
+    caches: Option<Caches>,
+    profiles: Vec<CacheProfile>,
     trace: Option<Trace>,
 }
+
+/// Where an iteration time counts as seed `002`'s tail ("substantial numbers of round trips > 2 ms").
+const TAIL_FROM: Nanos = 2 * cosched_policy::MILLIS;
 
 /// Runs a validated scenario under `hook`; the trace only when asked. Refused before it starts when the hook
 /// needs an operation the OS model lacks.
@@ -236,8 +244,25 @@ pub(crate) fn run(
             hook,
             traced,
         ),
-        OsModel::Linux22 { priority } => {
-            run_on(Linux22::new(cpus, priority), scenario, seed, hook, traced)
+        OsModel::Linux22 { priority, quantum } => {
+            let rule = quantum
+                .to_rule()
+                .expect("Scenario::validate checked the quantum rule");
+            let os = Linux22::new(cpus, priority).with_quantum_rule(rule);
+            run_on(os, scenario, seed, hook, traced)
+        }
+        OsModel::Nt4 {
+            quantum_ms,
+            monitor_window_ms,
+            ..
+        } => {
+            let os = Nt4::new(
+                scenario.nodes,
+                scenario.cpus_per_node,
+                quantum_ms * cosched_policy::MILLIS,
+                monitor_window_ms * cosched_policy::MILLIS,
+            );
+            run_on(os, scenario, seed, hook, traced)
         }
     }
 }
@@ -336,6 +361,23 @@ impl<'a, S: OsScheduler> World<'a, S> {
         } else {
             Vec::new()
         };
+        let caches = scenario
+            .cache
+            .map(|config| Caches::new(config.hardware, cpus));
+        let profiles = match scenario.cache {
+            Some(config) => setup
+                .processes
+                .iter()
+                .map(|p| {
+                    if setup.jobs[p.job as usize].interactive {
+                        config.local
+                    } else {
+                        config.parallel
+                    }
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         World {
             scenario,
             engine: Engine::new(seed),
@@ -386,6 +428,8 @@ impl<'a, S: OsScheduler> World<'a, S> {
             sample_phase: Vec::new(),
             track_sockets,
             inboxes,
+            caches,
+            profiles,
             trace: traced.then(|| Trace {
                 cpus,
                 ..Trace::default()
@@ -399,7 +443,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
             .filter(|&j| self.jobs[j as usize].start == JobStart::AtStart)
             .collect();
         self.sample_phase = (0..self.scenario.nodes)
-            .map(|_| self.engine.uniform_below(RUNNING_SAMPLE_PERIOD))
+            .map(|_| self.engine.uniform_below(self.running_sample_period()))
             .collect();
         self.start_jobs(&starting);
         // Each node's periodic update runs at its own random phase: the nodes' clocks are not aligned.
@@ -497,6 +541,9 @@ impl<'a, S: OsScheduler> World<'a, S> {
         for &pid in &pids {
             let cpu = self.procs[pid as usize].cpu;
             self.os.admit(pid, cpu);
+            if self.jobs[self.procs[pid as usize].job as usize].interactive {
+                self.os.interactive_user(pid);
+            }
             cpus.push(cpu);
         }
         cpus.sort_unstable();
@@ -591,6 +638,15 @@ impl<'a, S: OsScheduler> World<'a, S> {
     fn dispatch(&mut self, cpu: u32) -> Option<u32> {
         let pid = self.os.pick_next(cpu)?;
         let now = self.engine.now();
+        // The cache refill after a switch stalls the process before it executes (seed `004`).
+        let refill = match &mut self.caches {
+            Some(caches) => {
+                let (misses, stall) = caches.dispatch(cpu, pid, &self.profiles[pid as usize]);
+                self.os.cache_misses(cpu, misses.l1, misses.l2);
+                stall
+            }
+            None => 0,
+        };
         let c = &mut self.cpus[cpu as usize];
         let switch = if c.last_ran == Some(pid) {
             0
@@ -607,7 +663,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
         c.history_next = (c.history_next + 1) % SWITCH_HISTORY;
         c.dispatched_at = now;
         c.accounted_to = now;
-        c.exec_from = now + switch;
+        c.exec_from = now + switch + refill;
         c.quantum_end = now + self.os.time_left(pid).max(1);
         let exec_from = c.exec_from;
         let p = &mut self.procs[pid as usize];
@@ -654,6 +710,11 @@ impl<'a, S: OsScheduler> World<'a, S> {
         c.last_ran = Some(pid);
         let ran = now - c.dispatched_at;
         let expired = now >= c.quantum_end;
+        if let Some(caches) = &self.caches {
+            let executed = now.saturating_sub(c.exec_from);
+            let misses = caches.steady(executed, &self.profiles[pid as usize]);
+            self.os.cache_misses(cpu, misses.l1, misses.l2);
+        }
         if let Some(trace) = &mut self.trace {
             trace.intervals.push(RunInterval {
                 cpu,
@@ -733,6 +794,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
                         let p = &mut self.procs[pid as usize];
                         p.phase = Phase::Computing;
                         p.left = burst;
+                        p.last_burst_ns = burst;
                         p.progress_from = now;
                     }
                     let p = &self.procs[pid as usize];
@@ -740,8 +802,15 @@ impl<'a, S: OsScheduler> World<'a, S> {
                         return Step::BusyUntil(now + p.left);
                     }
                 }
-                Op::IoWait { mean_ns } => {
-                    let wait = self.engine.exponential(mean_ns);
+                Op::IoWait { .. } | Op::DutySleep { .. } => {
+                    let wait = match program.body[p.pc as usize] {
+                        Op::DutySleep { cpu_permille } => {
+                            let share = cpu_permille.clamp(1, 1000) as u128;
+                            (p.last_burst_ns as u128 * (1000 - share) / share) as Nanos
+                        }
+                        Op::IoWait { mean_ns } => self.engine.exponential(mean_ns),
+                        _ => unreachable!("matched above"),
+                    };
                     self.engine.schedule(now + wait, Event::IoDone { pid });
                     self.procs[pid as usize].status = Status::BlockedOnIo;
                     if self.advance(pid) {
@@ -781,6 +850,9 @@ impl<'a, S: OsScheduler> World<'a, S> {
                     let slot = &mut p.mailbox[port as usize];
                     if *slot >= count {
                         *slot -= count;
+                        if let Some(since) = p.recv_since.take() {
+                            p.comm_wait_ns += now - since;
+                        }
                         if self.track_sockets {
                             for _ in 0..count {
                                 let (from, bytes) = self.inboxes[pid as usize][port as usize]
@@ -795,6 +867,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
                             p.left = 0;
                             p.progress_from = now;
                         }
+                        p.recv_since.get_or_insert(now);
                         match self.receive.after_spinning(p.left) {
                             WaitAction::Block => {
                                 p.status = Status::BlockedOnReceive;
@@ -817,6 +890,30 @@ impl<'a, S: OsScheduler> World<'a, S> {
                     if let Some(work) = &mut self.job_work[p.job as usize] {
                         work.done += 1;
                         work.iterations.record(took);
+                    }
+                }
+                Op::Syscall {
+                    min_bytes,
+                    max_bytes,
+                } => {
+                    if p.phase == Phase::Start {
+                        let bytes =
+                            min_bytes + self.engine.uniform_below(max_bytes - min_bytes + 1);
+                        let cpu = self.procs[pid as usize].cpu;
+                        let caches = self
+                            .caches
+                            .as_mut()
+                            .expect("Scenario::validate: a system call needs the cache model");
+                        let (misses, ns) = caches.stream(cpu, pid, bytes);
+                        self.os.cache_misses(cpu, misses.l1, misses.l2);
+                        let p = &mut self.procs[pid as usize];
+                        p.phase = Phase::Computing;
+                        p.left = ns;
+                        p.progress_from = now;
+                    }
+                    let p = &self.procs[pid as usize];
+                    if p.left > 0 {
+                        return Step::BusyUntil(now + p.left);
                     }
                 }
                 Op::SpinForever => {
@@ -888,7 +985,10 @@ impl<'a, S: OsScheduler> World<'a, S> {
             receiver: to,
             receiver_running: false,
             receiver_running_as_sampled: self.sampled_running(node, cpu) == Some(to),
-            run_queue_len: self.os.run_queue_len(cpu),
+            run_queue_len: self
+                .os
+                .published_run_queue_len(cpu)
+                .unwrap_or_else(|| self.os.run_queue_len(cpu)),
             min_quantum: self.min_quantum,
         };
         self.call_hook(|hook, world, out| hook.on_arrival(world, &arrival, out));
@@ -918,7 +1018,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
     }
 
     /// Who the node's network interface saw running on `cpu` at its last sample (once per
-    /// [`RUNNING_SAMPLE_PERIOD`], at the node's own phase); `None` for idle, or when more switches than the
+    /// [`World::running_sample_period`], at the node's own phase); `None` for idle, or when more switches than the
     /// history holds happened since (then the interface is taken to see someone else and interrupts).
     fn sampled_running(&self, node: u32, cpu: u32) -> Option<u32> {
         let now = self.engine.now();
@@ -926,13 +1026,22 @@ impl<'a, S: OsScheduler> World<'a, S> {
         if now < phase {
             return None;
         }
-        let sample_at = now - (now - phase) % RUNNING_SAMPLE_PERIOD;
+        let sample_at = now - (now - phase) % self.running_sample_period();
         let c = &self.cpus[cpu as usize];
         // Newest first: the latest switch at or before the sample is who the sample saw.
         (1..=SWITCH_HISTORY)
             .map(|back| c.history[(c.history_next + SWITCH_HISTORY - back) % SWITCH_HISTORY])
             .find(|&(at, _)| at <= sample_at)
             .and_then(|(_, pid)| (pid != IDLE).then_some(pid))
+    }
+
+    /// How often the network interface reads the running thread: [`RUNNING_SAMPLE_PERIOD`] (seed `000`'s
+    /// firmware), or the NT platform's `nic_scan_us` (seed `002`'s LCP, "about once per millisecond").
+    fn running_sample_period(&self) -> Nanos {
+        match self.scenario.os {
+            OsModel::Nt4 { nic_scan_us, .. } => (nic_scan_us * cosched_policy::MICROS).max(1),
+            _ => RUNNING_SAMPLE_PERIOD,
+        }
     }
 
     fn io_done(&mut self, pid: u32) {
@@ -1205,6 +1314,34 @@ impl<'a, S: OsScheduler> World<'a, S> {
                 extra.insert(format!("{}.start_s", job.name), start as f64 / 1e9);
                 extra.insert(format!("{}.end_s", job.name), finish as f64 / 1e9);
             }
+            if job.interactive {
+                // Each instance's own time, from the job's start to its end (seed `004`'s local slowdown).
+                let times: Vec<f64> = job
+                    .processes
+                    .iter()
+                    .map(|&pid| {
+                        let end = self.procs[pid as usize].finished_at.unwrap_or(end);
+                        end.saturating_sub(start) as f64 / 1e9
+                    })
+                    .collect();
+                extra.insert(
+                    format!("{}.mean_response_s", job.name),
+                    times.iter().sum::<f64>() / times.len().max(1) as f64,
+                );
+            }
+            if job.work_expected.is_some() && self.scenario.cache.is_some() {
+                // Seed `004`'s MWT (reported with seed 004's cache model only, so the earlier seeds' results
+                // stay byte for byte): the mean over the job's processes of their time waiting in receives.
+                let waits: Vec<f64> = job
+                    .processes
+                    .iter()
+                    .map(|&pid| self.procs[pid as usize].comm_wait_ns as f64 / 1e9)
+                    .collect();
+                extra.insert(
+                    format!("{}.comm_wait_s", job.name),
+                    waits.iter().sum::<f64>() / waits.len().max(1) as f64,
+                );
+            }
             jobs.push(JobResult {
                 name: job.name.clone(),
                 role: job.role,
@@ -1276,6 +1413,16 @@ impl<'a, S: OsScheduler> World<'a, S> {
             extra.insert(name.into(), value as f64);
         }
         let iterations = &primary_work.iterations;
+        // Seed 002 Figure 3: the share of round trips in the fastest bin and in the tail above 2 ms (reported on
+        // the NT model only, so the earlier seeds' results stay byte for byte).
+        if matches!(self.scenario.os, OsModel::Nt4 { .. }) {
+            if let Some(fastest) = iterations.fraction_in_fastest_bucket() {
+                extra.insert("iterations_fastest_bin_fraction".into(), fastest);
+            }
+            if let Some(tail) = iterations.fraction_above(TAIL_FROM) {
+                extra.insert("iterations_over_2ms_fraction".into(), tail);
+            }
+        }
         let measurement = Measurement {
             jobs,
             work_done: primary.work_done,

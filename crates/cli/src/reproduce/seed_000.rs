@@ -814,6 +814,7 @@ mod tests {
             boosts_granted: e(0.0),
             boosts_refused: e(0.0),
             jobs: vec![],
+            extra: Default::default(),
         }
     }
 

@@ -64,6 +64,9 @@ pub struct ExperimentFile {
     pub network: NetworkSection,
     /// The OS model of every node: the scenario's own [`OsModel`] (tagged by `model`).
     pub os: OsModel,
+    /// The cache model (seed `004`): `[cache]`, with `hardware`, `parallel` and `local` sub-tables, each field
+    /// defaulting to the values in `crate::cache`.
+    pub cache: Option<crate::scenario::CacheConfig>,
     pub workload: WorkloadSection,
     /// Parallel jobs run beside the workload's own, each measured like it (`[[arrivals]]`; seed 003 Figure 3
     /// runs IS and MG together).
@@ -101,8 +104,47 @@ pub enum WorkloadSection {
     Is(IsSection),
     /// Seed `003`'s NAS MG-like skeleton, `[workload.mg]`.
     Mg(MgSection),
+    /// Seed `004`'s NAS SP-like ring stencil, `[workload.sp]`.
+    Sp(StencilSection),
+    /// Seed `004`'s NAS BT-like ring stencil, `[workload.bt]`.
+    Bt(StencilSection),
     /// Seed `003`'s master–slave program, `[workload.master-slave]`.
     MasterSlave(MasterSlaveSection),
+}
+
+/// `[workload.sp]` / `[workload.bt]` (seed `004`): a ring stencil.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StencilSection {
+    pub iterations: u64,
+    pub compute_ms: f64,
+    pub face_bytes: u32,
+}
+
+/// A configuration's `local = { nodes = 4, cpu_percent = 50, cpu_s = 20 }` (seed `004`'s `local` benchmark);
+/// the system calls default to the seed's: every 500 ms on average, 1 to 10 MB each.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalSection {
+    pub nodes: u32,
+    pub cpu_percent: f64,
+    pub cpu_s: f64,
+    #[serde(default = "default_syscall_interval_ms")]
+    pub mean_syscall_interval_ms: f64,
+    #[serde(default = "default_syscall_min_mb")]
+    pub syscall_min_mb: f64,
+    #[serde(default = "default_syscall_max_mb")]
+    pub syscall_max_mb: f64,
+}
+
+fn default_syscall_interval_ms() -> f64 {
+    500.0
+}
+fn default_syscall_min_mb() -> f64 {
+    1.0
+}
+fn default_syscall_max_mb() -> f64 {
+    10.0
 }
 
 /// A parallel job beside the workload's own: `name`, when it starts, the node of each rank, and its program as a
@@ -214,4 +256,6 @@ pub struct ConfigSection {
     pub batch: bool,
     /// Replaces `[os]` for this configuration (seed 000 Figure 9 puts both dispatch tables in one plot).
     pub os: Option<OsModel>,
+    /// Seed `004`'s `local` benchmark for this configuration.
+    pub local: Option<LocalSection>,
 }

@@ -118,6 +118,20 @@ fn describe_program(program: &ParallelProgram) -> String {
             "MG-like, {iterations} V-cycles over {levels} levels, {} ms compute and {halo_bytes} B halos at the finest",
             compute_ns as f64 / 1e6
         ),
+        ParallelProgram::Sp {
+            iterations,
+            compute_ns,
+            face_bytes,
+        }
+        | ParallelProgram::Bt {
+            iterations,
+            compute_ns,
+            face_bytes,
+        } => format!(
+            "{}-like ring stencil, {iterations} iterations of {} ms compute, {face_bytes} B faces",
+            program.name().to_uppercase(),
+            compute_ns as f64 / 1e6
+        ),
         ParallelProgram::MasterSlave {
             iterations,
             compute_ns,

@@ -9,10 +9,10 @@
 //! same point (common random numbers), so differences between lines of a figure come from the policies, not
 //! from the dice. The seed depends on nothing else (not the thread count, not the run order).
 
-use super::file::{ConfigSection, ExperimentFile, ReceiveName, WorkloadSection};
+use super::file::{ConfigSection, ExperimentFile, LocalSection, ReceiveName, WorkloadSection};
 use crate::scenario::{
-    simulated_kinds, simulates, NetworkParams, ParallelProgram, PolicyConfig, Scenario,
-    SequentialJob, SorParams, Workload,
+    simulated_kinds, simulates, LocalBenchmark, NetworkParams, ParallelProgram, PolicyConfig,
+    Scenario, SequentialJob, SorParams, Workload,
 };
 use cosched_policy::spin::{ReceiveMode, DEFAULT_SPIN};
 use cosched_policy::{Nanos, MICROS, MILLIS, SECONDS};
@@ -377,6 +377,11 @@ fn resolve(
             competitors_per_node: 0,
             time_limit_ns: time_limit_s.saturating_mul(SECONDS),
             arrivals: arrivals.clone(),
+            cache: raw.cache,
+            local: section
+                .local
+                .as_ref()
+                .map(|l| resolve_local(l, &format!("configurations[{i}].local"), quick, &mut p)),
         };
         configs.push(Configuration {
             label: section.name.clone(),
@@ -540,6 +545,27 @@ fn resolve_workload(
             check_program(&program, nodes, "workload.mg", p);
             Some(Workload::Parallel(program))
         }
+        WorkloadSection::Sp(w) | WorkloadSection::Bt(w) => {
+            let is_sp = matches!(section, WorkloadSection::Sp(_));
+            let name = if is_sp { "sp" } else { "bt" };
+            let compute_ns = millis_field(w.compute_ms, &format!("workload.{name}.compute_ms"), p);
+            let (iterations, face_bytes) = (scaled(w.iterations, quick), w.face_bytes);
+            let program = if is_sp {
+                ParallelProgram::Sp {
+                    iterations,
+                    compute_ns,
+                    face_bytes,
+                }
+            } else {
+                ParallelProgram::Bt {
+                    iterations,
+                    compute_ns,
+                    face_bytes,
+                }
+            };
+            check_program(&program, nodes, &format!("workload.{name}"), p);
+            Some(Workload::Parallel(program))
+        }
         WorkloadSection::MasterSlave(w) => {
             let program = ParallelProgram::MasterSlave {
                 iterations: scaled(w.iterations, quick),
@@ -621,6 +647,34 @@ fn resolve_workload(
                 batch: false,
             })
         }
+    }
+}
+
+/// A configuration's `local` table as the scenario's [`LocalBenchmark`] (its CPU scaled down under `--quick`);
+/// what is wrong goes to `p` under `field` (the scenario's own check covers the rest).
+fn resolve_local(l: &LocalSection, field: &str, quick: bool, p: &mut Problems) -> LocalBenchmark {
+    let mb = |v: f64, name: &str, p: &mut Problems| {
+        p.check(
+            v.is_finite() && (0.0..=4096.0).contains(&v),
+            format!("{field}.{name}"),
+            format!("{v} is outside 0..=4096 MB (the seed: 1 to 10)"),
+        );
+        (v.clamp(0.0, 4096.0) * 1e6).round() as u64
+    };
+    LocalBenchmark {
+        nodes: l.nodes,
+        cpu_percent: l.cpu_percent,
+        cpu_ns: scaled(
+            millis_field(l.cpu_s * 1000.0, &format!("{field}.cpu_s"), p),
+            quick,
+        ),
+        mean_syscall_interval_ns: millis_field(
+            l.mean_syscall_interval_ms,
+            &format!("{field}.mean_syscall_interval_ms"),
+            p,
+        ),
+        syscall_min_bytes: mb(l.syscall_min_mb, "syscall_min_mb", p),
+        syscall_max_bytes: mb(l.syscall_max_mb, "syscall_max_mb", p),
     }
 }
 

@@ -714,7 +714,9 @@ fn the_os_table_is_the_scenarios_model_tagged_and_strict() {
     // field names itself and the valid ones.
     let err = error_after("model = \"solaris-ts\"", "model = \"linux-22\"");
     assert!(
-        err.contains("os.model: unknown variant `linux-22`, expected `solaris-ts`"),
+        err.contains(
+            "os.model: unknown variant `linux-22`, expected one of `solaris-ts`, `linux-2.2`, `nt-4.0`"
+        ),
         "{err}"
     );
     let err = error_after(

@@ -60,8 +60,20 @@
 //! | `priority` | 20 (`DEF_PRIORITY`), 1..=40 | seed §2 |
 //! | fresh slice | (20 + 1) ticks = 210 ms | seed §2 |
 //! | wake-up preemption margin | `counter > current + 3` | 2.2 `reschedule_idle` (notes, 003 §2) |
+//!
+//! ## Quanta other than 210 ms (seed `004`, [`QuantumRule`])
+//! Seed `004_3903357666129396.txt` gives tasks quanta of 0.2–12.8 s on Linux 2.2.15. A quantum `q` is the
+//! counter refill: `priority = q / 10 ms` (notes 004 §2, [A]), so a 6.4 s quantum is `priority = 640` and a
+//! fresh slice runs 641 ticks. STATICQ ([`QuantumRule::Static`], the seed's new system call) gives every task the
+//! same `q`; DYNAMICQ ([`QuantumRule::Dynamicq`]) sets each task's `q` at every epoch of its CPU, before the
+//! `counter/2 + priority` refill, by `cosched_policy::dynamicq::next_quantum` from the CPU's L2/L1 miss ratio
+//! over the epoch that ended (the world's cache model reports the misses, [`OsScheduler::cache_misses`]) and
+//! whether an interactive user's process lives on the CPU ([`OsScheduler::interactive_user`]). Every epoch with
+//! misses counted adds its ratio to the CPU's mean, for the seed's MMR (`linux_mmr_ppm`: the mean over CPUs of
+//! each CPU's mean epoch miss ratio, in parts per million).
 
 use super::{OsOperation, OsScheduler, Unsupported};
+use cosched_policy::dynamicq::{next_quantum, DynamicqParams, MissRates};
 use cosched_policy::predictive::{Freq, FreqParams, SocketQueue};
 use cosched_policy::{Nanos, MILLIS};
 
@@ -77,6 +89,22 @@ pub const WAKEUP_MARGIN: u32 = 3;
 pub const BOOSTED_GOODNESS: i64 = 1000;
 /// What [`OsScheduler::time_left`] answers: the slice ends by the tick, never by a deadline of its own.
 const UNTIL_THE_TICK_SAYS: Nanos = Nanos::MAX / 4;
+
+/// A quantum as a counter refill: `q / TICK` ticks (at least 1).
+fn ticks_of(q: Nanos) -> u32 {
+    (q / TICK).clamp(1, u32::MAX as Nanos / 4) as u32
+}
+
+/// How tasks get their quantum (the counter refill `priority`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QuantumRule {
+    /// The static `priority` every task is created with (2.2's own rule).
+    Priority,
+    /// STATICQ: every task's quantum is this (`priority = q / TICK`).
+    Static(Nanos),
+    /// DYNAMICQ: every task starts at the default quantum, then Algorithm 1 at each epoch of its CPU.
+    Dynamicq(DynamicqParams),
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -111,6 +139,14 @@ struct Cpu {
     need_resched: bool,
     /// Every task bound to this CPU that has not exited (the epoch refills them all).
     members: Vec<u32>,
+    /// L1 and L2 misses counted since the epoch began.
+    epoch_l1: f64,
+    epoch_l2: f64,
+    /// The miss ratio of the last epoch with misses counted (`mr[n-1]` at the next epoch).
+    last_miss_ratio: Option<f64>,
+    /// Σ of the epochs' miss ratios and how many (the CPU's mean, for MMR).
+    miss_ratio_sum: f64,
+    miss_ratio_epochs: u64,
 }
 
 /// The Linux 2.2 scheduler for all CPUs of a simulated cluster.
@@ -125,6 +161,12 @@ pub struct Linux22 {
     wakeup_preemptions: u64,
     slices_used_up: u64,
     freq_evaluations: u64,
+    quantum_rule: QuantumRule,
+    /// Tasks that are an interactive user's (seed `004`'s INTERACTIVE_USER).
+    interactive: Vec<u32>,
+    quanta_doubled: u64,
+    quanta_halved: u64,
+    quanta_reset: u64,
 }
 
 /// The 2.2 default socket buffer (`SK_RMEM_MAX` = `SK_WMEM_MAX` = 65535 bytes): the most a socket holds, so
@@ -144,7 +186,47 @@ impl Linux22 {
             wakeup_preemptions: 0,
             slices_used_up: 0,
             freq_evaluations: 0,
+            quantum_rule: QuantumRule::Priority,
+            interactive: Vec::new(),
+            quanta_doubled: 0,
+            quanta_halved: 0,
+            quanta_reset: 0,
         }
+    }
+
+    /// The same scheduler whose tasks get their quanta by `rule` (seed `004`).
+    pub fn with_quantum_rule(mut self, rule: QuantumRule) -> Self {
+        self.quantum_rule = rule;
+        self
+    }
+
+    /// A new task's `priority` under the quantum rule.
+    fn initial_priority(&self) -> u32 {
+        match self.quantum_rule {
+            QuantumRule::Priority => self.priority,
+            QuantumRule::Static(q) => ticks_of(q),
+            QuantumRule::Dynamicq(p) => ticks_of(p.default_quantum_ns),
+        }
+    }
+
+    /// The quantum `pid` gets at its next refill (`priority` ticks).
+    pub fn quantum(&self, pid: u32) -> Nanos {
+        self.tasks[pid as usize].priority as Nanos * TICK
+    }
+
+    /// MMR: the mean over CPUs that counted misses of each one's mean epoch miss ratio; the epoch in progress
+    /// counts as one (a run ends inside it: a short run may have no completed epoch).
+    pub fn mean_miss_ratio(&self) -> Option<f64> {
+        let per_cpu: Vec<f64> = self
+            .cpus
+            .iter()
+            .filter_map(|c| {
+                let open = (c.epoch_l1 > 0.0).then(|| c.epoch_l2 / c.epoch_l1);
+                let epochs = c.miss_ratio_epochs + u64::from(open.is_some());
+                (epochs > 0).then(|| (c.miss_ratio_sum + open.unwrap_or(0.0)) / epochs as f64)
+            })
+            .collect();
+        (!per_cpu.is_empty()).then(|| per_cpu.iter().sum::<f64>() / per_cpu.len() as f64)
     }
 
     /// `counter` of `pid` (for tests and logs).
@@ -219,8 +301,41 @@ impl Linux22 {
         self.cpus[cpu].prev = Some(pid);
     }
 
-    /// The epoch: every task of `cpu`, sleepers included, gets `counter = counter/2 + priority`.
+    /// The epoch: the epoch's miss ratio is recorded and, under DYNAMICQ, every task's quantum set by
+    /// Algorithm 1; then every task of `cpu`, sleepers included, gets `counter = counter/2 + priority`.
     fn recalculate(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        let miss = (c.epoch_l1 > 0.0).then(|| {
+            let current = c.epoch_l2 / c.epoch_l1;
+            let rates = MissRates {
+                previous: c.last_miss_ratio,
+                current,
+            };
+            c.last_miss_ratio = Some(current);
+            c.miss_ratio_sum += current;
+            c.miss_ratio_epochs += 1;
+            rates
+        });
+        c.epoch_l1 = 0.0;
+        c.epoch_l2 = 0.0;
+        if let (QuantumRule::Dynamicq(params), Some(miss)) = (self.quantum_rule, miss) {
+            let interactive_user = self.cpus[cpu]
+                .members
+                .iter()
+                .any(|pid| self.interactive.contains(pid));
+            for &pid in &self.cpus[cpu].members {
+                let t = &mut self.tasks[pid as usize];
+                let q = t.priority as Nanos * TICK;
+                let next = next_quantum(q, miss, interactive_user, &params);
+                match next.cmp(&q) {
+                    _ if interactive_user && next != q => self.quanta_reset += 1,
+                    std::cmp::Ordering::Greater => self.quanta_doubled += 1,
+                    std::cmp::Ordering::Less => self.quanta_halved += 1,
+                    std::cmp::Ordering::Equal => {}
+                }
+                t.priority = ticks_of(next);
+            }
+        }
         for &pid in &self.cpus[cpu].members {
             let t = &mut self.tasks[pid as usize];
             t.counter = t.counter / 2 + t.priority;
@@ -244,10 +359,11 @@ impl OsScheduler for Linux22 {
     }
 
     fn admit(&mut self, pid: u32, cpu: u32) {
+        let priority = self.initial_priority();
         let task = Task {
             cpu,
-            counter: self.priority,
-            priority: self.priority,
+            counter: priority,
+            priority,
             state: State::Queued,
             boosted: false,
             bonus: 0,
@@ -392,12 +508,33 @@ impl OsScheduler for Linux22 {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let mut counters = vec![
             ("linux_epochs", self.epochs),
             ("linux_wakeup_preemptions", self.wakeup_preemptions),
             ("linux_slices_used_up", self.slices_used_up),
             ("linux_freq_evaluations", self.freq_evaluations),
-        ]
+        ];
+        if let Some(mmr) = self.mean_miss_ratio() {
+            counters.push(("linux_mmr_ppm", (mmr * 1e6).round() as u64));
+        }
+        if let QuantumRule::Dynamicq(_) = self.quantum_rule {
+            counters.push(("dynamicq_doubled", self.quanta_doubled));
+            counters.push(("dynamicq_halved", self.quanta_halved));
+            counters.push(("dynamicq_reset", self.quanta_reset));
+        }
+        counters
+    }
+
+    fn cache_misses(&mut self, cpu: u32, l1: f64, l2: f64) {
+        let c = &mut self.cpus[cpu as usize];
+        c.epoch_l1 += l1;
+        c.epoch_l2 += l2;
+    }
+
+    fn interactive_user(&mut self, pid: u32) {
+        if !self.interactive.contains(&pid) {
+            self.interactive.push(pid);
+        }
     }
 
     fn supports(&self, operation: OsOperation) -> bool {
@@ -584,5 +721,67 @@ mod tests {
         os.on_preempt(0, 0);
         assert_eq!(os.pick_next(0), Some(1));
         assert!(!os.tasks[1].boosted);
+    }
+
+    #[test]
+    fn a_static_quantum_is_the_counter_refill() {
+        // STATICQ 3.2 s: priority = 320 ticks, a fresh slice runs 321 ticks.
+        let mut os =
+            Linux22::new(1, DEF_PRIORITY).with_quantum_rule(QuantumRule::Static(3_200 * MILLIS));
+        os.admit(0, 0);
+        assert_eq!(os.counter(0), 320);
+        assert_eq!(os.quantum(0), 3_200 * MILLIS);
+    }
+
+    /// One epoch on CPU 0 after `l1`, `l2` misses were counted: the only task used up its slice.
+    fn epoch(os: &mut Linux22, l1: f64, l2: f64) {
+        os.cache_misses(0, l1, l2);
+        os.tasks[0].counter = 0;
+        if os.cpus[0].running == Some(0) {
+            os.on_preempt(0, 0);
+        }
+        assert_eq!(os.pick_next(0), Some(0));
+    }
+
+    #[test]
+    fn dynamicq_doubles_to_12_8_s_then_oscillates_and_an_interactive_user_resets() {
+        // A miss ratio of 20 % (> MAX_MISS) every epoch: 0.2 → 0.4 → ... → 12.8 → 6.4 → 12.8 s.
+        let rule = QuantumRule::Dynamicq(DynamicqParams::default());
+        let mut os = Linux22::new(1, DEF_PRIORITY).with_quantum_rule(rule);
+        os.admit(0, 0);
+        assert_eq!(os.quantum(0), 200 * MILLIS);
+        let mut seen = Vec::new();
+        for _ in 0..8 {
+            epoch(&mut os, 1000.0, 200.0);
+            seen.push(os.quantum(0) / MILLIS);
+        }
+        assert_eq!(seen, vec![400, 800, 1600, 3200, 6400, 12800, 6400, 12800]);
+        // MMR: every epoch 20 %.
+        assert!((os.mean_miss_ratio().unwrap() - 0.2).abs() < 1e-12);
+        // An interactive user on the CPU: back to 200 ms at the next epoch.
+        os.admit(1, 0);
+        os.interactive_user(1);
+        os.tasks[1].counter = 0;
+        epoch(&mut os, 1000.0, 200.0);
+        assert_eq!(os.quantum(0), 200 * MILLIS);
+        assert_eq!(os.quanta_reset, 1);
+    }
+
+    #[test]
+    fn dynamicq_rose_is_strict_on_the_epoch_miss_ratio() {
+        // 2 %, then 3 % (rose: doubles though < 9 %), then 3 % again (equal: stays).
+        let rule = QuantumRule::Dynamicq(DynamicqParams::default());
+        let mut os = Linux22::new(1, DEF_PRIORITY).with_quantum_rule(rule);
+        os.admit(0, 0);
+        epoch(&mut os, 1000.0, 20.0);
+        assert_eq!(
+            os.quantum(0),
+            200 * MILLIS,
+            "first epoch: no previous ratio"
+        );
+        epoch(&mut os, 1000.0, 30.0);
+        assert_eq!(os.quantum(0), 400 * MILLIS);
+        epoch(&mut os, 1000.0, 30.0);
+        assert_eq!(os.quantum(0), 400 * MILLIS);
     }
 }

@@ -7,7 +7,7 @@
 //! carries out a hook's commands ([`crate::hook::Command`]) by calling the operations below.
 //!
 //! Models: [`solaris_ts`] (Solaris 2.4 TS, seed `000` Table 1) and [`linux22`] (Linux 2.2 counters, goodness
-//! and epochs, seed `003` §2). An NT fixed quantum (seed `002`) plugs in behind the same trait.
+//! and epochs, seed `003` §2) and [`nt4`] (Windows NT 4.0 Server, seed `002`).
 //!
 //! ## Operations a policy needs (seeds `000`–`004`, `/work/shared/notes/seeds-001-004.md`)
 //! | operation | seeds | every model? |
@@ -36,6 +36,7 @@ use cosched_policy::predictive::FreqParams;
 use cosched_policy::Nanos;
 
 pub mod linux22;
+pub mod nt4;
 pub mod solaris_ts;
 
 /// The most CPUs one node may have: a [`CpuSet`] is a 64-bit mask.
@@ -197,4 +198,17 @@ pub trait OsScheduler {
     /// read), `wmem_delta` sent and not yet acknowledged (or acknowledged). The world reports them only while
     /// a hook needs [`OsOperation::GoodnessFreq`]; a model that does not use them ignores them.
     fn socket_bytes(&mut self, _pid: u32, _peer: u32, _rmem_delta: i64, _wmem_delta: i64) {}
+    /// `cpu`'s hardware counters counted `l1` L1 and `l2` L2 misses (the world's cache model,
+    /// [`crate::cache`], reports them when the scenario has one); a model that does not read them ignores them.
+    /// Linux 2.2 with DYNAMICQ reads their ratio at each epoch (seed `004`).
+    fn cache_misses(&mut self, _cpu: u32, _l1: f64, _l2: f64) {}
+    /// `pid` is an interactive user's process (seed `004`'s INTERACTIVE_USER: the node has a user at it while
+    /// the process lives); a model without a use for it ignores it.
+    fn interactive_user(&mut self, _pid: u32) {}
+    /// `R` as a user-level fairness monitor last published it for `cpu`'s node (seed `002`: the average
+    /// run-queue length, written to the NIC now and then), which DCS then reads instead of the exact
+    /// [`OsScheduler::run_queue_len`]; `None` (the default): DCS reads the exact count.
+    fn published_run_queue_len(&self, _cpu: u32) -> Option<u32> {
+        None
+    }
 }
