@@ -143,7 +143,10 @@ pub fn spawn_reaper(cosched: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The reaper's whole life: wait until process `lab` is gone, then [`sweep`].
+/// How long the reaper waits for the exited lab's parent to reap it before it sweeps.
+const REAP_WAIT: Duration = Duration::from_secs(2);
+
+/// The reaper's whole life: wait until process `lab` is gone (exited and reaped), then [`sweep`].
 pub fn reap_after(lab: u32) -> Result<Vec<String>> {
     if let Ok(fd) = cosched_agent::sched::pidfd_open(lab, 0) {
         use std::os::fd::AsRawFd;
@@ -155,6 +158,14 @@ pub fn reap_after(lab: u32) -> Result<Vec<String>> {
         // SAFETY: one valid pollfd; an interrupted poll is retried.
         while unsafe { libc::poll(&mut p, 1, -1) } <= 0 {}
     } // else: already gone
+      // Exited is not yet gone: until its parent reaps it the lab is a zombie whose /proc entry still exists, and
+      // the sweep takes a lab with a /proc entry for a live one and leaves its run alone (a test that kill -9'd
+      // the lab found everything still there 5 s later, once in five CI runs). Its parent reaps it at once, as a
+      // rule; a parent that does not within REAP_WAIT leaves the rest to the next `--cleanup`.
+    let deadline = Instant::now() + REAP_WAIT;
+    while alive(lab) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     sweep()
 }
 
