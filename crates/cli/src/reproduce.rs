@@ -24,8 +24,10 @@ mod seed_003;
 mod seed_004;
 
 use anyhow::Context;
+use claims::{RealCheck, SimCheck};
 use clap::Args;
 use cosched_lab::output::ComparisonRow;
+use cosched_report::claims::Claim;
 use cosched_report::headlines::{self, Headline, Scale};
 use cosched_report::summary::{summarize, SummaryRow};
 use cosched_report::table::Style;
@@ -85,13 +87,22 @@ pub struct Seed {
     pub sim: &'static [&'static str],
     /// The real experiment, if any: `<experiments>/lab/<name>.toml`, whose `name` is `<name>`.
     pub lab: Option<&'static str>,
-    /// The seed's headline claims in this run.
-    pub claims: fn(&SeedResults) -> Vec<Headline>,
+    /// The seed's headline claims checked on the simulation, each with the function that reads its statistic.
+    pub sim_claims: &'static [(&'static Claim, SimCheck)],
+    /// Those checked on the real run.
+    pub real_claims: &'static [(&'static Claim, RealCheck)],
     /// An extra comparison file of the seed, if any.
     pub comparison: Option<Comparison>,
     /// Whether `cosched reproduce` with no seed named runs it: a seed whose full-scale simulation takes minutes
     /// (001, 002) runs only when named, so that the default stays a few minutes.
     pub by_default: bool,
+}
+
+impl Seed {
+    /// The seed's headlines in this run.
+    pub fn judge(&self, results: &SeedResults) -> Vec<Headline> {
+        claims::judge_all(self.id, results, self.sim_claims, self.real_claims)
+    }
 }
 
 /// A seed's extra comparison file: its name under the results directory and its text in this run (`None` when
@@ -108,7 +119,8 @@ pub const SEEDS: &[Seed] = &[
         paper: "000_e8004e1596fde6a5.txt",
         sim: seed_000::SIM_EXPERIMENTS,
         lab: Some(seed_000::LAB_EXPERIMENT),
-        claims: seed_000::claims,
+        sim_claims: seed_000::SIM_CLAIMS,
+        real_claims: seed_000::REAL_CLAIMS,
         comparison: Some(Comparison {
             file: "sim-vs-real.md",
             render: seed_000::sim_vs_real,
@@ -120,7 +132,8 @@ pub const SEEDS: &[Seed] = &[
         paper: "001_cc73854eda2a0ea6.txt",
         sim: seed_001::SIM_EXPERIMENTS,
         lab: None,
-        claims: seed_001::claims,
+        sim_claims: seed_001::SIM_CLAIMS,
+        real_claims: seed_001::REAL_CLAIMS,
         comparison: None,
         // Several minutes at full scale on two cores (docs/sim-scs.md): `cosched reproduce 001`.
         by_default: false,
@@ -130,7 +143,8 @@ pub const SEEDS: &[Seed] = &[
         paper: "002_53dfbd94bd660dc4.txt",
         sim: seed_002::SIM_EXPERIMENTS,
         lab: None,
-        claims: seed_002::claims,
+        sim_claims: seed_002::SIM_CLAIMS,
+        real_claims: seed_002::REAL_CLAIMS,
         comparison: None,
         // About 3 CPU-minutes at full scale (docs/sim-nt.md): `cosched reproduce 002`.
         by_default: false,
@@ -140,7 +154,8 @@ pub const SEEDS: &[Seed] = &[
         paper: "003_d5c4b72e5fa91aa6.txt",
         sim: seed_003::SIM_EXPERIMENTS,
         lab: None,
-        claims: seed_003::claims,
+        sim_claims: seed_003::SIM_CLAIMS,
+        real_claims: seed_003::REAL_CLAIMS,
         comparison: None,
         by_default: true,
     },
@@ -149,7 +164,8 @@ pub const SEEDS: &[Seed] = &[
         paper: "004_3903357666129396.txt",
         sim: seed_004::SIM_EXPERIMENTS,
         lab: None,
-        claims: seed_004::claims,
+        sim_claims: seed_004::SIM_CLAIMS,
+        real_claims: seed_004::REAL_CLAIMS,
         comparison: Some(Comparison {
             file: "dynamicq-figures.md",
             render: seed_004::figures,
@@ -218,7 +234,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
                 println!("\n{text}\nwrote {}", path.display());
             }
         }
-        all.extend((seed.claims)(&results));
+        all.extend(seed.judge(&results));
     }
 
     let path = args.out.join("headlines.json");
@@ -369,6 +385,59 @@ fn why_no_lab() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every claim of every seed: a threshold, the paper's words with their source, a threshold other than the
+    /// paper's figure only with a why, and a row whose `test` and `why` are made from those values.
+    #[test]
+    fn every_claim_of_every_seed_has_a_threshold_and_the_papers_figure_or_a_reason() {
+        let nothing = SeedResults {
+            scale: Scale::Quick,
+            sim: BTreeMap::new(),
+            sim_runs: BTreeMap::new(),
+            real: Err("not run in this test".into()),
+        };
+        for seed in SEEDS {
+            let claims: Vec<&Claim> = seed
+                .sim_claims
+                .iter()
+                .map(|(c, _)| *c)
+                .chain(seed.real_claims.iter().map(|(c, _)| *c))
+                .collect();
+            assert!(!claims.is_empty(), "seed {} has no claims", seed.id);
+            let rows = seed.judge(&nothing);
+            assert_eq!(rows.len(), claims.len(), "seed {}", seed.id);
+            for (claim, row) in claims.into_iter().zip(&rows) {
+                let name = format!("seed {}: {}", seed.id, claim.claim);
+                assert_eq!(row.seed, seed.id, "{name}");
+                assert_eq!(row.claim, claim.claim, "{name}");
+                assert!(!claim.tests.is_empty(), "{name}");
+                // The paper's words say where they come from: a section, a figure, or the SPEC's target.
+                assert!(
+                    ["§", "Figure", "SPEC"]
+                        .iter()
+                        .any(|w| claim.paper.contains(w)),
+                    "{name}: {}",
+                    claim.paper
+                );
+                for test in claim.tests {
+                    assert!(
+                        test.is_explained(),
+                        "{name}: `{}`: a threshold other than the paper's needs a why",
+                        test.statistic
+                    );
+                    // The row's test text is made from the threshold's value.
+                    assert!(
+                        row.test.contains(&test.threshold.text()),
+                        "{name}: {}",
+                        row.test
+                    );
+                }
+                assert_eq!(row.test, claim.test_text(), "{name}");
+                let differs = claim.tests.iter().any(|t| t.paper != Some(t.threshold));
+                assert_eq!(row.why.is_some(), differs, "{name}");
+            }
+        }
+    }
 
     #[test]
     fn no_seed_named_means_every_built_seed_run_by_default() {
