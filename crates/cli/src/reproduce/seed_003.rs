@@ -296,7 +296,6 @@ fn master_slave_dyn_p(results: &SeedResults) -> Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cosched_report::claims::Test;
 
     #[test]
     fn thresholds_read_as_the_orderings() {
