@@ -388,13 +388,14 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         fmt(s.decision.p99_us)
     );
     out +=
-        "job  name             root    procs thr   wall s   cpu s  share     F  boosts  policy\n";
+        "job  name             root    uid    procs thr   wall s   cpu s  share     F  boosts  policy\n";
     for j in &s.jobs {
         out += &format!(
-            "{:<4} {:<16} {:<7} {:>5} {:>3} {:>8.1} {:>7.2} {:>6.3} {:>5.2} {:>7}  {}{}\n",
+            "{:<4} {:<16} {:<7} {:<6} {:>5} {:>3} {:>8.1} {:>7.2} {:>6.3} {:>5.2} {:>7}  {}{}\n",
             j.job,
             j.name,
             j.root_pid,
+            j.owner_uid,
             j.live_processes,
             j.live_threads,
             j.wall_s,

@@ -157,6 +157,11 @@ impl Ctx<'_> {
         job_cpu(self.probe, self.tracker, job, self.now)
     }
 
+    /// The real uid of a job's root process at registration.
+    pub fn job_owner(&self, job: u64) -> Option<u32> {
+        self.tracker.job(job).map(|j| j.owner_uid)
+    }
+
     /// The jobs with a live process.
     pub fn live_jobs(&self) -> Vec<u64> {
         self.tracker.live_job_ids()

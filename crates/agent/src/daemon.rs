@@ -430,6 +430,8 @@ impl Agent {
         }
         let pidfd = sched::pidfd_open(pid, 0)
             .map_err(|e| anyhow::anyhow!("pid {pid} is not a live process (pidfd_open: {e})"))?;
+        // Read after the pidfd: the uid is the process's that the pidfd holds (checked alive below).
+        let owner_uid = sched::real_uid(pid)?;
         let list_threads = || -> anyhow::Result<Vec<u32>> {
             Ok(std::fs::read_dir(format!("/proc/{pid}/task"))
                 .map_err(|e| anyhow::anyhow!("cannot list the threads of pid {pid}: {e}"))?
@@ -467,6 +469,7 @@ impl Agent {
         self.engine.tracker.add_job(job, name, pid, now_ns());
         if let Some(j) = self.engine.tracker.job_mut(job) {
             j.launchers = crate::autogroup::launchers(pid);
+            j.owner_uid = owner_uid;
         }
         self.add_process(pid, job, pidfd)?;
         for tid in tids {

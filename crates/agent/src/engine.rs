@@ -544,6 +544,8 @@ pub(crate) mod tests {
         /// When the local task waiting on every CPU woke, if one is.
         pub waiting: RefCell<Option<Nanos>>,
         pub kicked: RefCell<Vec<(u32, Nanos)>>,
+        /// The processes of each job ([`add_job`]).
+        pub job_tgids: RefCell<HashMap<u64, Vec<u32>>>,
     }
 
     impl Probe for FakeProbe {
@@ -553,9 +555,20 @@ pub(crate) mod tests {
         fn proc_runtime(&self, tgid: u32) -> Option<Nanos> {
             self.runtime.borrow().get(&tgid).copied()
         }
-        /// Every made-up process is in the one job the tests have, plus what exited ones used.
-        fn job_runtime(&self, _job: u64) -> Option<Nanos> {
-            Some(self.runtime.borrow().values().sum::<Nanos>() + *self.exited_cpu.borrow())
+        /// The CPU time of a job's processes ([`add_job`]), plus what exited ones used for the first job.
+        fn job_runtime(&self, job: u64) -> Option<Nanos> {
+            let runtime = self.runtime.borrow();
+            let jobs = self.job_tgids.borrow();
+            let exited = if jobs.keys().min().is_none_or(|&first| first == job) {
+                *self.exited_cpu.borrow()
+            } else {
+                0
+            };
+            let used: Nanos = match jobs.get(&job) {
+                Some(tgids) => tgids.iter().filter_map(|t| runtime.get(t)).sum(),
+                None => runtime.values().sum(),
+            };
+            Some(used + exited)
         }
         fn kicked(&self, tid: u32, when: Nanos) {
             self.kicked.borrow_mut().push((tid, when));
@@ -573,8 +586,17 @@ pub(crate) mod tests {
     }
 
     /// An engine around `policy` with test doubles, and processes `tgids` (one thread each, tid = tgid, off
-    /// its CPU, an arrival pending) in job 1.
+    /// its CPU, an arrival pending) in job 1, root's.
     pub fn engine(policy: Box<dyn Policy>, tgids: &[u32]) -> Engine<FakeActuator, FakeProbe> {
+        engine_of(policy, tgids, 0)
+    }
+
+    /// [`engine`] with job 1 owned by `owner_uid`.
+    pub fn engine_of(
+        policy: Box<dyn Policy>,
+        tgids: &[u32],
+        owner_uid: u32,
+    ) -> Engine<FakeActuator, FakeProbe> {
         let settings = Settings {
             mechanism: crate::actuator::Mechanism::Fifo,
             rt_prio: 1,
@@ -590,8 +612,22 @@ pub(crate) mod tests {
             settings,
             clock,
         );
+        add_job(&mut e, tgids, owner_uid, 0);
+        e
+    }
+
+    /// A job of `owner_uid` in `e` with processes `tgids` (one thread each, tid = tgid, off its CPU, an arrival
+    /// pending), registered at `now`.
+    pub fn add_job(
+        e: &mut Engine<FakeActuator, FakeProbe>,
+        tgids: &[u32],
+        owner_uid: u32,
+        now: Nanos,
+    ) -> u64 {
         let job = e.tracker.new_job_id();
-        e.tracker.add_job(job, "test".into(), tgids[0], 0);
+        e.tracker.add_job(job, "test".into(), tgids[0], now);
+        e.tracker.job_mut(job).unwrap().owner_uid = owner_uid;
+        e.probe.job_tgids.borrow_mut().insert(job, tgids.to_vec());
         for &tgid in tgids {
             e.probe.runtime.borrow_mut().insert(tgid, 0);
             e.probe.tasks.borrow_mut().insert(
@@ -602,10 +638,10 @@ pub(crate) mod tests {
                     ..Default::default()
                 },
             );
-            e.add_process(tgid, job, 0, 0);
+            e.add_process(tgid, job, 0, now);
             assert!(e.adopt_thread(tgid, tgid));
         }
-        e
+        job
     }
 
     /// A flagged arrival for `tid` with `R` = `r` at `t`.

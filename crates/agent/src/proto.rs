@@ -63,6 +63,9 @@ pub struct JobStats {
     pub job: u64,
     pub name: String,
     pub root_pid: u32,
+    /// The real uid of its root process at registration: every job of one user spends that user's one budget
+    /// (root's jobs each their own).
+    pub owner_uid: u32,
     pub live_processes: usize,
     pub live_threads: usize,
     /// Seconds since registration (until the last process ended, for a finished job).

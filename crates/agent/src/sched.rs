@@ -271,10 +271,7 @@ pub fn owned_by(pid: u32, uid: u32) -> anyhow::Result<()> {
     if uid == 0 {
         return Ok(());
     }
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_err(|e| anyhow::anyhow!("pid {pid} is not a live process ({e})"))?;
-    let ids = uids_in_status(&status)
-        .ok_or_else(|| anyhow::anyhow!("pid {pid}: no Uid line in /proc/{pid}/status"))?;
+    let ids = uids(pid)?;
     if ids.iter().any(|&id| id != uid) {
         anyhow::bail!(
             "pid {pid} is not yours (its real, effective, saved and filesystem uids are {ids:?}; you are uid \
@@ -282,6 +279,19 @@ pub fn owned_by(pid: u32, uid: u32) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The real uid of a process.
+pub fn real_uid(pid: u32) -> anyhow::Result<u32> {
+    Ok(uids(pid)?[0])
+}
+
+/// A process's real, effective, saved and filesystem uids (`/proc/<pid>/status`).
+fn uids(pid: u32) -> anyhow::Result<[u32; 4]> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| anyhow::anyhow!("pid {pid} is not a live process ({e})"))?;
+    uids_in_status(&status)
+        .ok_or_else(|| anyhow::anyhow!("pid {pid}: no Uid line in /proc/{pid}/status"))
 }
 
 /// The four uids of a `/proc/<pid>/status` text's `Uid:` line (real, effective, saved, filesystem).

@@ -153,6 +153,7 @@ pub fn job_stats(
                 job: j.id,
                 name: j.name.clone(),
                 root_pid: j.root,
+                owner_uid: j.owner_uid,
                 live_processes,
                 live_threads,
                 wall_s: j.ended_ns.unwrap_or(now).saturating_sub(j.registered_ns) as f64 / 1e9,

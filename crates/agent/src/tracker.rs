@@ -119,6 +119,8 @@ pub struct Job {
     pub launchers: Vec<u32>,
     /// Whether the agent lowered the autogroup the job owns (the budget's demotion at the group level).
     pub group_lowered: bool,
+    /// The real uid of its root process at registration: whose budget it spends (0, root: its own).
+    pub owner_uid: u32,
 }
 
 /// The most jobs kept: the oldest finished ones are dropped beyond it.
@@ -177,6 +179,7 @@ impl Tracker {
                 counters: JobCounters::default(),
                 launchers: Vec::new(),
                 group_lowered: false,
+                owner_uid: 0,
             },
         );
         // Keep the finished-jobs list bounded.

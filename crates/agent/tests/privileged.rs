@@ -1103,6 +1103,8 @@ fn an_ordinary_user_runs_their_own_job_and_cannot_register_another_users_process
         .find(|j| j.name == "nobodys")
         .unwrap_or_else(|| panic!("nobody's job was not registered: {st:#?}"));
     assert!(job.wall_s > 0.2, "{job:?}");
+    // It spends nobody's budget (one per user, across their jobs).
+    assert_eq!(job.owner_uid, NOBODY, "{job:?}");
     // Another user's process (root's: this test's helper) is refused, with a reason, and left alone.
     let victim = helper("spin:0");
     let victim_pid = victim.pid().to_string();
@@ -1120,8 +1122,11 @@ fn an_ordinary_user_runs_their_own_job_and_cannot_register_another_users_process
             .all(|j| j.root_pid != victim.pid()),
         "the refused process is managed all the same"
     );
-    // Root may register it.
+    // Root may register it; it is root's job.
     agent.client().register(victim.pid(), "roots").unwrap();
+    let st = agent.stats();
+    let roots = st.jobs.iter().find(|j| j.name == "roots").unwrap();
+    assert_eq!(roots.owner_uid, 0, "{roots:?}");
     drop(victim);
 }
 

@@ -14,11 +14,15 @@
 //!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = how many tasks of its weight share the
 //!    receiver's CPU at the arrival, every cgroup and autogroup counted by the weight CFS gives it (read in BPF
 //!    in thousandths, rounded here; `docs/lab-local.md` has the formula and the readings measured);
-//! 2. the budget ([`cosched_policy::budget::Budget`]), one per *job* — every process and thread it has or had,
-//!    across fork and exit: the job's CPU time (booked in BPF at every context switch and at each thread's
-//!    exit) may not exceed its fair share plus a burst. Its fair share is the sum over its threads of
-//!    `slack × Δwall / R` of the thread's own CPU while the thread is runnable, and of what it used (up to that)
-//!    while it blocks: a job is credited on every CPU it runs on, and not for time it did not want.
+//! 2. the budget ([`cosched_policy::budget::Budget`]), one per *account*: every job of one user (the registered
+//!    process's real uid) shares one, so that a user who starts many jobs gets one burst and one debt, not one
+//!    per job; root's jobs (the lab's, an operator's) each have their own. An account covers every process and
+//!    thread its jobs have or had, across fork and exit: their CPU time (booked in BPF at every context switch
+//!    and at each thread's exit) may not exceed their fair share plus a burst. The fair share is the sum over
+//!    the threads of `slack × Δwall / R` of the thread's own CPU while the thread is runnable, and of what it
+//!    used (up to that) while it blocks: a job is credited on every CPU it runs on, and not for time it did not
+//!    want. A user's account outlives their last job while it is in debt: the next job starts in that debt
+//!    (and repays it in the fair class) instead of with a fresh burst.
 //!
 //! If both allow it, the receiving thread is boosted for `--boost-us` and `Tp` = now; a refusal by either leaves
 //! `Tp` (a boost that did not happen preempted nobody). At the end of the window the boost is extended while
@@ -65,17 +69,17 @@
 //!                                                                  the job is alone in it)
 //!     elif demote and contested and spin_waiting(tid): park(process)  (nice 19 until an arrival)
 //!     else restore(tid)
-//! every tick: for each job: settle(job)
+//! every tick: for each job: settle(account of job)
 //!     if repaid and its session lowered: give the session its own nice back
 //!     for each demoted tid of the job:
 //!         R == 1: restore | not repaid: stay | unread message, off CPU: boost if DCS allows, else restore
 //!         | not spin-waiting: restore
 //!     if overdrawn and no thread of the job boosted and one shares its CPU: demote(job)
 //! on thread start (tid, its creator demoted or parked): nice 19 too  (a forked child escaped the demotion)
-//! settle(job, now):
-//!     fair = Σ over its threads: Δwall / R_thread if runnable now, else min(its CPU since, Δwall / R_thread)
-//!            (R_thread weighted, in thousandths: Δwall × 1000 / r_milli)
-//!     budget.settle(now, job CPU incl. exited threads, fair)
+//! settle(account, now):
+//!     fair = Σ over the threads of its jobs: Δwall / R_thread if runnable now, else min(its CPU since,
+//!            Δwall / R_thread)   (R_thread weighted, in thousandths: Δwall × 1000 / r_milli)
+//!     budget.settle(now, CPU of its jobs since each joined, incl. exited threads and ended jobs, fair)
 //! ```
 //!
 //! ## Parameters
@@ -284,19 +288,53 @@ pub const COUNTERS: &[Counter] = &[
     },
 ];
 
-/// The budget of one job: every process and thread it has or had, across fork and exit.
+/// Whose budget a job spends: its owner's, or for a job of root its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Account {
+    User(u32),
+    Job(u64),
+}
+
+impl Account {
+    fn of(job: u64, owner_uid: u32) -> Account {
+        if owner_uid == 0 {
+            Account::Job(job)
+        } else {
+            Account::User(owner_uid)
+        }
+    }
+}
+
+/// The budget of one account: every job, process and thread it has or had, across fork and exit.
 #[derive(Clone, Debug)]
-struct JobBudget {
+struct AccountBudget {
     budget: Budget,
+    /// Its live jobs: each one's CPU time when it joined and at the last settlement (what it used before it was
+    /// managed is not the account's to pay).
+    jobs: HashMap<u64, (Nanos, Nanos)>,
+    /// CPU time its ended jobs used while in it.
+    ended_cpu: Nanos,
     /// Each live thread's CPU time at the last settlement (what it used since is part of its credit).
     thread_cpu: HashMap<u32, Nanos>,
     /// When it was last settled.
     settled_ns: Nanos,
     /// The largest `R` (thousandths) among its threads, latest seen (arrival, settlement): for the log lines.
     last_r: u32,
-    /// A thread of the job was boosted since the last settlement (only then may the settlement run up debt:
-    /// [`Budget::settle_unboosted`]).
+    /// A thread of the account was boosted since the last settlement (only then may the settlement run up
+    /// debt: [`Budget::settle_unboosted`]).
     boosted: bool,
+}
+
+impl AccountBudget {
+    /// The CPU time its jobs used while in it, up to their last settlement.
+    fn cpu(&self) -> Nanos {
+        self.ended_cpu
+            + self
+                .jobs
+                .values()
+                .map(|&(joined, last)| last.saturating_sub(joined))
+                .sum::<Nanos>()
+    }
 }
 
 /// The policy.
@@ -304,8 +342,10 @@ pub struct Dcs {
     cfg: DcsConfig,
     /// `Tp` per process (tgid).
     state: DcsState<u32>,
-    /// One budget per job (job id).
-    budgets: HashMap<u64, JobBudget>,
+    /// One budget per account.
+    budgets: HashMap<Account, AccountBudget>,
+    /// Each live job's account.
+    accounts: HashMap<u64, Account>,
     /// The extension step of each boosted thread (tid).
     ext: HashMap<u32, Nanos>,
 }
@@ -316,52 +356,69 @@ impl Dcs {
             cfg,
             state: DcsState::new(cfg.dcs),
             budgets: HashMap::new(),
+            accounts: HashMap::new(),
             ext: HashMap::new(),
         }
     }
 
-    /// A job's balance, ns (tests).
+    /// The balance of a job's account, ns (tests).
     pub fn tokens(&self, job: u64) -> Option<i64> {
-        self.budgets.get(&job).map(|b| b.budget.tokens())
+        self.budget_of(job).map(|b| b.budget.tokens())
     }
 
-    /// Brings a job's budget up to now: credit each thread its fair share of the time since the last
-    /// settlement on its own CPU (`Δwall / R`, R of that CPU) if it is runnable now (it wanted the CPU
-    /// throughout, as far as the agent can tell), else what it used, up to that share (a thread that blocked
-    /// earns no credit for the time it did not want); debit the job's CPU time, exited threads included.
+    fn budget_of(&self, job: u64) -> Option<&AccountBudget> {
+        self.budgets.get(self.accounts.get(&job)?)
+    }
+
+    fn budget_of_mut(&mut self, job: u64) -> Option<&mut AccountBudget> {
+        self.budgets.get_mut(self.accounts.get(&job)?)
+    }
+
+    /// Brings the budget of a job's account up to now: credit each thread of its jobs its fair share of the time
+    /// since the last settlement on its own CPU (`Δwall / R`, R of that CPU) if it is runnable now (it wanted
+    /// the CPU throughout, as far as the agent can tell), else what it used, up to that share (a thread that
+    /// blocked earns no credit for the time it did not want); debit its jobs' CPU time, exited threads included.
     /// Returns `(may_boost, overdrawn, repaid)`, or `None` for a job without a budget or BPF entry.
     fn settle(&mut self, ctx: &Ctx, job: u64) -> Option<(bool, bool, bool)> {
         let now = ctx.now();
-        let cpu = ctx.job_cpu(job)?;
-        let b = self.budgets.get_mut(&job)?;
+        ctx.job_cpu(job)?;
+        let account = *self.accounts.get(&job)?;
+        let b = self.budgets.get_mut(&account)?;
         let wall = now.saturating_sub(b.settled_ns);
         let mut fair: Nanos = 0;
         let mut used_now = HashMap::new();
         let mut r_max = 0;
         let mut boosted = b.boosted;
-        for tid in ctx.tids_of_job(job) {
-            boosted |= matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Boosted { .. }));
-            let Some(task) = ctx.task(tid) else {
-                continue;
-            };
-            let running = if task.on_cpu != 0 {
-                now.saturating_sub(task.switched_in_ns)
-            } else {
-                0
-            };
-            let used = task.runtime_ns + running;
-            let ran = used.saturating_sub(b.thread_cpu.get(&tid).copied().unwrap_or(0));
-            let share = intf::fair_share(wall, task.r_milli);
-            let runnable = task.on_cpu != 0 || task.preempted != 0;
-            fair += if runnable { share } else { ran.min(share) };
-            used_now.insert(tid, used);
-            r_max = r_max.max(task.r_milli);
+        let jobs: Vec<u64> = b.jobs.keys().copied().collect();
+        for j in jobs {
+            if let (Some(cpu), Some(entry)) = (ctx.job_cpu(j), b.jobs.get_mut(&j)) {
+                entry.1 = cpu.max(entry.1);
+            }
+            for tid in ctx.tids_of_job(j) {
+                boosted |= matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Boosted { .. }));
+                let Some(task) = ctx.task(tid) else {
+                    continue;
+                };
+                let running = if task.on_cpu != 0 {
+                    now.saturating_sub(task.switched_in_ns)
+                } else {
+                    0
+                };
+                let used = task.runtime_ns + running;
+                let ran = used.saturating_sub(b.thread_cpu.get(&tid).copied().unwrap_or(0));
+                let share = intf::fair_share(wall, task.r_milli);
+                let runnable = task.on_cpu != 0 || task.preempted != 0;
+                fair += if runnable { share } else { ran.min(share) };
+                used_now.insert(tid, used);
+                r_max = r_max.max(task.r_milli);
+            }
         }
         b.thread_cpu = used_now;
         b.settled_ns = b.settled_ns.max(now);
         if r_max > 0 {
             b.last_r = r_max;
         }
+        let cpu = b.cpu();
         if boosted {
             b.budget.settle(now, cpu, fair);
         } else {
@@ -389,8 +446,10 @@ impl Dcs {
         if !ctx.boost(tid, now + self.cfg.window_ns) {
             return false;
         }
-        if let Some(b) = ctx.process(tgid).and_then(|p| self.budgets.get_mut(&p.job)) {
-            b.boosted = true;
+        if let Some(job) = ctx.process(tgid).map(|p| p.job) {
+            if let Some(b) = self.budget_of_mut(job) {
+                b.boosted = true;
+            }
         }
         self.state.record_boost(tgid, now);
         self.ext.insert(tid, self.cfg.window_ns);
@@ -469,7 +528,7 @@ impl Dcs {
     fn note(&self, ctx: &mut Ctx, tgid: u32, tid: u32, counter: &'static str) {
         let job = ctx.process(tgid).map(|p| p.job);
         let (r, tokens) = job
-            .and_then(|job| self.budgets.get(&job))
+            .and_then(|job| self.budget_of(job))
             .map_or((0, 0), |b| (b.last_r, b.budget.tokens()));
         let cpu = job.and_then(|job| ctx.job_cpu(job)).unwrap_or(0);
         let own_r = ctx.task(tid).map_or(0, |t| t.r_milli);
@@ -512,26 +571,37 @@ impl Policy for Dcs {
     }
 
     fn on_process_arrival(&mut self, ctx: &mut Ctx, tgid: u32) {
-        // A job's first process opens its budget with a full burst; the processes it forks later join that
-        // budget, so a job that forks fresh processes gets no fresh bursts.
+        // A job's first process joins its account (opening it with a full burst if the account has none); the
+        // processes it forks later join that budget, so a job that forks fresh processes gets no fresh bursts,
+        // and a user who starts another job gets none either.
         let Some(job) = ctx.process(tgid).map(|p| p.job) else {
             return;
         };
-        if self.budgets.contains_key(&job) {
+        if self.accounts.contains_key(&job) {
             return;
         }
         let now = ctx.now();
         let cpu = ctx.job_cpu(job).unwrap_or(0);
-        self.budgets.insert(
-            job,
-            JobBudget {
-                budget: Budget::new(self.cfg.budget, now, cpu),
+        let account = Account::of(job, ctx.job_owner(job).unwrap_or(0));
+        let b = self
+            .budgets
+            .entry(account)
+            .or_insert_with(|| AccountBudget {
+                budget: Budget::new(self.cfg.budget, now, 0),
+                jobs: HashMap::new(),
+                ended_cpu: 0,
                 thread_cpu: HashMap::new(),
                 settled_ns: now,
                 last_r: 1,
                 boosted: false,
-            },
-        );
+            });
+        if b.jobs.is_empty() {
+            // An account kept for its debt while it had no job: no credit for the time nothing of it ran.
+            b.settled_ns = now;
+            b.thread_cpu.clear();
+        }
+        b.jobs.insert(job, (cpu, cpu));
+        self.accounts.insert(job, account);
     }
 
     fn on_process_exit(&mut self, tgid: u32) {
@@ -539,7 +609,21 @@ impl Policy for Dcs {
     }
 
     fn on_job_end(&mut self, job: u64) {
-        self.budgets.remove(&job);
+        let Some(account) = self.accounts.remove(&job) else {
+            return;
+        };
+        let Some(b) = self.budgets.get_mut(&account) else {
+            return;
+        };
+        if let Some((joined, last)) = b.jobs.remove(&job) {
+            b.ended_cpu += last.saturating_sub(joined);
+        }
+        // A user's account with no job left is kept while in debt (their next job inherits it); one in credit,
+        // and a job's own, go.
+        let keep = matches!(account, Account::User(_)) && b.budget.tokens() < 0;
+        if b.jobs.is_empty() && !keep {
+            self.budgets.remove(&account);
+        }
     }
 
     fn on_thread_start(&mut self, ctx: &mut Ctx, tid: u32, creator_mode: Mode) {
@@ -562,7 +646,11 @@ impl Policy for Dcs {
         let Some(thread) = ctx.thread(tid) else {
             return;
         };
-        let Some(b) = ctx.process(tgid).and_then(|p| self.budgets.get_mut(&p.job)) else {
+        let Some(b) = ctx
+            .process(tgid)
+            .and_then(|p| self.accounts.get(&p.job))
+            .and_then(|a| self.budgets.get_mut(a))
+        else {
             return;
         };
         b.last_r = r_milli;
@@ -716,7 +804,7 @@ mod tests {
     //! budget: exactly fair (`s` = 1/R), burst 20 ms (also the start), floor 100 ms, overdrawn past 10 ms of
     //! debt, repaid at 10 ms of credit.
     use super::*;
-    use crate::engine::tests::{arrival, engine, FakeActuator, FakeProbe};
+    use crate::engine::tests::{add_job, arrival, engine, engine_of, FakeActuator, FakeProbe};
     use crate::engine::Engine;
     use crate::intf::Task;
     use cosched_policy::MILLIS;
@@ -1181,6 +1269,93 @@ mod tests {
         e.on_arrival(&arrival(11, 2, 11 * MILLIS), 11 * MILLIS);
         assert_eq!(count(&e, REFUSED_BUDGET), 1);
         assert_eq!(e.counters.boosts_granted, 0);
+    }
+
+    /// Process 10 in job 1 of `first_uid`, process 11 in job 2 of `second_uid`, both runnable off their CPUs
+    /// with an arrival pending, R = 2.
+    fn two_jobs(first_uid: u32, second_uid: u32) -> Engine<FakeActuator, FakeProbe> {
+        let mut e = engine_of(Box::new(Dcs::new(config())), &[10], first_uid);
+        add_job(&mut e, &[11], second_uid, 0);
+        for tid in [10, 11] {
+            let mut tasks = e.probe.tasks.borrow_mut();
+            let t = tasks.get_mut(&tid).unwrap();
+            t.r_milli = 2000;
+            t.preempted = 1;
+        }
+        e
+    }
+
+    /// Job 1's process 10 is boosted at 1 ms and overdraws (50 ms used by the window's end at 1.5 ms); a tick
+    /// at 10 ms; then an arrival for job 2's process 11 at 11 ms. Returns whether 11 was boosted.
+    fn second_job_boosted_after_the_first_overdrew(
+        e: &mut Engine<FakeActuator, FakeProbe>,
+    ) -> bool {
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        set_cpu(e, 10, 50 * MILLIS);
+        e.on_timer(1500 * US);
+        e.on_tick(10 * MILLIS);
+        let before = e.counters.boosts_granted;
+        e.on_arrival(&arrival(11, 2, 11 * MILLIS), 11 * MILLIS);
+        e.counters.boosts_granted > before
+    }
+
+    #[test]
+    fn one_users_jobs_share_one_budget_so_a_second_job_brings_no_fresh_burst() {
+        let mut e = two_jobs(1000, 1000);
+        assert!(!second_job_boosted_after_the_first_overdrew(&mut e));
+        assert_eq!(count(&e, REFUSED_BUDGET), 1);
+        // Both of the user's jobs yield: the debt is the account's.
+        for tid in [10, 11] {
+            assert_eq!(
+                e.tracker.thread(tid).unwrap().mode,
+                Mode::Niced { nice: 19 }
+            );
+        }
+        // Two users, or two jobs of root (the lab's, an operator's): each job its own budget.
+        for (a, b) in [(1000, 1001), (0, 0)] {
+            let mut e = two_jobs(a, b);
+            assert!(
+                second_job_boosted_after_the_first_overdrew(&mut e),
+                "{a} {b}"
+            );
+            assert!(matches!(
+                e.tracker.thread(11).unwrap().mode,
+                Mode::Boosted { .. }
+            ));
+        }
+    }
+
+    #[test]
+    fn a_users_debt_outlives_their_last_job_and_their_next_job_starts_in_it() {
+        for (uid, next_boosted) in [(1000, false), (0, true)] {
+            let mut e = engine_of(Box::new(Dcs::new(config())), &[10], uid);
+            {
+                let mut tasks = e.probe.tasks.borrow_mut();
+                let t = tasks.get_mut(&10).unwrap();
+                t.r_milli = 2000;
+                t.preempted = 1;
+            }
+            // Boosted at 1 ms, 50 ms used by 1.5 ms, a tick at 10 ms: 20 + 4.5 - 50 < 0.
+            e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+            set_cpu(&e, 10, 50 * MILLIS);
+            e.on_timer(1500 * US);
+            e.on_tick(10 * MILLIS);
+            e.remove_process(10);
+            // The same owner's next job, at 20 ms.
+            add_job(&mut e, &[12], uid, 20 * MILLIS);
+            e.probe.tasks.borrow_mut().get_mut(&12).unwrap().r_milli = 2000;
+            e.on_arrival(&arrival(12, 2, 21 * MILLIS), 21 * MILLIS);
+            assert_eq!(
+                e.counters.boosts_granted,
+                2 - u64::from(!next_boosted),
+                "uid {uid}"
+            );
+            assert_eq!(
+                count(&e, REFUSED_BUDGET),
+                u64::from(!next_boosted),
+                "uid {uid}"
+            );
+        }
     }
 
     #[test]
