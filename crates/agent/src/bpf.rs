@@ -245,6 +245,33 @@ impl Observer {
                 .update(&tid.to_ne_bytes(), &when.to_ne_bytes(), MapFlags::ANY);
     }
 
+    /// Each program's calls and run time as the kernel counts them (zero unless `kernel.bpf_stats_enabled`).
+    pub fn program_costs(&self) -> Vec<crate::proto::ProgramCost> {
+        use std::os::fd::{AsFd, AsRawFd};
+        self.skel
+            .object()
+            .progs()
+            .filter_map(|prog| {
+                let mut info = libbpf_rs::libbpf_sys::bpf_prog_info::default();
+                let mut len = std::mem::size_of_val(&info) as u32;
+                // SAFETY: `info` is a plain struct of `len` bytes the kernel fills; the fd is the program's, alive
+                // for the skeleton's life.
+                let rc = unsafe {
+                    libbpf_rs::libbpf_sys::bpf_prog_get_info_by_fd(
+                        prog.as_fd().as_raw_fd(),
+                        &mut info,
+                        &mut len,
+                    )
+                };
+                (rc == 0).then(|| crate::proto::ProgramCost {
+                    name: prog.name().to_string_lossy().into_owned(),
+                    calls: info.run_cnt,
+                    run_ns: info.run_time_ns,
+                })
+            })
+            .collect()
+    }
+
     /// The BPF counters (`COSCHED_STAT_*`), summed over the per-CPU rows.
     pub fn stats(&self) -> [u64; intf::COSCHED_NR_STATS as usize] {
         let mut out = [0; intf::COSCHED_NR_STATS as usize];

@@ -574,6 +574,11 @@ impl Agent {
             watching: obs.gate().watching != 0,
             message_hooks_attached: obs.message_hooks_attached(),
             malformed_events: obs.malformed,
+            programs: obs
+                .program_costs()
+                .into_iter()
+                .filter(|p| p.calls > 0)
+                .collect(),
         };
         let jobs = stats::job_stats(
             &self.engine.tracker,

@@ -177,10 +177,32 @@ pub struct AgentStats {
     /// Flagged arrival → the agent read it from the ring buffer (its wake-up).
     pub wakeup: Latency,
     pub jobs: Vec<JobStats>,
+    /// Each BPF program's calls and run time as the kernel counts them: empty unless `kernel.bpf_stats_enabled`
+    /// is 1 (the kernel counts only then; `sysctl -w kernel.bpf_stats_enabled=1` for a measurement, it costs
+    /// two clock reads per call).
+    pub bpf_programs: Vec<ProgramCost>,
     /// What the policy decided (its own counters).
     pub policy: PolicyStats,
     /// The last error the agent met acting on a task (with the pid and the cause).
     pub last_error: Option<String>,
+}
+
+/// One BPF program's cost while the kernel counted it (`kernel.bpf_stats_enabled`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProgramCost {
+    /// The program (`cosched_switch`, ...).
+    pub name: String,
+    pub calls: u64,
+    /// Total run time, ns.
+    pub run_ns: u64,
+}
+
+impl ProgramCost {
+    /// Mean run time per call, ns (`None` before any call).
+    pub fn ns_per_call(&self) -> Option<f64> {
+        (self.calls > 0).then(|| self.run_ns as f64 / self.calls as f64)
+    }
 }
 
 impl AgentStats {
@@ -198,6 +220,13 @@ impl AgentStats {
             m.extra.insert("refused_wait_p99_us".into(), p99);
         }
         m.agent_cpu_fraction = Some(self.agent_cpu_fraction);
+        for p in &self.bpf_programs {
+            if let Some(ns) = p.ns_per_call() {
+                let hook = p.name.trim_start_matches("cosched_");
+                m.extra.insert(format!("bpf_{hook}_ns_per_call"), ns);
+                m.extra.insert(format!("bpf_{hook}_calls"), p.calls as f64);
+            }
+        }
         m.extra
             .insert("agent_ringbuf_drops".into(), self.ringbuf_drops as f64);
         m.extra

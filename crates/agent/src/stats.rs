@@ -221,6 +221,7 @@ pub struct BpfReadings {
     pub watching: bool,
     pub message_hooks_attached: bool,
     pub malformed_events: u64,
+    pub programs: Vec<crate::proto::ProgramCost>,
 }
 
 /// Everything a statistics reply is made of.
@@ -280,6 +281,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         arrivals_unattributed: s.counters.arrivals_unattributed,
         watching: s.bpf.watching,
         message_hooks_attached: s.bpf.message_hooks_attached,
+        bpf_programs: s.bpf.programs.clone(),
         watch_closes: s.counters.watch_closes,
         malformed_events: s.bpf.malformed_events,
         boosted_now: s.boosted_now,
