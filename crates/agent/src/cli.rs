@@ -57,6 +57,11 @@ pub struct CoreArgs {
     /// often).
     #[arg(long, default_value_t = 10.0)]
     pub tick_ms: f64,
+    /// The tick while there is nothing for it to decide (no managed thread boosted or lowered, no paused boost,
+    /// the policy idle — for DCS: no job in debt): a tick wakes the agent, and every wake-up at real-time
+    /// priority takes the CPU from whatever runs there (a rank of the job, most often). At least --tick-ms.
+    #[arg(long, default_value_t = 100.0)]
+    pub idle_tick_ms: f64,
     /// Watch messages only while some managed thread has shared its CPU within this time (the BPF message
     /// hooks return at once otherwise, so a job with its CPUs to itself pays nothing for them); 0 = always.
     #[arg(long, default_value_t = 200.0)]
@@ -222,6 +227,14 @@ impl AgentArgs {
         if tick_ns < 1_000_000 {
             anyhow::bail!("--tick-ms must be at least 1");
         }
+        let idle_tick_ns = ms(a.idle_tick_ms, "idle-tick-ms")?;
+        if idle_tick_ns < tick_ns {
+            anyhow::bail!(
+                "--idle-tick-ms must be at least --tick-ms ({}), got {}",
+                a.tick_ms,
+                a.idle_tick_ms
+            );
+        }
         let run_for = match a.run_for_s {
             Some(s) if !(s.is_finite() && s > 0.0) => {
                 anyhow::bail!("--run-for-s must be positive, got {s}")
@@ -248,6 +261,7 @@ impl AgentArgs {
                 ),
             },
             tick_ns,
+            idle_tick_ns,
             watch_hold_ns: match ms(a.watch_hold_ms, "watch-hold-ms")? {
                 0 => None,
                 hold => Some(hold),

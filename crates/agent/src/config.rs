@@ -26,6 +26,8 @@ pub struct Config {
     pub yield_ns: Nanos,
     /// The policy's tick period.
     pub tick_ns: Nanos,
+    /// The tick's period while it has nothing to decide ([`crate::engine::Engine::tick_needed`]).
+    pub idle_tick_ns: Nanos,
     /// Close the BPF watch gate once no managed thread has shared its CPU for this long (`None`: never).
     pub watch_hold_ns: Option<Nanos>,
     /// The agent's own SCHED_FIFO priority (0 = stay SCHED_OTHER).
@@ -60,6 +62,7 @@ impl Config {
             format!("yield_to_local={}", self.yield_to_local),
             format!("yield_us={}", self.yield_ns / 1000),
             format!("tick_ms={}", self.tick_ns as f64 / 1e6),
+            format!("idle_tick_ms={}", self.idle_tick_ns as f64 / 1e6),
             format!(
                 "watch_hold_ms={}",
                 self.watch_hold_ns.map_or(0.0, |h| h as f64 / 1e6)

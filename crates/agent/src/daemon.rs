@@ -12,8 +12,9 @@
 //!     ring buffer: for each event: arrival → engine.on_arrival | fork → track | exit → engine.on_thread_exit
 //!                  | gate opened → attach the message hooks
 //!     timer (earliest window end or policy deadline) → engine.on_timer
-//!     tick (--tick-ms, while any process is managed) → close the watch gate if no managed thread shared its
-//!         CPU within --watch-hold-ms and none is boosted or niced; engine.on_tick
+//!     tick (while any process is managed: --tick-ms while something is boosted, lowered or paused or the policy
+//!         needs it, else --idle-tick-ms; a boost brings it back to --tick-ms) → close the watch gate if no
+//!         managed thread shared its CPU within --watch-hold-ms and none is boosted or niced; engine.on_tick
 //!     pidfd of a process readable → it exited: engine.remove_process, job statistics
 //!     control socket → register / stats / ping
 //!     signal, run_for over → restore everything, remove the socket, exit; guardian died → the same, with an error
@@ -73,7 +74,11 @@ pub struct Agent {
     proc_fds: HashMap<u32, OwnedFd>,
     started_ns: Nanos,
     scratch: Vec<Event>,
-    tick_armed: bool,
+    /// The tick's period as armed (`None`: disarmed).
+    tick_period: Option<Nanos>,
+    /// Boosts carried out when the tick was last armed: a new one while it runs at its idle period brings it
+    /// back to `--tick-ms`.
+    boosts_at_tick_arm: u64,
     /// The deadline the boost timer is armed for (`None`: disarmed or fired).
     timer_armed: Option<Nanos>,
 }
@@ -170,7 +175,8 @@ impl Agent {
             proc_fds: HashMap::new(),
             started_ns,
             scratch: Vec::with_capacity(256),
-            tick_armed: false,
+            tick_period: None,
+            boosts_at_tick_arm: 0,
             timer_armed: None,
         })
     }
@@ -257,6 +263,11 @@ impl Agent {
             // receiver whenever the agent shares its CPU).
             if self.engine.timer_stale {
                 self.arm_timer();
+            }
+            if self.tick_period == Some(self.cfg.idle_tick_ns)
+                && self.engine.counters.boosts_granted != self.boosts_at_tick_arm
+            {
+                self.arm_tick();
             }
         }
     }
@@ -543,21 +554,34 @@ impl Agent {
         }
     }
 
+    /// Arms the tick while any process is managed (and until the map entries of exited ones are deleted): every
+    /// `--tick-ms` while it has something to decide ([`Engine::tick_needed`]), else every `--idle-tick-ms`. An
+    /// agent that woke at real-time priority 100 times a second took its CPU from a rank of the job as often:
+    /// a spin-block ping-pong beside one competitor per CPU ran at 0.73 of its rate without the agent with no
+    /// boost at all (docs/lab-local.md).
     fn arm_tick(&mut self) {
-        // Also until the map entries of exited processes are deleted.
         let want = !self.proc_fds.is_empty() || self.engine.probe.forgetting();
-        if want == self.tick_armed {
+        let period = want.then(|| {
+            if self.engine.tick_needed() {
+                self.cfg.tick_ns
+            } else {
+                self.cfg.idle_tick_ns
+            }
+        });
+        self.boosts_at_tick_arm = self.engine.counters.boosts_granted;
+        if period == self.tick_period {
             return;
         }
-        let res = if want {
-            let d = TimeSpec::from_duration(Duration::from_nanos(self.cfg.tick_ns));
-            self.tick
-                .set(Expiration::Interval(d), TimerSetTimeFlags::empty())
-        } else {
-            self.tick.unset()
+        let res = match period {
+            Some(p) => {
+                let d = TimeSpec::from_duration(Duration::from_nanos(p));
+                self.tick
+                    .set(Expiration::Interval(d), TimerSetTimeFlags::empty())
+            }
+            None => self.tick.unset(),
         };
         match res {
-            Ok(()) => self.tick_armed = want,
+            Ok(()) => self.tick_period = period,
             Err(e) => self.engine.counters.last_error = Some(format!("tick timerfd: {e}")),
         }
     }

@@ -296,6 +296,12 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         self.with_policy(now, None, |p, ctx| p.on_tick(ctx));
     }
 
+    /// Whether the tick has anything to decide: a managed thread is boosted or lowered, a boost is paused, or the
+    /// policy says so ([`Policy::tick_needed`]).
+    pub fn tick_needed(&self) -> bool {
+        self.tracker.steering() || !self.yielded.is_empty() || self.policy.tick_needed()
+    }
+
     /// A local task woke on the CPU that boosted thread `tid` holds: the boost ends now (the mechanism's rule,
     /// whatever the policy: coscheduling must not take the local user's interactive response). The thread goes
     /// back to its own attributes; the policy's next decision (an arrival, the tick) may boost it again.

@@ -720,6 +720,13 @@ impl Policy for Dcs {
         }
     }
 
+    fn tick_needed(&self) -> bool {
+        // A job in debt repays at the tick's settlements, and an arrival is refused until one sees it repaid.
+        // Otherwise, with nothing boosted or lowered, a settlement cannot change a decision: without a boost
+        // the balance does not fall below zero (`settle_unboosted`).
+        self.budgets.values().any(|b| b.budget.tokens() < 0)
+    }
+
     fn on_tick(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
         for job in ctx.live_jobs() {
@@ -1176,6 +1183,33 @@ mod tests {
         assert_eq!((mode(&e), count(&e, DEMOTIONS)), (Mode::Normal, 0));
         e.on_arrival(&arrival(10, 2, 11 * MILLIS), 11 * MILLIS);
         assert_eq!(count(&e, REFUSED_BUDGET), 1);
+    }
+
+    #[test]
+    fn the_tick_is_needed_only_while_a_thread_is_steered_or_a_job_is_in_debt() {
+        let cfg = DcsConfig {
+            demote: false,
+            ..config()
+        };
+        let mut e = engine(Box::new(Dcs::new(cfg)), &[10]);
+        {
+            let mut tasks = e.probe.tasks.borrow_mut();
+            let t = tasks.get_mut(&10).unwrap();
+            t.r_milli = 2000;
+            t.preempted = 1;
+        }
+        // Budget full, nothing boosted: the tick has nothing to decide.
+        assert!(!e.tick_needed());
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        assert!(e.tick_needed(), "boosted");
+        // The window ends with 50 ms used: 20 + 0.25 - 50 < 0, restored (no demotion): in debt, nothing steered.
+        set_cpu(&e, 10, 50 * MILLIS);
+        e.on_timer(1500 * US);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert!(e.tick_needed(), "in debt");
+        // Runnable at R = 2 and using nothing more, it earns 49 ms by 100 ms: repaid, the tick may idle.
+        e.on_tick(100 * MILLIS);
+        assert!(!e.tick_needed(), "repaid");
     }
 
     #[test]
