@@ -21,7 +21,7 @@
 //!    and at each thread's exit) may not exceed their fair share plus a burst. The fair share is the sum over
 //!    the threads of `slack × Δwall / R` of the thread's own CPU while the thread is runnable, and of what it
 //!    used (up to that) while it blocks: a job is credited on every CPU it runs on, and not for time it did not
-//!    want — unless the agent lowered it, when blocking is mostly waiting for a peer lowered too. A user's account outlives their last job while it is in debt: the next job starts in that debt
+//!    want. A user's account outlives their last job while it is in debt: the next job starts in that debt
 //!    (and repays it in the fair class) instead of with a fresh burst.
 //!
 //! If both allow it, the receiving thread is boosted for `--boost-us` and `Tp` = now; a refusal by either leaves
@@ -77,8 +77,8 @@
 //!     if overdrawn and no thread of the job boosted and one shares its CPU: demote(job)
 //! on thread start (tid, its creator demoted or parked): nice 19 too  (a forked child escaped the demotion)
 //! settle(account, now):
-//!     fair = Σ over the threads of its jobs: Δwall / R_thread if runnable now or lowered by the agent, else
-//!            min(its CPU since, Δwall / R_thread)   (R_thread weighted, in thousandths: Δwall × 1000 / r_milli)
+//!     fair = Σ over the threads of its jobs: Δwall / R_thread if runnable now, else min(its CPU since,
+//!            Δwall / R_thread)   (R_thread weighted, in thousandths: Δwall × 1000 / r_milli)
 //!     budget.settle(now, CPU of its jobs since each joined, incl. exited threads and ended jobs, fair)
 //! ```
 //!
@@ -395,13 +395,7 @@ impl Dcs {
                 entry.1 = cpu.max(entry.1);
             }
             for tid in ctx.tids_of_job(j) {
-                let mode = ctx.thread(tid).map(|t| t.mode);
-                boosted |= matches!(mode, Some(Mode::Boosted { .. }));
-                // Lowered by the agent (paying back, or parked): a thread that blocks at nice 19 mostly waits
-                // for a peer the demotion starves too, not because it wants no CPU; crediting it only what it
-                // ran made repayment last until the job had far less than its share (spin-block ping-pong at
-                // K = 1: job F 0.88 with the agent against 0.94 without, docs/lab-local.md).
-                let lowered = matches!(mode, Some(Mode::Niced { .. }));
+                boosted |= matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Boosted { .. }));
                 let Some(task) = ctx.task(tid) else {
                     continue;
                 };
@@ -413,8 +407,8 @@ impl Dcs {
                 let used = task.runtime_ns + running;
                 let ran = used.saturating_sub(b.thread_cpu.get(&tid).copied().unwrap_or(0));
                 let share = intf::fair_share(wall, task.r_milli);
-                let wants = task.on_cpu != 0 || task.preempted != 0 || lowered;
-                fair += if wants { share } else { ran.min(share) };
+                let runnable = task.on_cpu != 0 || task.preempted != 0;
+                fair += if runnable { share } else { ran.min(share) };
                 used_now.insert(tid, used);
                 r_max = r_max.max(task.r_milli);
             }
@@ -1395,27 +1389,6 @@ mod tests {
                 u64::from(!next_boosted),
                 "uid {uid}"
             );
-        }
-    }
-
-    #[test]
-    fn a_lowered_thread_that_blocks_is_credited_its_share() {
-        let mut e = two_process_job();
-        // Process 10 boosted at 1 ms overdraws by its window's end (50 ms used): 20 + 0.25 - 50 < -10, the job
-        // is demoted.
-        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
-        set_cpu(&e, 10, 50 * MILLIS);
-        e.on_timer(1500 * US);
-        assert_eq!(e.tracker.thread(11).unwrap().mode, Mode::Niced { nice: 19 });
-        // Both block at nice 19 (each waits for a peer the demotion starves) and use nothing more. Credited
-        // their share of the 98.5 ms to the tick, 2 × 49.25: the job has repaid and is lifted. Credited only
-        // what they ran (nothing), it stayed lowered for as long as it blocked.
-        for tid in [10, 11] {
-            e.probe.tasks.borrow_mut().get_mut(&tid).unwrap().preempted = 0;
-        }
-        e.on_tick(100 * MILLIS);
-        for tid in [10, 11] {
-            assert_eq!(e.tracker.thread(tid).unwrap().mode, Mode::Normal, "{tid}");
         }
     }
 
