@@ -684,10 +684,11 @@ mod tests {
     )];
 
     #[test]
-    fn every_registry_parameter_of_dcs_and_budget_is_an_agent_flag_with_the_same_default() {
+    fn every_registry_parameter_of_the_agents_policies_is_an_agent_flag_with_the_same_default() {
         let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
         let mut checked = 0;
-        for policy in ["dcs", "budget"] {
+        // dcs runs with the budget's parameters too.
+        for policy in ["dcs", "budget", "pb"] {
             let info = cosched_policy::registry::find(policy).unwrap();
             for param in &info.params {
                 // constant_ms -> --constant-ms

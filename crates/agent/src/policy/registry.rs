@@ -1,7 +1,7 @@
 //! The registry of the agent's policies: one line per policy, the one place `--policy NAME` is looked up.
 //! An unknown name is an error that lists the valid ones.
 
-use crate::policy::{dcs, Host, Policy, PolicyFlags};
+use crate::policy::{dcs, pb, Host, Policy, PolicyFlags};
 
 /// One row of the registry.
 pub struct Entry {
@@ -40,6 +40,7 @@ pub const DEFAULT_POLICY: &str = "dcs";
 pub fn registry() -> Vec<Entry> {
     vec![
         Entry::of::<dcs::DcsFlags>("dcs", dcs::SUMMARY),
+        Entry::of::<pb::PbFlags>("pb", pb::SUMMARY),
         #[cfg(test)]
         Entry::of::<super::idle::IdleFlags>("idle", "does nothing (a test of the seam)"),
     ]
