@@ -687,8 +687,15 @@ mod tests {
     fn every_registry_parameter_of_the_agents_policies_is_an_agent_flag_with_the_same_default() {
         let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
         let mut checked = 0;
-        // dcs runs with the budget's parameters too.
-        for policy in ["dcs", "budget", "pb"] {
+        let kinds: Vec<&str> = crate::policy::registry()
+            .iter()
+            .flat_map(|e| e.kinds.iter().copied())
+            .collect();
+        assert!(
+            kinds.contains(&"budget") && kinds.contains(&"pb"),
+            "{kinds:?}"
+        );
+        for policy in kinds {
             let info = cosched_policy::registry::find(policy).unwrap();
             for param in &info.params {
                 // constant_ms -> --constant-ms

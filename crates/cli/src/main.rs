@@ -42,7 +42,11 @@ fn main() -> anyhow::Result<()> {
         Command::SimBench(args) => cosched_sim::cli::bench(args),
         Command::Bench(args) => cosched_bench::cli::run(args),
         Command::Policies => {
-            print!("{}", cosched_policy::registry::render_table());
+            print!(
+                "{}{}",
+                cosched_policy::registry::render_table(),
+                cosched_agent::policy::registry::render_table()
+            );
             Ok(())
         }
         Command::Lab(args) => cosched_lab::cli::run(args),

@@ -102,6 +102,15 @@ use std::collections::HashMap;
 pub const SUMMARY: &str =
     "DCS fairness rule + CPU-time budget: boost a waiting receiver, extend, demote, park, restore";
 
+/// Its flags that are the agent's alone (no parameter of the `dcs` or `budget` kinds), and why.
+pub const AGENT_ONLY: &[(&str, &str)] = &[
+    ("boost_us", "length of a SCHED_FIFO boost window (the simulator's boost lasts until the process blocks)"),
+    ("max_extend_us", "longest extension of a boost while arrivals keep coming"),
+    ("max_boost_ms", "longest a boost lasts, extensions included: what the local user waits at most"),
+    ("quantum_us", "DCS Tq; the simulator's OS model has its own quantum"),
+    ("no_demote", "only refuse boosts past the budget, never lower an overdrawn job"),
+];
+
 /// `cosched agent --policy dcs` flags.
 #[derive(clap::Args, Debug, Clone)]
 #[command(next_help_heading = "Policy dcs (DCS + budget)")]

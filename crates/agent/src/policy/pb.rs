@@ -43,6 +43,12 @@ use cosched_policy::Nanos;
 pub const SUMMARY: &str =
     "Periodic Boost: every period, boost the next process (round robin) holding an unread message while it waits to run";
 
+/// Its flags that are the agent's alone (no parameter of the `pb` kind), and why.
+pub const AGENT_ONLY: &[(&str, &str)] = &[(
+    "pb_window_us",
+    "how long a picked process is boosted (SCHED_FIFO); the simulator's PB boosts to the next quantum",
+)];
+
 /// `cosched agent --policy pb` flags.
 #[derive(clap::Args, Debug, Clone)]
 #[command(next_help_heading = "Policy pb (Periodic Boost)")]

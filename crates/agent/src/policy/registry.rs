@@ -7,6 +7,11 @@ use crate::policy::{dcs, pb, Host, Policy, PolicyFlags};
 pub struct Entry {
     pub name: &'static str,
     pub summary: &'static str,
+    /// The policy core's kinds (`cosched policies`, experiment files) whose parameters are this policy's flags,
+    /// with `-` for `_` and the same defaults (checked by a test).
+    pub kinds: &'static [&'static str],
+    /// Its flags that no kind has: the mechanism's own knobs, each with why it is the agent's alone.
+    pub agent_only: &'static [(&'static str, &'static str)],
     /// Adds the policy's flags to `cosched agent`.
     pub flags: fn(clap::Command) -> clap::Command,
     /// Builds the policy from the parsed flags.
@@ -15,10 +20,17 @@ pub struct Entry {
 
 impl Entry {
     /// The row of a policy whose flags are `F`.
-    pub fn of<F: PolicyFlags>(name: &'static str, summary: &'static str) -> Entry {
+    pub fn of<F: PolicyFlags>(
+        name: &'static str,
+        summary: &'static str,
+        kinds: &'static [&'static str],
+        agent_only: &'static [(&'static str, &'static str)],
+    ) -> Entry {
         Entry {
             name,
             summary,
+            kinds,
+            agent_only,
             flags: F::augment_args,
             build: |matches, host| F::from_arg_matches(matches)?.build(host),
         }
@@ -39,11 +51,54 @@ pub const DEFAULT_POLICY: &str = "dcs";
 /// Every policy the agent knows: one line each.
 pub fn registry() -> Vec<Entry> {
     vec![
-        Entry::of::<dcs::DcsFlags>("dcs", dcs::SUMMARY),
-        Entry::of::<pb::PbFlags>("pb", pb::SUMMARY),
+        Entry::of::<dcs::DcsFlags>("dcs", dcs::SUMMARY, &["dcs", "budget"], dcs::AGENT_ONLY),
+        Entry::of::<pb::PbFlags>("pb", pb::SUMMARY, &["pb"], pb::AGENT_ONLY),
         #[cfg(test)]
-        Entry::of::<super::idle::IdleFlags>("idle", "does nothing (a test of the seam)"),
+        Entry::of::<super::idle::IdleFlags>(
+            "idle",
+            "does nothing (a test of the seam)",
+            &[],
+            &[("idle_every_ms", "a test's deadline period")],
+        ),
     ]
+}
+
+/// The agent's part of `cosched policies`: what `cosched agent --policy NAME` runs, the kinds whose parameters
+/// are its flags, its own flags, and the kinds only the simulator has.
+pub fn render_table() -> String {
+    let mut out =
+        format!("\nThe agent (cosched agent --policy NAME, default {DEFAULT_POLICY}) runs:\n\n");
+    let all = registry();
+    for e in &all {
+        out.push_str(&format!("{:<12} {}\n", e.name, e.summary));
+        if !e.kinds.is_empty() {
+            out.push_str(&format!(
+                "{:<12}   the parameters of {} above, as flags (`cosched agent --help`: the agent's defaults)\n",
+                "",
+                e.kinds.join(" and ")
+            ));
+        }
+        for (flag, why) in e.agent_only {
+            out.push_str(&format!(
+                "{:<12}   --{:<16} {why}\n",
+                "",
+                flag.replace('_', "-")
+            ));
+        }
+    }
+    let simulated: Vec<&str> = cosched_policy::registry::all()
+        .iter()
+        .map(|p| p.name)
+        .filter(|kind| {
+            *kind != cosched_policy::registry::SPIN_BLOCK
+                && !all.iter().any(|e| e.kinds.contains(kind))
+        })
+        .collect();
+    out.push_str(&format!(
+        "\nIn the simulator only (no agent policy yet): {}\n",
+        simulated.join(", ")
+    ));
+    out
 }
 
 /// Looks a policy up by name; an unknown name is an error that lists the valid ones.
@@ -66,6 +121,61 @@ mod tests {
         assert!(err.contains("unknown policy 'gang'"), "{err}");
         assert!(err.contains("dcs"), "{err}");
         assert_eq!(find("dcs").unwrap().name, "dcs");
+    }
+
+    /// Both directions: every flag of an agent policy is a parameter of one of its kinds or says why it is the
+    /// agent's alone, and every parameter of its kinds is one of its flags (the defaults: `cli.rs`).
+    #[test]
+    fn every_flag_of_an_agent_policy_is_a_parameter_of_its_kinds_or_says_why_not() {
+        for e in registry() {
+            let params: Vec<String> = e
+                .kinds
+                .iter()
+                .flat_map(|k| {
+                    let info = cosched_policy::registry::find(k)
+                        .unwrap_or_else(|_| panic!("{}: kind {k} is not in the registry", e.name));
+                    info.params.into_iter().map(|p| p.name.to_string())
+                })
+                .collect();
+            let flags = e.flag_ids();
+            for flag in &flags {
+                let theirs = params.contains(flag);
+                let own = e
+                    .agent_only
+                    .iter()
+                    .any(|(f, why)| f == flag && !why.is_empty());
+                assert!(
+                    theirs != own,
+                    "{}: --{flag} must be a parameter of {:?} or an agent-only flag with a reason, not both",
+                    e.name,
+                    e.kinds
+                );
+            }
+            for p in &params {
+                assert!(flags.contains(p), "{}: parameter {p} has no flag", e.name);
+            }
+            for (f, _) in e.agent_only {
+                assert!(
+                    flags.iter().any(|x| x == f),
+                    "{}: agent_only lists --{f}, no such flag",
+                    e.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn policies_lists_what_the_agent_runs_and_what_only_the_simulator_has() {
+        let t = render_table();
+        assert!(t.contains("dcs ") && t.contains("pb "), "{t}");
+        assert!(t.contains("the parameters of dcs and budget above"), "{t}");
+        assert!(t.contains("--boost-us"), "{t}");
+        let line = t
+            .lines()
+            .find(|l| l.starts_with("In the simulator only"))
+            .unwrap();
+        assert!(line.contains("pred") && line.contains("scs"), "{line}");
+        assert!(!line.contains("pb") && !line.contains("budget"), "{line}");
     }
 
     #[test]
