@@ -86,7 +86,7 @@ impl Placement {
             command.process_group(0);
         }
         // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe system
-        // calls (prctl, getppid, setsid, setns, write, sched_setaffinity) on values prepared before the fork; it
+        // calls (prctl, getppid, signal, setsid, setns, write, sched_setaffinity) on values prepared before the fork; it
         // allocates nothing.
         unsafe {
             command.pre_exec(move || {
@@ -104,6 +104,13 @@ impl Placement {
                 }
                 if libc::getppid() != lab {
                     libc::_exit(1); // the lab died before the prctl
+                }
+                // The lab stops its programs with SIGINT (`stop_with`): a lab started in the background of a
+                // script inherits SIGINT ignored, and an ignored signal stays ignored across exec (a shell may
+                // not even trap it), so the programs would ignore the stop and be killed 5 s later. Every
+                // program starts with the default action, whatever the lab inherited.
+                if libc::signal(libc::SIGINT, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(std::io::Error::last_os_error());
                 }
                 // After the prctl: the death signal belongs to the process and survives setsid (and exec).
                 if new_session && libc::setsid() < 0 {
@@ -620,6 +627,24 @@ mod tests {
         let exit = p.stop_with(libc::SIGINT, Duration::from_secs(5)).unwrap();
         assert!(exit.success(), "{}", exit.describe());
         assert_eq!(exit.stdout.trim(), "stopped");
+    }
+
+    #[test]
+    fn a_program_answers_sigint_even_when_the_lab_inherited_it_ignored() {
+        // `sh -c` with SIGINT ignored on entry cannot trap it (POSIX): the program reports the disposition it
+        // got instead. Ignored in this test process for the spawn only (tests share the process: restored at once).
+        // SAFETY: plain signal(2) calls; the previous disposition is put back.
+        let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+        let mut cmd = Command::new("grep");
+        cmd.args(["SigIgn", "/proc/self/status"]);
+        let spawned = ManagedProcess::spawn("t", cmd, &Placement::default());
+        // SAFETY: as above.
+        unsafe { libc::signal(libc::SIGINT, previous) };
+        let exit = spawned.unwrap().wait(Duration::from_secs(10)).unwrap();
+        // SigIgn is a hex mask; SIGINT (2) is bit 1.
+        let mask = u64::from_str_radix(exit.stdout.trim().trim_start_matches("SigIgn:").trim(), 16)
+            .unwrap();
+        assert_eq!(mask & (1 << (libc::SIGINT - 1)), 0, "{}", exit.stdout);
     }
 
     #[test]
