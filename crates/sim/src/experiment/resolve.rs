@@ -8,6 +8,14 @@
 //! The configuration is deliberately not part of it: every configuration sees the same random streams at the
 //! same point (common random numbers), so differences between lines of a figure come from the policies, not
 //! from the dice. The seed depends on nothing else (not the thread count, not the run order).
+//!
+//! ## Checked arithmetic (issue 33)
+//! Every number read from the file is bounded before it is used: a duration becomes nanoseconds only through
+//! [`duration_ns`] (`checked_mul` against its unit and the field's limit, at most [`MAX_DURATION_NS`]), a count
+//! only after its range check, a product of counts (SOR cells × ns a cell, configurations × competitor counts
+//! × repetitions) through `checked_mul`. A value out of range is a [`Problem`] naming the field, the value and
+//! the limit; it never reaches a product, so nothing panics (debug builds) or wraps (release builds), and the
+//! run's clock — a sum of a few such durations — stays far from `u64::MAX` ns (584 years).
 
 use super::file::{ConfigSection, ExperimentFile, LocalSection, ReceiveName, WorkloadSection};
 use crate::scenario::{
@@ -28,6 +36,16 @@ pub const QUICK_MAX_REPETITIONS: u32 = 2;
 pub const DEFAULT_TIME_LIMIT_S: u64 = 1_000_000;
 /// More competitors per node than this is a typo, not an experiment.
 pub const MAX_COMPETITORS_PER_NODE: u32 = 1024;
+/// The most nodes a cluster may have (the seeds' clusters had 2 to 16).
+pub const MAX_NODES: u32 = 65_536;
+/// The most repetitions of a point (the seeds' figures use 3 to 10).
+pub const MAX_REPETITIONS: u32 = 10_000;
+/// The most runs one experiment may plan (configurations × competitor counts × repetitions): each holds its
+/// scenario in memory before anything runs.
+pub const MAX_PLANNED_RUNS: u64 = 100_000;
+/// The longest duration any one field may give, 10^9 s (about 32 years): the simulated clock and sums of a few
+/// such durations then stay far from `u64::MAX` ns (about 584 years).
+pub const MAX_DURATION_NS: Nanos = 1_000_000_000 * SECONDS;
 
 /// Command-line overrides applied while resolving.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -199,6 +217,32 @@ impl Problems {
     }
 }
 
+/// `value` (in the unit `unit_ns` nanoseconds, written `unit` in messages) as nanoseconds, if it is at most
+/// `max_ns`; otherwise a problem naming `field`, the value and the limit in the field's own unit, and `None`.
+/// The product is `checked_mul`: it is never formed when it would overflow.
+fn duration_ns(
+    value: u64,
+    unit_ns: Nanos,
+    unit: &str,
+    max_ns: Nanos,
+    field: &str,
+    p: &mut Problems,
+) -> Option<Nanos> {
+    match value.checked_mul(unit_ns) {
+        Some(ns) if ns <= max_ns => Some(ns),
+        _ => {
+            p.add(
+                field,
+                format!(
+                    "{value} {unit} is more than the limit of {} {unit}",
+                    max_ns / unit_ns
+                ),
+            );
+            None
+        }
+    }
+}
+
 fn scaled(work: u64, quick: bool) -> u64 {
     if quick {
         (work / QUICK_WORK_DIVISOR).max(1)
@@ -225,8 +269,21 @@ fn resolve(
         "repetitions",
         "0 repetitions; use at least 1 (the seed's figures use several)",
     );
-    if overrides.repetitions == Some(0) {
-        p.add("--repetitions", "0 repetitions; use at least 1");
+    p.check(
+        raw.repetitions <= MAX_REPETITIONS,
+        "repetitions",
+        format!(
+            "{} is more than the limit of {MAX_REPETITIONS}",
+            raw.repetitions
+        ),
+    );
+    match overrides.repetitions {
+        Some(0) => p.add("--repetitions", "0 repetitions; use at least 1"),
+        Some(r) if r > MAX_REPETITIONS => p.add(
+            "--repetitions",
+            format!("{r} is more than the limit of {MAX_REPETITIONS}"),
+        ),
+        _ => {}
     }
     let mut repetitions = overrides.repetitions.unwrap_or(raw.repetitions);
     if quick {
@@ -242,17 +299,32 @@ fn resolve(
     let c = &raw.cluster;
     p.check(c.nodes >= 1, "cluster.nodes", "0 nodes; use at least 1");
     p.check(
+        c.nodes <= MAX_NODES,
+        "cluster.nodes",
+        format!("{} is more than the limit of {MAX_NODES} nodes", c.nodes),
+    );
+    p.check(
         c.cpus_per_node >= 1,
         "cluster.cpus_per_node",
         "0 CPUs; use at least 1 (the seed's nodes had 1)",
     );
     p.check(
-        c.context_switch_us <= 1_000_000,
-        "cluster.context_switch_us",
+        c.cpus_per_node <= crate::os::MAX_CPUS_PER_NODE,
+        "cluster.cpus_per_node",
         format!(
-            "{} µs is more than a second; give the context-switch cost in microseconds",
-            c.context_switch_us
+            "{} is more than the limit of {} CPUs a node (a CPU set is a 64-bit mask)",
+            c.cpus_per_node,
+            crate::os::MAX_CPUS_PER_NODE
         ),
+    );
+    // Below a second: the scenario's own bound (a context switch costs microseconds; the seed's ~750 µs).
+    let context_switch_ns = duration_ns(
+        c.context_switch_us,
+        MICROS,
+        "µs",
+        SECONDS - MICROS,
+        "cluster.context_switch_us",
+        &mut p,
     );
     let n = &raw.network;
     p.check(
@@ -263,20 +335,27 @@ fn resolve(
             n.bandwidth_mb_per_s
         ),
     );
-    p.check(
-        n.latency_us <= 10_000_000,
-        "network.latency_us",
-        format!(
-            "{} µs is more than 10 s; give the one-way latency in microseconds",
-            n.latency_us
-        ),
-    );
     let network = NetworkParams {
-        latency_ns: n.latency_us.saturating_mul(MICROS),
+        latency_ns: duration_ns(
+            n.latency_us,
+            MICROS,
+            "µs",
+            10 * SECONDS,
+            "network.latency_us",
+            &mut p,
+        )
+        .unwrap_or(0),
         bandwidth_bytes_per_s: (n.bandwidth_mb_per_s * 1e6).round() as u64,
     };
 
-    let workload = resolve_workload(&raw.workload, c.nodes, quick, &mut p);
+    let workload = resolve_workload(
+        &raw.workload,
+        c.nodes,
+        "workload",
+        "cluster.nodes",
+        quick,
+        &mut p,
+    );
     let is_mixed = matches!(raw.workload, WorkloadSection::Mixed(_));
     let mut arrivals = Vec::new();
     for (i, a) in raw.arrivals.iter().enumerate() {
@@ -291,7 +370,23 @@ fn resolve(
             format!("{field}.nodes"),
             "no node; list the node of each rank, e.g. [0, 1, 2, 3]",
         );
-        match resolve_workload(&a.workload, a.nodes.len() as u32, quick, &mut p) {
+        p.check(
+            a.nodes.len() <= MAX_NODES as usize,
+            format!("{field}.nodes"),
+            format!(
+                "{} ranks is more than the limit of {MAX_NODES}",
+                a.nodes.len()
+            ),
+        );
+        let ranks = u32::try_from(a.nodes.len()).unwrap_or(u32::MAX);
+        match resolve_workload(
+            &a.workload,
+            ranks,
+            &format!("{field}.workload"),
+            &format!("{field}.nodes"),
+            quick,
+            &mut p,
+        ) {
             Some(Workload::Parallel(program)) => arrivals.push(crate::scenario::ArrivingJob {
                 name: a.name.clone(),
                 arrival_ns: (a.arrival_s.clamp(0.0, 1e9) * SECONDS as f64).round() as Nanos,
@@ -364,12 +459,14 @@ fn resolve(
             }),
             (w, _) => w.clone(),
         };
-        let Some(workload) = workload else { continue };
+        let (Some(workload), Some(context_switch_ns)) = (workload, context_switch_ns) else {
+            continue;
+        };
         let scenario = Scenario {
             nodes: c.nodes,
             cpus_per_node: c.cpus_per_node,
             os: section.os.clone().unwrap_or_else(|| raw.os.clone()),
-            context_switch_ns: c.context_switch_us * MICROS,
+            context_switch_ns,
             network,
             coscheduling,
             receive,
@@ -387,6 +484,22 @@ fn resolve(
             label: section.name.clone(),
             scenario,
         });
+    }
+
+    // Configurations × competitor counts × repetitions, each run a scenario held in memory.
+    let planned = (raw.configurations.len() as u64)
+        .checked_mul(competitors.len() as u64)
+        .and_then(|n| n.checked_mul(u64::from(repetitions)));
+    if planned.is_none_or(|n| n > MAX_PLANNED_RUNS) {
+        p.add(
+            "repetitions",
+            format!(
+                "{} configurations × {} competitor counts × {repetitions} repetitions is more than the limit of \
+                 {MAX_PLANNED_RUNS} runs",
+                raw.configurations.len(),
+                competitors.len()
+            ),
+        );
     }
 
     // The engine's own checks too (a safety net behind the ones above), at the largest competitor count, so
@@ -463,9 +576,13 @@ fn check_program(program: &ParallelProgram, nodes: u32, section: &str, p: &mut P
     }
 }
 
+/// `section`, a job on `nodes` nodes (`nodes_field` names where that count comes from); problems name its fields
+/// under `at` (`workload`, `arrivals[1].workload`).
 fn resolve_workload(
     section: &WorkloadSection,
     nodes: u32,
+    at: &str,
+    nodes_field: &str,
     quick: bool,
     p: &mut Problems,
 ) -> Option<Workload> {
@@ -473,19 +590,19 @@ fn resolve_workload(
         WorkloadSection::Latency(l) => {
             p.check(
                 nodes == 2,
-                "cluster.nodes",
+                nodes_field,
                 format!(
                     "{nodes} nodes; the latency workload is a ping-pong between exactly 2 nodes"
                 ),
             );
             p.check(
                 l.round_trips >= 1,
-                "workload.latency.round_trips",
+                format!("{at}.latency.round_trips"),
                 "0 round trips; use at least 1 (the seed: 1000000)",
             );
             p.check(
                 l.message_bytes >= 1,
-                "workload.latency.message_bytes",
+                format!("{at}.latency.message_bytes"),
                 "0 bytes; use at least 1 (the seed: 128)",
             );
             Some(Workload::Parallel(ParallelProgram::Latency {
@@ -496,59 +613,60 @@ fn resolve_workload(
         WorkloadSection::Barrier(b) => {
             p.check(
                 nodes >= 2,
-                "cluster.nodes",
+                nodes_field,
                 format!("{nodes} node; a barrier needs at least 2 nodes (the seed: 7)"),
             );
             p.check(
                 b.iterations >= 1,
-                "workload.barrier.iterations",
+                format!("{at}.barrier.iterations"),
                 "0 iterations; use at least 1 (the seed: 100000)",
             );
             p.check(
                 b.message_bytes >= 1,
-                "workload.barrier.message_bytes",
+                format!("{at}.barrier.message_bytes"),
                 "0 bytes; use at least 1",
             );
-            p.check(
-                b.compute_us <= 60_000_000,
-                "workload.barrier.compute_us",
-                format!(
-                    "{} µs is more than a minute per iteration; give microseconds (the seed: 78)",
-                    b.compute_us
-                ),
-            );
+            // At most a minute per iteration (the seed: 78 µs).
+            let compute_ns = duration_ns(
+                b.compute_us,
+                MICROS,
+                "µs",
+                60 * SECONDS,
+                &format!("{at}.barrier.compute_us"),
+                p,
+            )?;
             Some(Workload::Parallel(ParallelProgram::Barrier {
                 iterations: scaled(b.iterations, quick),
-                compute_ns: b.compute_us * MICROS,
+                compute_ns,
                 message_bytes: b.message_bytes,
             }))
         }
         WorkloadSection::Is(w) => {
-            let compute_ns = millis_field(w.compute_ms, "workload.is.compute_ms", p);
+            let compute_ns = millis_field(w.compute_ms, &format!("{at}.is.compute_ms"), p);
             let program = ParallelProgram::Is {
                 iterations: scaled(w.iterations, quick),
                 compute_ns,
                 count_bytes: w.count_bytes,
                 key_bytes: w.key_bytes,
             };
-            check_program(&program, nodes, "workload.is", p);
+            check_program(&program, nodes, &format!("{at}.is"), p);
             Some(Workload::Parallel(program))
         }
         WorkloadSection::Mg(w) => {
-            let compute_ns = millis_field(w.compute_ms, "workload.mg.compute_ms", p);
+            let compute_ns = millis_field(w.compute_ms, &format!("{at}.mg.compute_ms"), p);
             let program = ParallelProgram::Mg {
                 iterations: scaled(w.iterations, quick),
                 levels: w.levels,
                 compute_ns,
                 halo_bytes: w.halo_bytes,
             };
-            check_program(&program, nodes, "workload.mg", p);
+            check_program(&program, nodes, &format!("{at}.mg"), p);
             Some(Workload::Parallel(program))
         }
         WorkloadSection::Sp(w) | WorkloadSection::Bt(w) => {
             let is_sp = matches!(section, WorkloadSection::Sp(_));
             let name = if is_sp { "sp" } else { "bt" };
-            let compute_ns = millis_field(w.compute_ms, &format!("workload.{name}.compute_ms"), p);
+            let compute_ns = millis_field(w.compute_ms, &format!("{at}.{name}.compute_ms"), p);
             let (iterations, face_bytes) = (scaled(w.iterations, quick), w.face_bytes);
             let program = if is_sp {
                 ParallelProgram::Sp {
@@ -563,33 +681,58 @@ fn resolve_workload(
                     face_bytes,
                 }
             };
-            check_program(&program, nodes, &format!("workload.{name}"), p);
+            check_program(&program, nodes, &format!("{at}.{name}"), p);
             Some(Workload::Parallel(program))
         }
         WorkloadSection::MasterSlave(w) => {
+            let compute_ns = duration_ns(
+                w.compute_us,
+                MICROS,
+                "µs",
+                HOUR,
+                &format!("{at}.master-slave.compute_us"),
+                p,
+            )?;
             let program = ParallelProgram::MasterSlave {
                 iterations: scaled(w.iterations, quick),
-                compute_ns: w.compute_us.saturating_mul(MICROS),
+                compute_ns,
                 message_bytes: w.message_bytes,
             };
-            check_program(&program, nodes, "workload.master-slave", p);
+            check_program(&program, nodes, &format!("{at}.master-slave"), p);
             Some(Workload::Parallel(program))
         }
         WorkloadSection::Mixed(m) => {
-            p.check(m.sor.grid >= nodes, "workload.mixed.sor.grid", format!("a {0}×{0} grid cannot give each of {nodes} nodes a row; use a grid of at least {nodes}", m.sor.grid));
+            p.check(m.sor.grid >= nodes, format!("{at}.mixed.sor.grid"), format!("a {0}×{0} grid cannot give each of {nodes} nodes a row; use a grid of at least {nodes}", m.sor.grid));
             p.check(
                 m.sor.iterations >= 1,
-                "workload.mixed.sor.iterations",
+                format!("{at}.mixed.sor.iterations"),
                 "0 iterations; use at least 1",
             );
             p.check(
                 m.sor.cell_compute_ns >= 1,
-                "workload.mixed.sor.cell_compute_ns",
+                format!("{at}.mixed.sor.cell_compute_ns"),
                 "0 ns per cell; use at least 1",
             );
+            // The widest rank computes ceil(grid / nodes) rows × grid cells × ns a cell each iteration: at most
+            // an hour, the product checked.
+            let widest_rows = u64::from(m.sor.grid.div_ceil(nodes.max(1)));
+            let per_iteration = widest_rows
+                .checked_mul(u64::from(m.sor.grid))
+                .and_then(|cells| cells.checked_mul(m.sor.cell_compute_ns));
+            if per_iteration.is_none_or(|ns| ns > HOUR) {
+                let grid = m.sor.grid;
+                p.add(
+                    format!("{at}.mixed.sor.cell_compute_ns"),
+                    format!(
+                        "{} ns a cell × {widest_rows} rows × {grid} cells a row (a {grid}×{grid} grid over \
+                         {nodes} nodes) is more than the limit of {HOUR} ns (an hour) an iteration",
+                        m.sor.cell_compute_ns
+                    ),
+                );
+            }
             let mut sequential = Vec::new();
             for (i, s) in m.sequential.iter().enumerate() {
-                let field = |f: &str| format!("workload.mixed.sequential[{i}].{f}");
+                let field = |f: &str| format!("{at}.mixed.sequential[{i}].{f}");
                 p.check(
                     !s.name.is_empty(),
                     field("name"),
@@ -614,6 +757,14 @@ fn resolve_workload(
                     field("total_cpu_ms"),
                     "0 ms; a job needs some CPU work",
                 );
+                let total_cpu_ns = duration_ns(
+                    s.total_cpu_ms,
+                    MILLIS,
+                    "ms",
+                    MAX_DURATION_NS,
+                    &field("total_cpu_ms"),
+                    p,
+                );
                 for (name, value) in [
                     ("mean_burst_ms", s.mean_burst_ms),
                     ("mean_io_ms", s.mean_io_ms),
@@ -629,10 +780,13 @@ fn resolve_workload(
                     field("mean_burst_ms"),
                     "0 ms; CPU bursts must have a positive mean",
                 );
+                let Some(total_cpu_ns) = total_cpu_ns else {
+                    continue;
+                };
                 sequential.push(SequentialJob {
                     name: s.name.clone(),
                     node: s.node,
-                    total_cpu_ns: scaled(s.total_cpu_ms * MILLIS, quick),
+                    total_cpu_ns: scaled(total_cpu_ns, quick),
                     mean_burst_ns: ms_to_ns(s.mean_burst_ms),
                     mean_io_ns: ms_to_ns(s.mean_io_ms),
                 });
@@ -678,6 +832,9 @@ fn resolve_local(l: &LocalSection, field: &str, quick: bool, p: &mut Problems) -
     }
 }
 
+/// An hour: the limit of a per-iteration compute time.
+const HOUR: Nanos = 3_600 * SECONDS;
+
 fn ms_to_ns(ms: f64) -> Nanos {
     (ms.clamp(0.0, 3.6e6) * MILLIS as f64).round() as Nanos
 }
@@ -708,13 +865,13 @@ fn resolve_config(
         ReceiveName::SpinBlock => {
             let spin_us = c.spin_us.unwrap_or(DEFAULT_SPIN / MICROS);
             p.check(
-                (1..=10_000_000).contains(&spin_us),
+                spin_us >= 1,
                 field("spin_us"),
-                format!("{spin_us} is out of range 1..=10000000 µs (the seed: 1600)"),
+                "0 µs; spin at least 1 µs before blocking (the seed: 1600), or use receive = \"block\"",
             );
-            ReceiveMode::SpinBlock {
-                spin_ns: spin_us * MICROS,
-            }
+            let spin_ns =
+                duration_ns(spin_us, MICROS, "µs", 10 * SECONDS, &field("spin_us"), p).unwrap_or(0);
+            ReceiveMode::SpinBlock { spin_ns }
         }
     };
     if c.spin_us.is_some() && c.receive != ReceiveName::SpinBlock {

@@ -787,3 +787,193 @@ fn an_arriving_job_in_the_file_runs_beside_the_workload_in_every_configuration()
     let bad = text.replace("[arrivals.workload.mg]", "[arrivals.workload.mixed.sor]");
     assert!(parse(&path, &bad, &quick).is_err());
 }
+
+/// Parses `text` (at full scale and under `--quick`) and returns both error texts; a file that is accepted, or a
+/// panic (an overflow in a debug build), fails the test.
+fn errors_of(text: &str) -> [String; 2] {
+    let quick = Overrides {
+        quick: true,
+        ..Overrides::default()
+    };
+    [Overrides::default(), quick].map(|o| match parse(Path::new("x.toml"), text, &o) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    })
+}
+
+fn mixed_text() -> String {
+    std::fs::read_to_string(shipped_dir().join("fig07-mixed.toml")).unwrap()
+}
+
+#[test]
+fn an_overflowing_sequential_cpu_total_is_named_with_its_value_and_limit() {
+    // total_cpu_ms × 10^6 ns: u64::MAX ms would wrap in release and panic in debug before issue 33.
+    // u64::MAX; the first value whose product overflows; the first one past the limit.
+    for value in [u64::MAX, u64::MAX / 1_000_000 + 1, 1_000_000_000_001] {
+        let text = mixed_text().replacen(
+            "total_cpu_ms = 40_000",
+            &format!("total_cpu_ms = {value}"),
+            1,
+        );
+        for err in errors_of(&text) {
+            assert!(
+                err.contains(&format!(
+                    "workload.mixed.sequential[0].total_cpu_ms: {value} ms is more than the limit of \
+                     1000000000000 ms"
+                )),
+                "{err}"
+            );
+        }
+    }
+    // The limit itself is accepted.
+    let at_limit = mixed_text().replacen(
+        "total_cpu_ms = 40_000",
+        "total_cpu_ms = 1_000_000_000_000",
+        1,
+    );
+    parse(Path::new("x.toml"), &at_limit, &Overrides::default()).unwrap();
+}
+
+#[test]
+fn microsecond_fields_beyond_their_limit_are_named_not_multiplied() {
+    // Each was checked but its product still computed (a panic in debug builds) before issue 33.
+    let barrier = std::fs::read_to_string(shipped_dir().join("fig04-barrier.toml")).unwrap();
+    let ms = std::fs::read_to_string(shipped_dir().join("fig04-master-slave-pred.toml")).unwrap();
+    let max = u64::MAX;
+    let cases: [(String, &str, &str, String); 5] = [
+        (
+            smoke_text(),
+            "context_switch_us = 750",
+            "cluster.context_switch_us",
+            format!("{max} µs is more than the limit of 999999 µs"),
+        ),
+        (
+            smoke_text(),
+            "latency_us = 30",
+            "network.latency_us",
+            format!("{max} µs is more than the limit of 10000000 µs"),
+        ),
+        (
+            smoke_text(),
+            "receive = \"spin-block\"",
+            "configurations[1].spin_us",
+            format!("{max} µs is more than the limit of 10000000 µs"),
+        ),
+        (
+            barrier,
+            "compute_us = 78",
+            "workload.barrier.compute_us",
+            format!("{max} µs is more than the limit of 60000000 µs"),
+        ),
+        (
+            ms,
+            "compute_us = 1000",
+            "workload.master-slave.compute_us",
+            format!("{max} µs is more than the limit of 3600000000 µs"),
+        ),
+    ];
+    for (text, from, field, message) in cases {
+        assert!(text.contains(from), "{from}");
+        let to = match from.split_once(" = ") {
+            Some(("receive", _)) => format!("{from}\nspin_us = {max}"),
+            Some((key, _)) => format!("{key} = {max}"),
+            None => unreachable!(),
+        };
+        for err in errors_of(&text.replacen(from, &to, 1)) {
+            assert!(
+                err.contains(&format!("{field}: {message}")),
+                "{field}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_huge_cluster_or_run_count_is_named_not_allocated() {
+    // Node counts, CPUs a node and repetitions are bounded before anything is built from them.
+    let err = error_after("nodes = 2", "nodes = 4294967295");
+    assert!(
+        err.contains("cluster.nodes: 4294967295 is more than the limit of 65536 nodes"),
+        "{err}"
+    );
+    let err = error_after("cpus_per_node = 1", "cpus_per_node = 4294967295");
+    assert!(
+        err.contains("cluster.cpus_per_node: 4294967295 is more than the limit of 64 CPUs a node"),
+        "{err}"
+    );
+    let err = error_after("repetitions = 2", "repetitions = 4294967295");
+    assert!(
+        err.contains("repetitions: 4294967295 is more than the limit of 10000"),
+        "{err}"
+    );
+    // 4 configurations × 3 counts × 10,000 repetitions = 120,000 runs.
+    let err = error_after("repetitions = 2", "repetitions = 10000");
+    assert!(
+        err.contains(
+            "repetitions: 4 configurations × 3 competitor counts × 10000 repetitions is more than the limit \
+             of 100000 runs"
+        ),
+        "{err}"
+    );
+    let too_many = Overrides {
+        repetitions: Some(u32::MAX),
+        quick: false,
+    };
+    let err = parse(Path::new("x.toml"), &smoke_text(), &too_many)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--repetitions: 4294967295 is more than the limit of 10000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_sor_iteration_too_long_for_the_clock_is_named_with_its_product() {
+    // ceil(128 / 7) = 19 rows × 128 cells × u64::MAX ns overflows; 19 × 128 × 2 × 10^9 ns is over an hour.
+    for cell in [u64::MAX, 2_000_000_000] {
+        let text = mixed_text().replacen(
+            "cell_compute_ns = 1_000",
+            &format!("cell_compute_ns = {cell}"),
+            1,
+        );
+        for err in errors_of(&text) {
+            assert!(
+                err.contains(&format!(
+                    "workload.mixed.sor.cell_compute_ns: {cell} ns a cell × 19 rows × 128 cells a row (a \
+                     128×128 grid over 7 nodes) is more than the limit of 3600000000000 ns"
+                )),
+                "{err}"
+            );
+        }
+    }
+    let text = mixed_text().replacen("grid = 128", "grid = 4294967295", 1);
+    for err in errors_of(&text) {
+        assert!(err.contains("workload.mixed.sor.cell_compute_ns: 1000 ns a cell × 613566757 rows × 4294967295 cells a row"), "{err}");
+    }
+}
+
+#[test]
+fn a_static_quantum_of_u64_max_ms_is_refused_by_name() {
+    let text = std::fs::read_to_string(shipped_dir().join("dq-fig01-wrk1.toml")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("rule = \"static\""))
+        .expect("dq-fig01-wrk1.toml has a STATICQ configuration");
+    let start = line.find("ms = ").unwrap() + 5;
+    let end = start
+        + line[start..]
+            .find(|c: char| !c.is_ascii_digit() && c != '_')
+            .unwrap();
+    let edited_line = format!("{}{}{}", &line[..start], u64::MAX, &line[end..]);
+    let text = text.replacen(line, &edited_line, 1);
+    for err in errors_of(&text) {
+        assert!(
+            err.contains(&format!(
+                "os.quantum.ms: {} ms is outside one 10 ms tick .. an hour",
+                u64::MAX
+            )),
+            "{err}"
+        );
+    }
+}
