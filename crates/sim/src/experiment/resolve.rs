@@ -17,13 +17,18 @@
 //! the limit; it never reaches a product, so nothing panics (debug builds) or wraps (release builds), and the
 //! run's clock — a sum of a few such durations — stays far from `u64::MAX` ns (584 years).
 
-use super::file::{ConfigSection, ExperimentFile, LocalSection, ReceiveName, WorkloadSection};
-use crate::scenario::{
-    simulated_kinds, simulates, LocalBenchmark, NetworkParams, ParallelProgram, PolicyConfig,
-    Scenario, SequentialJob, SorParams, Workload,
+use super::file::{
+    ConfigSection, ExperimentFile, LocalSection, ReceiveName, StreamSection, WorkloadSection,
 };
+use crate::scenario::{
+    simulated_kinds, simulates, ArrivingJob, LocalBenchmark, NetworkParams, ParallelProgram,
+    PolicyConfig, Scenario, SequentialJob, SorParams, Workload,
+};
+use crate::smp::jobs;
 use cosched_policy::spin::{ReceiveMode, DEFAULT_SPIN};
 use cosched_policy::{Nanos, MICROS, MILLIS, SECONDS};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -70,7 +75,76 @@ pub struct Experiment {
     pub competitors: Vec<u32>,
     pub configs: Vec<Configuration>,
     pub runs: Vec<PlannedRun>,
+    /// The `[stream]` its runs draw their arriving jobs from (each run's scenario holds its own draw).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<JobStream>,
 }
+
+/// The most jobs one run's `[stream]` may hold: a listed stream at most this many, a generated one expecting at
+/// most half of it (and cut at this many, a draw more than 20 standard deviations above its mean).
+pub const MAX_STREAM_JOBS: usize = 1_000;
+
+/// A resolved `[stream]`: every job runs `program` on `nodes_per_job` nodes, job `k`'s rank `r` on node
+/// `(k × nodes_per_job + r) mod nodes`, named `stream-<k>` (three digits at least), measured like the workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobStream {
+    pub nodes_per_job: u32,
+    pub program: ParallelProgram,
+    pub arrivals: StreamArrivals,
+}
+
+/// When a stream's jobs arrive (already scaled under `--quick`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum StreamArrivals {
+    /// At these times, in order.
+    Listed { arrivals_ns: Vec<Nanos> },
+    /// A Poisson process (seed 001 §5's E2 generator, [`jobs::exponential_gap`]): mean gap `mean_gap_ns`,
+    /// drawn until `horizon_ns` from each run's seed, so every configuration of a (competitors, repetition)
+    /// point sees the same stream.
+    Generated { mean_gap_ns: f64, horizon_ns: Nanos },
+}
+
+impl JobStream {
+    /// The jobs of the run with seed `seed` on a cluster of `nodes` nodes.
+    pub fn jobs(&self, nodes: u32, seed: u64) -> Vec<ArrivingJob> {
+        let times = match &self.arrivals {
+            StreamArrivals::Listed { arrivals_ns } => arrivals_ns.clone(),
+            StreamArrivals::Generated {
+                mean_gap_ns,
+                horizon_ns,
+            } => {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5_7e4a);
+                let mut times = Vec::new();
+                let mut t = 0.0;
+                while times.len() < MAX_STREAM_JOBS {
+                    t += jobs::exponential_gap(&mut rng, *mean_gap_ns);
+                    if t > *horizon_ns as f64 {
+                        break;
+                    }
+                    times.push(t.round() as Nanos);
+                }
+                times
+            }
+        };
+        let per_job = u64::from(self.nodes_per_job);
+        times
+            .into_iter()
+            .enumerate()
+            .map(|(k, arrival_ns)| ArrivingJob {
+                name: format!("{STREAM_PREFIX}{k:03}"),
+                arrival_ns,
+                nodes: (0..per_job)
+                    .map(|r| ((k as u64 * per_job + r) % u64::from(nodes.max(1))) as u32)
+                    .collect(),
+                program: self.program,
+            })
+            .collect()
+    }
+}
+
+/// Stream jobs are named `stream-000`, `stream-001`, ...; no `[[arrivals]]` name may start with it.
+const STREAM_PREFIX: &str = "stream-";
 
 /// One configuration (a line of a figure) with its scenario at zero competitors.
 #[derive(Clone, Debug, Serialize)]
@@ -360,6 +434,15 @@ fn resolve(
     let mut arrivals = Vec::new();
     for (i, a) in raw.arrivals.iter().enumerate() {
         let field = format!("arrivals[{i}]");
+        if raw.stream.is_some() && a.name.starts_with(STREAM_PREFIX) {
+            p.add(
+                format!("{field}.name"),
+                format!(
+                    "'{}': names starting with '{STREAM_PREFIX}' are the [stream]'s jobs'; rename it",
+                    a.name
+                ),
+            );
+        }
         p.check(
             a.arrival_s.is_finite() && (0.0..=1e9).contains(&a.arrival_s),
             format!("{field}.arrival_s"),
@@ -400,6 +483,11 @@ fn resolve(
             None => {}
         }
     }
+
+    let stream = raw
+        .stream
+        .as_ref()
+        .and_then(|s| resolve_stream(s, c.nodes, c.cpus_per_node, quick, &mut p));
 
     let sweep = &raw.sweep.competitors_per_node;
     p.check(
@@ -508,6 +596,9 @@ fn resolve(
         for (i, config) in configs.iter().enumerate() {
             let mut scenario = config.scenario.clone();
             scenario.competitors_per_node = competitors.last().copied().unwrap_or(0);
+            if let Some(stream) = &stream {
+                scenario.arrivals.extend(stream.jobs(c.nodes, raw.seed));
+            }
             if let Err(e) = scenario.validate() {
                 p.add(
                     format!("configurations[{i}]"),
@@ -529,11 +620,15 @@ fn resolve(
             for repetition in 0..repetitions {
                 let mut scenario = config.scenario.clone();
                 scenario.competitors_per_node = count;
+                let seed = run_seed(raw.seed, count, repetition);
+                if let Some(stream) = &stream {
+                    scenario.arrivals.extend(stream.jobs(c.nodes, seed));
+                }
                 runs.push(PlannedRun {
                     config: index,
                     competitors: count,
                     repetition,
-                    seed: run_seed(raw.seed, count, repetition),
+                    seed,
                     scenario,
                 });
             }
@@ -551,6 +646,165 @@ fn resolve(
         competitors,
         configs,
         runs,
+        stream,
+    })
+}
+
+/// `[stream]` resolved, or `None` after recording its problems. `--quick` shortens the jobs' work and the
+/// arrival times alike (÷ [`QUICK_WORK_DIVISOR`]), so a quick run keeps the number of jobs and their overlap.
+fn resolve_stream(
+    s: &StreamSection,
+    nodes: u32,
+    cpus_per_node: u32,
+    quick: bool,
+    p: &mut Problems,
+) -> Option<JobStream> {
+    let before = p.0.len();
+    p.check(
+        (1..=nodes).contains(&s.nodes_per_job),
+        "stream.nodes_per_job",
+        format!(
+            "{} is outside 1..={nodes}: a job has one rank on each of nodes_per_job different nodes",
+            s.nodes_per_job
+        ),
+    );
+    let program = match resolve_workload(
+        &s.workload,
+        s.nodes_per_job,
+        "stream.workload",
+        "stream.nodes_per_job",
+        quick,
+        p,
+    ) {
+        Some(Workload::Parallel(program)) => {
+            // The program's own check for a job of nodes_per_job ranks (one a node), as the world will run it.
+            if let Err((param, problem)) = program.check(u64::from(s.nodes_per_job)) {
+                let field = match param {
+                    "ranks" => "stream.nodes_per_job".to_string(),
+                    _ => format!("stream.workload.{}.{param}", program.name()),
+                };
+                p.add(field, problem);
+            }
+            Some(program)
+        }
+        Some(Workload::Mixed { .. }) => {
+            p.add(
+                "stream.workload",
+                "a stream's job is a parallel program (latency, barrier, is, mg, sp, bt, master-slave), not mixed",
+            );
+            None
+        }
+        None => None,
+    };
+    let divisor = if quick {
+        QUICK_WORK_DIVISOR as f64
+    } else {
+        1.0
+    };
+    let seconds = |field: &str, value: f64, max_s: f64, p: &mut Problems| -> Option<f64> {
+        if value.is_finite() && (0.0..=max_s).contains(&value) {
+            Some(value)
+        } else {
+            p.add(field, format!("{value} is outside 0..={max_s} seconds"));
+            None
+        }
+    };
+    let arrivals = match (&s.submit_s, &s.generator) {
+        (Some(times), None) => {
+            if times.is_empty() || times.len() > MAX_STREAM_JOBS {
+                p.add(
+                    "stream.submit_s",
+                    format!(
+                        "{} jobs; list 1..={MAX_STREAM_JOBS} submit times",
+                        times.len()
+                    ),
+                );
+            }
+            let mut arrivals_ns = Vec::with_capacity(times.len().min(MAX_STREAM_JOBS));
+            for (i, &t) in times.iter().enumerate().take(MAX_STREAM_JOBS) {
+                let field = format!("stream.submit_s[{i}]");
+                if let Some(t) = seconds(&field, t, jobs::MAX_SUBMIT_S as f64, p) {
+                    if i > 0 && t < times[i - 1] {
+                        p.add(
+                            field,
+                            format!("{t} s is before the previous job's {} s; list submit times in order", times[i - 1]),
+                        );
+                    }
+                    arrivals_ns.push((t / divisor * SECONDS as f64).round() as Nanos);
+                }
+            }
+            Some(StreamArrivals::Listed { arrivals_ns })
+        }
+        (None, Some(g)) => {
+            let load_ok = g.load.is_finite() && g.load > 0.0 && g.load <= 1.0;
+            p.check(
+                load_ok,
+                "stream.generator.load",
+                format!(
+                    "{}: give the offered load as a fraction in (0, 1] (seed 001 used about 0.2 and 0.6)",
+                    g.load
+                ),
+            );
+            let dedicated = seconds(
+                "stream.generator.dedicated_s",
+                g.dedicated_s,
+                jobs::MAX_RUN_S as f64,
+                p,
+            )
+            .filter(|&d| {
+                let positive = d > 0.0;
+                p.check(
+                    positive,
+                    "stream.generator.dedicated_s",
+                    "0 s: give the job's run time alone (positive)",
+                );
+                positive
+            });
+            let horizon = seconds(
+                "stream.generator.horizon_s",
+                g.horizon_s,
+                jobs::MAX_SUBMIT_S as f64,
+                p,
+            );
+            match (load_ok, dedicated, horizon) {
+                (true, Some(dedicated_s), Some(horizon_s)) => {
+                    let cpus = f64::from(nodes) * f64::from(cpus_per_node);
+                    let mean_gap_s = f64::from(s.nodes_per_job) * dedicated_s / (g.load * cpus);
+                    let expected = horizon_s / mean_gap_s;
+                    if expected.is_nan() || expected > (MAX_STREAM_JOBS / 2) as f64 {
+                        p.add(
+                            "stream.generator.horizon_s",
+                            format!(
+                                "{horizon_s} s at load {} holds about {expected:.0} jobs of {} nodes × {dedicated_s} s                                  on {nodes} × {cpus_per_node} CPUs, more than the limit of {}",
+                                g.load,
+                                s.nodes_per_job,
+                                MAX_STREAM_JOBS / 2
+                            ),
+                        );
+                    }
+                    Some(StreamArrivals::Generated {
+                        mean_gap_ns: mean_gap_s / divisor * SECONDS as f64,
+                        horizon_ns: (horizon_s / divisor * SECONDS as f64).round() as Nanos,
+                    })
+                }
+                _ => None,
+            }
+        }
+        _ => {
+            p.add(
+                "stream",
+                "give exactly one of submit_s = [...] (listed arrivals) and generator = { load, dedicated_s, horizon_s }",
+            );
+            None
+        }
+    };
+    if p.0.len() > before {
+        return None;
+    }
+    Some(JobStream {
+        nodes_per_job: s.nodes_per_job,
+        program: program?,
+        arrivals: arrivals?,
     })
 }
 
@@ -577,7 +831,7 @@ fn check_program(program: &ParallelProgram, nodes: u32, section: &str, p: &mut P
 }
 
 /// `section`, a job on `nodes` nodes (`nodes_field` names where that count comes from); problems name its fields
-/// under `at` (`workload`, `arrivals[1].workload`).
+/// under `at` (`workload`, `arrivals[1].workload`, `stream.workload`).
 fn resolve_workload(
     section: &WorkloadSection,
     nodes: u32,
