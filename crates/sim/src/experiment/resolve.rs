@@ -81,8 +81,11 @@ pub struct Experiment {
 }
 
 /// The most jobs one run's `[stream]` may hold: a listed stream at most this many, a generated one expecting at
-/// most half of it (and cut at this many, a draw more than 20 standard deviations above its mean).
+/// most half of it.
 pub const MAX_STREAM_JOBS: usize = 1_000;
+/// The most stream jobs all planned runs together may hold (runs × jobs a run): each is built before anything
+/// runs.
+pub const MAX_PLANNED_STREAM_JOBS: u64 = 1_000_000;
 
 /// A resolved `[stream]`: every job runs `program` on `nodes_per_job` nodes, job `k`'s rank `r` on node
 /// `(k × nodes_per_job + r) mod nodes`, named `stream-<k>` (three digits at least), measured like the workload.
@@ -101,11 +104,24 @@ pub enum StreamArrivals {
     Listed { arrivals_ns: Vec<Nanos> },
     /// A Poisson process (seed 001 §5's E2 generator, [`jobs::exponential_gap`]): mean gap `mean_gap_ns`,
     /// drawn until `horizon_ns` from each run's seed, so every configuration of a (competitors, repetition)
-    /// point sees the same stream.
-    Generated { mean_gap_ns: f64, horizon_ns: Nanos },
+    /// point sees the same stream. A draw is cut at `max_jobs`, three times the expected number plus 30 (at
+    /// most [`MAX_STREAM_JOBS`]): many standard deviations above the mean, and a bound on the memory of a plan.
+    Generated {
+        mean_gap_ns: f64,
+        horizon_ns: Nanos,
+        max_jobs: usize,
+    },
 }
 
 impl JobStream {
+    /// The most jobs one run's draw may hold.
+    pub fn max_jobs(&self) -> usize {
+        match &self.arrivals {
+            StreamArrivals::Listed { arrivals_ns } => arrivals_ns.len(),
+            StreamArrivals::Generated { max_jobs, .. } => *max_jobs,
+        }
+    }
+
     /// The jobs of the run with seed `seed` on a cluster of `nodes` nodes.
     pub fn jobs(&self, nodes: u32, seed: u64) -> Vec<ArrivingJob> {
         let times = match &self.arrivals {
@@ -113,11 +129,12 @@ impl JobStream {
             StreamArrivals::Generated {
                 mean_gap_ns,
                 horizon_ns,
+                max_jobs,
             } => {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5_7e4a);
                 let mut times = Vec::new();
                 let mut t = 0.0;
-                while times.len() < MAX_STREAM_JOBS {
+                while times.len() < *max_jobs {
                     t += jobs::exponential_gap(&mut rng, *mean_gap_ns);
                     if t > *horizon_ns as f64 {
                         break;
@@ -578,6 +595,18 @@ fn resolve(
     let planned = (raw.configurations.len() as u64)
         .checked_mul(competitors.len() as u64)
         .and_then(|n| n.checked_mul(u64::from(repetitions)));
+    if let (Some(runs), Some(stream)) = (planned, &stream) {
+        let jobs = runs.saturating_mul(stream.max_jobs() as u64);
+        p.check(
+            jobs <= MAX_PLANNED_STREAM_JOBS,
+            "stream",
+            format!(
+                "{runs} runs × up to {} stream jobs each is more than the limit of {MAX_PLANNED_STREAM_JOBS} \
+                 stream jobs in all (fewer repetitions, competitor counts or jobs)",
+                stream.max_jobs()
+            ),
+        );
+    }
     if planned.is_none_or(|n| n > MAX_PLANNED_RUNS) {
         p.add(
             "repetitions",
@@ -785,6 +814,7 @@ fn resolve_stream(
                     Some(StreamArrivals::Generated {
                         mean_gap_ns: mean_gap_s / divisor * SECONDS as f64,
                         horizon_ns: (horizon_s / divisor * SECONDS as f64).round() as Nanos,
+                        max_jobs: ((3.0 * expected).ceil() as usize + 30).min(MAX_STREAM_JOBS),
                     })
                 }
                 _ => None,

@@ -1127,6 +1127,7 @@ fn a_generated_stream_is_shared_by_configurations_and_drawn_anew_per_repetition(
             StreamArrivals::Generated {
                 mean_gap_ns,
                 horizon_ns,
+                max_jobs,
             },
         ..
     }) = &e.stream
@@ -1136,6 +1137,8 @@ fn a_generated_stream_is_shared_by_configurations_and_drawn_anew_per_repetition(
     // 2 nodes × 0.5 s / (0.3 × 4 CPUs) = 0.8333 s; drawn until 4 s.
     assert!((mean_gap_ns - 0.5e9 / 0.6).abs() < 1.0, "{mean_gap_ns}");
     assert_eq!(*horizon_ns, 4_000_000_000);
+    // 4 s / 0.8333 s = 4.8 expected: cut at ceil(3 × 4.8) + 30 = 45.
+    assert_eq!(*max_jobs, 45);
     let stream_of = |run: &PlannedRun| -> Vec<u64> {
         run.scenario.arrivals[1..]
             .iter()
@@ -1220,6 +1223,11 @@ fn a_bad_stream_is_named_by_field() {
             "[stream.workload.sp]\niterations = 50\ncompute_ms = 10\nface_bytes = 4_096",
             "[stream.workload.latency]\nround_trips = 10\nmessage_bytes = 8",
             "",
+        ),
+        (
+            "repetitions = 2",
+            "repetitions = 10000",
+            "stream: 40000 runs × up to 45 stream jobs each is more than the limit of 1000000 stream jobs in all",
         ),
         (
             "name = \"mg\"",
