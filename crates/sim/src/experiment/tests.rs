@@ -1263,3 +1263,27 @@ fn a_bad_stream_is_named_by_field() {
         );
     }
 }
+
+#[test]
+fn the_header_names_the_arriving_jobs_and_the_stream() {
+    let e = load(&example_path(), &Overrides::default()).unwrap();
+    let header = super::output::header(&e, 2);
+    assert!(
+        header.contains("   arriving job 'mg' at 0.2 s on nodes [0, 1, 2, 3]: "),
+        "{header}"
+    );
+    assert!(
+        header.contains(
+            "   stream: jobs of 2 node(s) (exponential arrivals, mean gap 0.833 s, until 4 s, drawn per run): "
+        ),
+        "{header}"
+    );
+    let listed = parse(
+        &example_path(),
+        &example_with_stream("submit_s = [0.1, 1.5]"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert!(super::output::header(&listed, 2)
+        .contains("   stream: jobs of 2 node(s) (2 listed arrival(s), 0.100 s to 1.500 s): "));
+}
