@@ -79,6 +79,11 @@ impl Default for CacheProfile {
     }
 }
 
+/// The largest L2 a file may give (1 GiB).
+pub const MAX_L2_BYTES: u64 = 1 << 30;
+/// The largest cost of a line fetched from memory a file may give (1 ms).
+pub const MAX_MISS_PENALTY_NS: Nanos = 1_000_000;
+
 impl CacheParams {
     /// Checks the values; a problem comes back as the field at fault and what is wrong.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
@@ -93,6 +98,26 @@ impl CacheParams {
         }
         if self.memory_bytes_per_s == 0 {
             return Err(("memory_bytes_per_s", "must be positive".into()));
+        }
+        // A refill stall is (lines refilled) × miss_penalty_ns, at most (l2_bytes / line_bytes) × the penalty:
+        // both bounded so the product stays far from u64::MAX ns.
+        if self.l2_bytes > MAX_L2_BYTES {
+            return Err((
+                "l2_bytes",
+                format!(
+                    "{} is more than the limit of {MAX_L2_BYTES} bytes (1 GiB; the seed: 512 KB)",
+                    self.l2_bytes
+                ),
+            ));
+        }
+        if self.miss_penalty_ns > MAX_MISS_PENALTY_NS {
+            return Err((
+                "miss_penalty_ns",
+                format!(
+                    "{} is more than the limit of {MAX_MISS_PENALTY_NS} ns (1 ms; the seed's memory: about 120 ns)",
+                    self.miss_penalty_ns
+                ),
+            ));
         }
         Ok(())
     }

@@ -330,15 +330,20 @@ impl QuantumConfig {
         Ok(match *self {
             QuantumConfig::Priority => QuantumRule::Priority,
             QuantumConfig::Static { ms } => {
-                if ms * cosched_policy::MILLIS < TICK || ms > 3_600_000 {
-                    return Err((
-                        "ms",
-                        format!(
+                // An hour at most, checked before the product is formed (`ms` is the file's number).
+                match ms.checked_mul(cosched_policy::MILLIS) {
+                    Some(ns) if (TICK..=3_600 * cosched_policy::SECONDS).contains(&ns) => {
+                        QuantumRule::Static(ns)
+                    }
+                    _ => {
+                        return Err((
+                            "ms",
+                            format!(
                             "{ms} ms is outside one 10 ms tick .. an hour (the seed: 0.2–12.8 s)"
                         ),
-                    ));
+                        ))
+                    }
                 }
-                QuantumRule::Static(ms * cosched_policy::MILLIS)
             }
             QuantumConfig::Dynamicq {
                 max_miss_percent,
@@ -669,7 +674,7 @@ impl Scenario {
         }
         let cpus = self.nodes as u64 * self.cpus_per_node as u64;
         let per_node = self.competitors_per_node as u64 + 1;
-        if cpus * per_node > MAX_PROCESSES {
+        if cpus.checked_mul(per_node).is_none_or(|n| n > MAX_PROCESSES) {
             return invalid(
                 "competitors_per_node",
                 format!(

@@ -28,6 +28,24 @@
 //! round_trips = 1000000
 //! message_bytes = 128
 //!
+//! [[arrivals]]                           # optional: more measured jobs, each from its arrival time
+//! name = "mg"
+//! arrival_s = 0.2
+//! nodes = [0, 1]                          # the node of each rank
+//! [arrivals.workload.mg]                  # any parallel kind
+//! iterations = 100
+//! levels = 5
+//! compute_ms = 3.9
+//! halo_bytes = 32_768
+//!
+//! [stream]                                # optional: a job stream, every job measured (`stream-000`, ...)
+//! nodes_per_job = 2
+//! generator = { load = 0.3, dedicated_s = 0.5, horizon_s = 4 }   # or: submit_s = [0.1, 0.6, 1.5]
+//! [stream.workload.sp]                    # the program every stream job runs (any parallel kind)
+//! iterations = 50
+//! compute_ms = 10
+//! face_bytes = 4_096
+//!
 //! [sweep]
 //! competitors_per_node = [0, 1, 2, 3, 4, 5, 6, 7, 8]
 //!
@@ -72,6 +90,9 @@ pub struct ExperimentFile {
     /// runs IS and MG together).
     #[serde(default)]
     pub arrivals: Vec<ArrivalSection>,
+    /// A stream of parallel jobs arriving over time beside the workload (`[stream]`; seed 001 §5's E2 arrival
+    /// process), each measured like the workload's own job.
+    pub stream: Option<StreamSection>,
     pub sweep: SweepSection,
     pub configurations: Vec<ConfigSection>,
 }
@@ -157,6 +178,33 @@ pub struct ArrivalSection {
     pub arrival_s: f64,
     pub nodes: Vec<u32>,
     pub workload: WorkloadSection,
+}
+
+/// `[stream]`: jobs that all run one program (`[stream.workload.<kind>]`, a parallel kind) on `nodes_per_job`
+/// nodes each (job `k`'s rank `r` on node `(k × nodes_per_job + r) mod nodes`), arriving either at the listed
+/// `submit_s` times or as a generated stream (`generator`). Exactly one of the two.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSection {
+    pub nodes_per_job: u32,
+    /// Listed arrivals: one job per entry, seconds from the start.
+    pub submit_s: Option<Vec<f64>>,
+    /// Generated arrivals: exponential inter-arrival times at a target offered load.
+    pub generator: Option<StreamGenerator>,
+    pub workload: WorkloadSection,
+}
+
+/// `generator = { load = 0.5, dedicated_s = 2, horizon_s = 60 }`: the offered load of seed 001 §5
+/// (`Σ ranks × dedicated_s / (CPUs × horizon_s)`), so the mean inter-arrival time is
+/// `nodes_per_job × dedicated_s / (load × nodes × cpus_per_node)`. `dedicated_s` is the job's run time alone (the
+/// simulator cannot know it before running it: measure it with a run of the program alone); arrivals are drawn
+/// until `horizon_s`, from each run's seed.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamGenerator {
+    pub load: f64,
+    pub dedicated_s: f64,
+    pub horizon_s: f64,
 }
 
 #[derive(Clone, Debug, Deserialize)]

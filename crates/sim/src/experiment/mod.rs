@@ -21,8 +21,8 @@ pub mod resolve;
 pub mod runner;
 
 pub use resolve::{
-    load, parse, run_seed, Configuration, Experiment, ExperimentError, Overrides, PlannedRun,
-    Problem,
+    load, parse, run_seed, Configuration, Experiment, ExperimentError, JobStream, Overrides,
+    PlannedRun, Problem, StreamArrivals,
 };
 
 use std::path::{Path, PathBuf};

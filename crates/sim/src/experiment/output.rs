@@ -12,7 +12,7 @@
 //!   - workloads with sequential jobs (Mixed): `mixed_response.svg`, `mixed_cpu.svg` (Figure 7) and
 //!     `mixed_fairness.svg` (Figure 8), per competitor count.
 
-use super::resolve::Experiment;
+use super::resolve::{Experiment, StreamArrivals};
 use super::runner::RunOutcome;
 use crate::scenario::{ParallelProgram, Workload};
 use anyhow::Context;
@@ -49,6 +49,41 @@ pub fn header(e: &Experiment, threads: usize) -> String {
         first.time_limit_ns / 1_000_000_000
     );
     let _ = writeln!(s, "   workload: {}", describe_workload(&first.workload));
+    for job in &first.arrivals {
+        let _ = writeln!(
+            s,
+            "   arriving job '{}' at {} s on nodes {:?}: {}",
+            job.name,
+            job.arrival_ns as f64 / 1e9,
+            job.nodes,
+            describe_program(&job.program)
+        );
+    }
+    if let Some(stream) = &e.stream {
+        let arrivals = match &stream.arrivals {
+            StreamArrivals::Listed { arrivals_ns } => format!(
+                "{} listed arrival(s), {:.3} s to {:.3} s",
+                arrivals_ns.len(),
+                arrivals_ns.first().copied().unwrap_or(0) as f64 / 1e9,
+                arrivals_ns.last().copied().unwrap_or(0) as f64 / 1e9
+            ),
+            StreamArrivals::Generated {
+                mean_gap_ns,
+                horizon_ns,
+                ..
+            } => format!(
+                "exponential arrivals, mean gap {:.3} s, until {} s, drawn per run",
+                mean_gap_ns / 1e9,
+                *horizon_ns as f64 / 1e9
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "   stream: jobs of {} node(s) ({arrivals}): {}",
+            stream.nodes_per_job,
+            describe_program(&stream.program)
+        );
+    }
     let _ = writeln!(s, "   configurations:");
     let width = e
         .configs

@@ -787,3 +787,503 @@ fn an_arriving_job_in_the_file_runs_beside_the_workload_in_every_configuration()
     let bad = text.replace("[arrivals.workload.mg]", "[arrivals.workload.mixed.sor]");
     assert!(parse(&path, &bad, &quick).is_err());
 }
+
+/// Parses `text` (at full scale and under `--quick`) and returns both error texts; a file that is accepted, or a
+/// panic (an overflow in a debug build), fails the test.
+fn errors_of(text: &str) -> [String; 2] {
+    let quick = Overrides {
+        quick: true,
+        ..Overrides::default()
+    };
+    [Overrides::default(), quick].map(|o| match parse(Path::new("x.toml"), text, &o) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    })
+}
+
+fn mixed_text() -> String {
+    std::fs::read_to_string(shipped_dir().join("fig07-mixed.toml")).unwrap()
+}
+
+#[test]
+fn an_overflowing_sequential_cpu_total_is_named_with_its_value_and_limit() {
+    // total_cpu_ms × 10^6 ns: u64::MAX ms would wrap in release and panic in debug before issue 33.
+    // u64::MAX; the first value whose product overflows; the first one past the limit.
+    for value in [u64::MAX, u64::MAX / 1_000_000 + 1, 1_000_000_000_001] {
+        let text = mixed_text().replacen(
+            "total_cpu_ms = 40_000",
+            &format!("total_cpu_ms = {value}"),
+            1,
+        );
+        for err in errors_of(&text) {
+            assert!(
+                err.contains(&format!(
+                    "workload.mixed.sequential[0].total_cpu_ms: {value} ms is more than the limit of \
+                     1000000000000 ms"
+                )),
+                "{err}"
+            );
+        }
+    }
+    // The limit itself is accepted.
+    let at_limit = mixed_text().replacen(
+        "total_cpu_ms = 40_000",
+        "total_cpu_ms = 1_000_000_000_000",
+        1,
+    );
+    parse(Path::new("x.toml"), &at_limit, &Overrides::default()).unwrap();
+}
+
+#[test]
+fn microsecond_fields_beyond_their_limit_are_named_not_multiplied() {
+    // Each was checked but its product still computed (a panic in debug builds) before issue 33.
+    let barrier = std::fs::read_to_string(shipped_dir().join("fig04-barrier.toml")).unwrap();
+    let ms = std::fs::read_to_string(shipped_dir().join("fig04-master-slave-pred.toml")).unwrap();
+    let max = u64::MAX;
+    let cases: [(String, &str, &str, String); 5] = [
+        (
+            smoke_text(),
+            "context_switch_us = 750",
+            "cluster.context_switch_us",
+            format!("{max} µs is more than the limit of 999999 µs"),
+        ),
+        (
+            smoke_text(),
+            "latency_us = 30",
+            "network.latency_us",
+            format!("{max} µs is more than the limit of 10000000 µs"),
+        ),
+        (
+            smoke_text(),
+            "receive = \"spin-block\"",
+            "configurations[1].spin_us",
+            format!("{max} µs is more than the limit of 10000000 µs"),
+        ),
+        (
+            barrier,
+            "compute_us = 78",
+            "workload.barrier.compute_us",
+            format!("{max} µs is more than the limit of 60000000 µs"),
+        ),
+        (
+            ms,
+            "compute_us = 1000",
+            "workload.master-slave.compute_us",
+            format!("{max} µs is more than the limit of 3600000000 µs"),
+        ),
+    ];
+    for (text, from, field, message) in cases {
+        assert!(text.contains(from), "{from}");
+        let to = match from.split_once(" = ") {
+            Some(("receive", _)) => format!("{from}\nspin_us = {max}"),
+            Some((key, _)) => format!("{key} = {max}"),
+            None => unreachable!(),
+        };
+        for err in errors_of(&text.replacen(from, &to, 1)) {
+            assert!(
+                err.contains(&format!("{field}: {message}")),
+                "{field}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_huge_cluster_or_run_count_is_named_not_allocated() {
+    // Node counts, CPUs a node and repetitions are bounded before anything is built from them.
+    let err = error_after("nodes = 2", "nodes = 4294967295");
+    assert!(
+        err.contains("cluster.nodes: 4294967295 is more than the limit of 65536 nodes"),
+        "{err}"
+    );
+    let err = error_after("cpus_per_node = 1", "cpus_per_node = 4294967295");
+    assert!(
+        err.contains("cluster.cpus_per_node: 4294967295 is more than the limit of 64 CPUs a node"),
+        "{err}"
+    );
+    let err = error_after("repetitions = 2", "repetitions = 4294967295");
+    assert!(
+        err.contains("repetitions: 4294967295 is more than the limit of 10000"),
+        "{err}"
+    );
+    // 4 configurations × 3 counts × 10,000 repetitions = 120,000 runs.
+    let err = error_after("repetitions = 2", "repetitions = 10000");
+    assert!(
+        err.contains(
+            "repetitions: 4 configurations × 3 competitor counts × 10000 repetitions is more than the limit \
+             of 100000 runs"
+        ),
+        "{err}"
+    );
+    let too_many = Overrides {
+        repetitions: Some(u32::MAX),
+        quick: false,
+    };
+    let err = parse(Path::new("x.toml"), &smoke_text(), &too_many)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--repetitions: 4294967295 is more than the limit of 10000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_sor_iteration_too_long_for_the_clock_is_named_with_its_product() {
+    // ceil(128 / 7) = 19 rows × 128 cells × u64::MAX ns overflows; 19 × 128 × 2 × 10^9 ns is over an hour.
+    for cell in [u64::MAX, 2_000_000_000] {
+        let text = mixed_text().replacen(
+            "cell_compute_ns = 1_000",
+            &format!("cell_compute_ns = {cell}"),
+            1,
+        );
+        for err in errors_of(&text) {
+            assert!(
+                err.contains(&format!(
+                    "workload.mixed.sor.cell_compute_ns: {cell} ns a cell × 19 rows × 128 cells a row (a \
+                     128×128 grid over 7 nodes) is more than the limit of 3600000000000 ns"
+                )),
+                "{err}"
+            );
+        }
+    }
+    let text = mixed_text().replacen("grid = 128", "grid = 4294967295", 1);
+    for err in errors_of(&text) {
+        assert!(err.contains("workload.mixed.sor.cell_compute_ns: 1000 ns a cell × 613566757 rows × 4294967295 cells a row"), "{err}");
+    }
+}
+
+#[test]
+fn a_static_quantum_of_u64_max_ms_is_refused_by_name() {
+    let text = std::fs::read_to_string(shipped_dir().join("dq-fig01-wrk1.toml")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("rule = \"static\""))
+        .expect("dq-fig01-wrk1.toml has a STATICQ configuration");
+    let start = line.find("ms = ").unwrap() + 5;
+    let end = start
+        + line[start..]
+            .find(|c: char| !c.is_ascii_digit() && c != '_')
+            .unwrap();
+    let edited_line = format!("{}{}{}", &line[..start], u64::MAX, &line[end..]);
+    let text = text.replacen(line, &edited_line, 1);
+    for err in errors_of(&text) {
+        assert!(
+            err.contains(&format!(
+                "os.quantum.ms: {} ms is outside one 10 ms tick .. an hour",
+                u64::MAX
+            )),
+            "{err}"
+        );
+    }
+}
+
+fn example_path() -> PathBuf {
+    shipped_dir().join("examples/stream-two-jobs.toml")
+}
+
+/// The example file with its `[stream]` arrivals replaced by `arrivals` (a `submit_s = [...]` or `generator =
+/// {...}` line).
+fn example_with_stream(arrivals: &str) -> String {
+    let text = std::fs::read_to_string(example_path()).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("generator = "))
+        .expect("the example's [stream] has a generator line");
+    text.replacen(line, arrivals, 1)
+}
+
+#[test]
+fn the_stream_example_runs_through_the_command_and_measures_every_job() {
+    let out = temp_out("stream-example");
+    crate::cli::run(crate::cli::SimArgs {
+        path: example_path(),
+        out: out.clone(),
+        repetitions: None,
+        quick: true,
+        threads: Some(2),
+    })
+    .unwrap();
+    let records = cosched_report::write::read_runs_json(
+        &out.join("example-stream-two-jobs").join("runs.json"),
+    )
+    .unwrap();
+    // 2 configurations × 2 competitor counts × 2 repetitions.
+    assert_eq!(records.len(), 8);
+    for r in &records {
+        let m = &r.measurement;
+        let extra = |key: &str| *m.extra.get(key).unwrap_or_else(|| panic!("{key} missing"));
+        // The barrier job (the workload's) and MG (the arrival) both finished their work.
+        assert_eq!(m.work_done, 20, "{}", r.config);
+        assert_eq!(extra("mg.work_done"), extra("mg.work_expected"));
+        assert_eq!(extra("mg.start_s"), 0.2);
+        // And the stream's jobs: at least one a run, every one finished.
+        let stream_jobs: Vec<&String> = m
+            .extra
+            .keys()
+            .filter(|k| k.starts_with("stream-") && k.ends_with(".work_done"))
+            .collect();
+        assert!(!stream_jobs.is_empty(), "{}: no stream job", r.config);
+        for key in stream_jobs {
+            let name = key.trim_end_matches(".work_done");
+            assert_eq!(
+                extra(key),
+                extra(&format!("{name}.work_expected")),
+                "{name} unfinished"
+            );
+        }
+    }
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+#[test]
+fn two_measured_jobs_both_get_results() {
+    // The workload's barrier job and the MG arrival, no stream, at full scale.
+    let text = std::fs::read_to_string(example_path()).unwrap();
+    let start = text.find("\n[stream]\n").unwrap();
+    let end = text.find("\n[sweep]\n").unwrap();
+    let text = format!("{}{}", &text[..start], &text[end..]);
+    let e = parse(&example_path(), &text, &Overrides::default()).unwrap();
+    assert!(e.stream.is_none());
+    let run = &e.runs[0];
+    assert_eq!(run.scenario.arrivals.len(), 1);
+    let out = crate::simulate(&run.scenario, run.seed).unwrap();
+    let names: Vec<&str> = out.measured_jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["barrier", "mg"]);
+    for job in &out.measured_jobs {
+        assert!(job.work_expected > 0, "{}", job.name);
+        assert_eq!(job.work_done, job.work_expected, "{} unfinished", job.name);
+        assert!(job.finished_ns.is_some(), "{}", job.name);
+    }
+    assert_eq!(out.measured_jobs[0].work_expected, 2_000);
+    assert_eq!(out.measured_jobs[1].work_expected, 100);
+    assert_eq!(out.measured_jobs[1].started_ns, Some(200_000_000));
+    let m = &out.measurement;
+    assert_eq!(m.work_done, 2_000);
+    assert_eq!(m.extra["mg.work_done"], 100.0);
+}
+
+#[test]
+fn a_listed_streams_jobs_arrive_at_their_submit_times() {
+    let text = example_with_stream("submit_s = [0.1, 0.25, 0.25, 1.5]");
+    let e = parse(&example_path(), &text, &Overrides::default()).unwrap();
+    let run = &e.runs[0];
+    let stream: Vec<_> = run.scenario.arrivals[1..].iter().collect();
+    assert_eq!(
+        stream
+            .iter()
+            .map(|j| (j.name.as_str(), j.arrival_ns, j.nodes.clone()))
+            .collect::<Vec<_>>(),
+        [
+            ("stream-000", 100_000_000, vec![0, 1]),
+            ("stream-001", 250_000_000, vec![2, 3]),
+            ("stream-002", 250_000_000, vec![0, 1]),
+            ("stream-003", 1_500_000_000, vec![2, 3]),
+        ]
+    );
+    let out = crate::simulate(&run.scenario, run.seed).unwrap();
+    let started: Vec<(&str, Option<u64>)> = out
+        .measured_jobs
+        .iter()
+        .filter(|j| j.name.starts_with("stream-"))
+        .map(|j| (j.name.as_str(), j.started_ns))
+        .collect();
+    assert_eq!(
+        started,
+        [
+            ("stream-000", Some(100_000_000)),
+            ("stream-001", Some(250_000_000)),
+            ("stream-002", Some(250_000_000)),
+            ("stream-003", Some(1_500_000_000)),
+        ]
+    );
+    assert!(out
+        .measured_jobs
+        .iter()
+        .all(|j| j.work_done == j.work_expected));
+    // --quick divides the submit times by 100 with the work.
+    let quick = Overrides {
+        quick: true,
+        ..Overrides::default()
+    };
+    let e = parse(&example_path(), &text, &quick).unwrap();
+    let times: Vec<u64> = e.runs[0].scenario.arrivals[1..]
+        .iter()
+        .map(|j| j.arrival_ns)
+        .collect();
+    assert_eq!(times, [1_000_000, 2_500_000, 2_500_000, 15_000_000]);
+}
+
+#[test]
+fn a_generated_stream_is_shared_by_configurations_and_drawn_anew_per_repetition() {
+    let e = parse(
+        &example_path(),
+        &std::fs::read_to_string(example_path()).unwrap(),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let Some(JobStream {
+        arrivals:
+            StreamArrivals::Generated {
+                mean_gap_ns,
+                horizon_ns,
+                max_jobs,
+            },
+        ..
+    }) = &e.stream
+    else {
+        panic!("{:?}", e.stream)
+    };
+    // 2 nodes × 0.5 s / (0.3 × 4 CPUs) = 0.8333 s; drawn until 4 s.
+    assert!((mean_gap_ns - 0.5e9 / 0.6).abs() < 1.0, "{mean_gap_ns}");
+    assert_eq!(*horizon_ns, 4_000_000_000);
+    // 4 s / 0.8333 s = 4.8 expected: cut at ceil(3 × 4.8) + 30 = 45.
+    assert_eq!(*max_jobs, 45);
+    let stream_of = |run: &PlannedRun| -> Vec<u64> {
+        run.scenario.arrivals[1..]
+            .iter()
+            .map(|j| j.arrival_ns)
+            .collect()
+    };
+    let same_point = |a: &PlannedRun, b: &PlannedRun| {
+        a.competitors == b.competitors && a.repetition == b.repetition
+    };
+    let mut counts = Vec::new();
+    for a in &e.runs {
+        let arrivals = stream_of(a);
+        assert!(arrivals.windows(2).all(|w| w[0] <= w[1]));
+        assert!(arrivals.iter().all(|&t| t <= 4_000_000_000));
+        counts.push(arrivals.len());
+        for b in &e.runs {
+            if same_point(a, b) {
+                assert_eq!(arrivals, stream_of(b), "configurations share the stream");
+            } else if a.config == b.config {
+                assert_ne!(arrivals, stream_of(b), "each point draws its own");
+            }
+        }
+    }
+    // Four points' draws average near the expected 4.8 jobs (Poisson: between 1 and 12 each, surely).
+    assert!(counts.iter().all(|&n| (1..=12).contains(&n)), "{counts:?}");
+}
+
+#[test]
+fn a_bad_stream_is_named_by_field() {
+    let cases = [
+        (
+            "submit_s = [0.5, 0.1]",
+            "stream.submit_s[1]: 0.1 s is before the previous job's 0.5 s",
+        ),
+        (
+            "submit_s = [-1.0]",
+            "stream.submit_s[0]: -1 is outside 0..=1000000000 seconds",
+        ),
+        (
+            "submit_s = []",
+            "stream.submit_s: 0 jobs; list 1..=1000 submit times",
+        ),
+        (
+            "generator = { load = 1.5, dedicated_s = 0.5, horizon_s = 4 }",
+            "stream.generator.load: 1.5: give the offered load as a fraction in (0, 1]",
+        ),
+        (
+            "generator = { load = 0.3, dedicated_s = 0, horizon_s = 4 }",
+            "stream.generator.dedicated_s: 0 s: give the job's run time alone",
+        ),
+        (
+            "generator = { load = 0.3, dedicated_s = 10000001, horizon_s = 4 }",
+            "stream.generator.dedicated_s: 10000001 is outside 0..=10000000 seconds",
+        ),
+        (
+            "generator = { load = 1, dedicated_s = 0.001, horizon_s = 1e9 }",
+            "stream.generator.horizon_s: 1000000000 s at load 1 holds about 2000000000000 jobs",
+        ),
+        (
+            "submit_s = [1]\ngenerator = { load = 0.3, dedicated_s = 0.5, horizon_s = 4 }",
+            "stream: give exactly one of submit_s = [...] (listed arrivals) and generator",
+        ),
+    ];
+    for (arrivals, expected) in cases {
+        let [full, quick] = errors_of(&example_with_stream(arrivals));
+        assert!(full.contains(expected), "{arrivals}: {full}");
+        assert!(quick.contains(expected), "{arrivals}: {quick}");
+    }
+    let text = std::fs::read_to_string(example_path()).unwrap();
+    for (from, to, expected) in [
+        (
+            "nodes_per_job = 2",
+            "nodes_per_job = 5",
+            "stream.nodes_per_job: 5 is outside 1..=4",
+        ),
+        (
+            "[stream.workload.sp]\niterations = 50",
+            "[stream.workload.sp]\niterations = 0",
+            "stream.workload.sp.iterations: must be at least 1",
+        ),
+        (
+            "[stream.workload.sp]\niterations = 50\ncompute_ms = 10\nface_bytes = 4_096",
+            "[stream.workload.latency]\nround_trips = 10\nmessage_bytes = 8",
+            "",
+        ),
+        (
+            "repetitions = 2",
+            "repetitions = 10000",
+            "stream: 40000 runs × up to 45 stream jobs each is more than the limit of 1000000 stream jobs in all",
+        ),
+        (
+            "name = \"mg\"",
+            "name = \"stream-007\"",
+            "arrivals[0].name: 'stream-007': names starting with 'stream-' are the [stream]'s jobs'",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        let edited = text.replacen(from, to, 1);
+        if expected.is_empty() {
+            // A 2-node latency job is a valid stream job.
+            parse(&example_path(), &edited, &Overrides::default()).unwrap();
+            continue;
+        }
+        // (At full scale: `--quick` makes at least one iteration of every program, as for the workload's own.)
+        let err = parse(&example_path(), &edited, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(expected), "{to}: {err}");
+    }
+    // A 3-node latency job is not: the ping-pong has 2 ranks.
+    let three = text
+        .replacen("nodes_per_job = 2", "nodes_per_job = 3", 1)
+        .replacen(
+            "[stream.workload.sp]\niterations = 50\ncompute_ms = 10\nface_bytes = 4_096",
+            "[stream.workload.latency]\nround_trips = 10\nmessage_bytes = 8",
+            1,
+        );
+    for err in errors_of(&three) {
+        assert!(
+            err.contains("stream.nodes_per_job: a latency job has 2 ranks, got 3"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn the_header_names_the_arriving_jobs_and_the_stream() {
+    let e = load(&example_path(), &Overrides::default()).unwrap();
+    let header = super::output::header(&e, 2);
+    assert!(
+        header.contains("   arriving job 'mg' at 0.2 s on nodes [0, 1, 2, 3]: "),
+        "{header}"
+    );
+    assert!(
+        header.contains(
+            "   stream: jobs of 2 node(s) (exponential arrivals, mean gap 0.833 s, until 4 s, drawn per run): "
+        ),
+        "{header}"
+    );
+    let listed = parse(
+        &example_path(),
+        &example_with_stream("submit_s = [0.1, 1.5]"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert!(super::output::header(&listed, 2)
+        .contains("   stream: jobs of 2 node(s) (2 listed arrival(s), 0.100 s to 1.500 s): "));
+}

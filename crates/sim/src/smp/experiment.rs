@@ -48,6 +48,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// The most repetitions of a workload.
+pub const MAX_REPETITIONS: u32 = 10_000;
+/// The longest machine time a file may give (slice, spin, context switch, CPU-manager quantum, latency): an hour.
+pub const MAX_MACHINE_TIME_NS: Nanos = 3_600 * SECONDS;
+/// The slowest transport a file may give, MB/s (1 KB/s: a 200 KB halo then takes 200 s, not centuries).
+pub const MIN_BANDWIDTH_MB_S: f64 = 0.001;
+
 /// The file as written.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -214,6 +221,9 @@ fn resolve(
     if repetitions == 0 {
         bail!("repetitions = 0: run at least one");
     }
+    if repetitions > MAX_REPETITIONS {
+        bail!("repetitions = {repetitions}: more than the limit of {MAX_REPETITIONS}");
+    }
     if quick {
         repetitions = repetitions.min(2);
     }
@@ -221,9 +231,15 @@ fn resolve(
     if m.cpus == 0 || m.cpus > 4096 {
         bail!("machine.cpus = {}: give 1..=4096", m.cpus);
     }
+    // Every machine time is at most an hour, so the machine's clock arithmetic (`now + slice`, ...) stays far
+    // from u64::MAX ns whatever the file says.
     let duration = |field: &str, value: f64, unit: Nanos| -> anyhow::Result<Nanos> {
+        let limit = MAX_MACHINE_TIME_NS as f64 / unit as f64;
         if !(value.is_finite() && value >= 0.0) {
             bail!("machine.{field} = {value}: must be a non-negative number");
+        }
+        if value > limit {
+            bail!("machine.{field} = {value}: more than the limit of {limit} (an hour)");
         }
         Ok((value * unit as f64).round() as Nanos)
     };
@@ -232,6 +248,13 @@ fn resolve(
     let bandwidth_ok = transport.bandwidth_mb_s.is_finite() && transport.bandwidth_mb_s > 0.0;
     if !(latency_ok && bandwidth_ok) {
         bail!("machine.transport: latency_us must be >= 0 and bandwidth_mb_s > 0");
+    }
+    duration("transport.latency_us", transport.latency_us, MICROS)?;
+    if transport.bandwidth_mb_s < MIN_BANDWIDTH_MB_S {
+        bail!(
+            "machine.transport.bandwidth_mb_s = {}: less than the limit of {MIN_BANDWIDTH_MB_S} (1 KB/s)",
+            transport.bandwidth_mb_s
+        );
     }
     let machine = MachineParams {
         cpus: m.cpus,
@@ -281,6 +304,12 @@ fn resolve(
                 }
                 if !(dedicated_s.is_finite() && dedicated_s > 0.0) {
                     bail!("dedicated_s = {dedicated_s}: must be positive");
+                }
+                if dedicated_s > jobs::MAX_RUN_S as f64 {
+                    bail!(
+                        "dedicated_s = {dedicated_s}: more than the limit of {} s",
+                        jobs::MAX_RUN_S
+                    );
                 }
                 Stream::AtZero {
                     apps: apps.clone(),

@@ -17,6 +17,12 @@
 //! job number, 2 submit time (s), 4 run time (s), 5 allocated processors (or 8, requested processors, when
 //! 5 is -1). A job whose run time or processors are -1 (unknown) is skipped, as the format's guide advises
 //! for cancelled jobs; anything else malformed is an error naming the line and the field.
+//!
+//! ## Limits (issue 33: checked arithmetic on what a user wrote)
+//! A job's run time (SWF field 4, a list's or a generator's dedicated time) is at most [`MAX_RUN_S`] (about
+//! 116 days: even the shortest app's iterations then fit a `u32`), a submit time or a generator's horizon at most
+//! [`MAX_SUBMIT_S`] (about 32 years: arrivals in nanoseconds stay far from `u64::MAX`), and a generator may
+//! expect at most [`MAX_STREAM_JOBS`] jobs. Beyond them is an error naming the field, the value and the limit.
 
 use super::apps::App;
 use cosched_policy::{Nanos, SECONDS};
@@ -35,9 +41,18 @@ pub struct JobSpec {
     pub iterations: u32,
 }
 
-/// Iterations of `app` that take about `dedicated` alone (at least one).
+/// The longest run time of one job, seconds (about 116 days; at 20 ms an iteration, the shortest app's, that is
+/// 5 × 10^8 iterations, well inside a `u32`).
+pub const MAX_RUN_S: u64 = 10_000_000;
+/// The latest submit time (or generator horizon), seconds: 10^9 s, about 32 years.
+pub const MAX_SUBMIT_S: u64 = 1_000_000_000;
+/// The most jobs a generated stream may expect (horizon over mean inter-arrival time).
+pub const MAX_STREAM_JOBS: f64 = 100_000.0;
+
+/// Iterations of `app` that take about `dedicated` alone (at least one; saturating at `u32::MAX`, which a run
+/// time within [`MAX_RUN_S`] never reaches).
 pub fn iterations_for(app: App, dedicated: Nanos) -> u32 {
-    (dedicated / app.nominal_iteration()).max(1) as u32
+    u32::try_from((dedicated / app.nominal_iteration()).max(1)).unwrap_or(u32::MAX)
 }
 
 /// A generated stream (E2).
@@ -107,25 +122,50 @@ impl Generator {
                 self.dedicated_min_s, self.dedicated_max_s
             ));
         }
+        if self.dedicated_max_s > MAX_RUN_S as f64 {
+            return Err(format!(
+                "dedicated_max_s = {}: more than the limit of {MAX_RUN_S} s",
+                self.dedicated_max_s
+            ));
+        }
         if !positive(self.horizon_s) {
             return Err(format!("horizon_s = {}: must be positive", self.horizon_s));
         }
+        if self.horizon_s > MAX_SUBMIT_S as f64 {
+            return Err(format!(
+                "horizon_s = {}: more than the limit of {MAX_SUBMIT_S} s",
+                self.horizon_s
+            ));
+        }
+        // The expected number of jobs, horizon / mean gap (the same at any scale: both shrink alike).
+        let expected = self.horizon_s / self.mean_gap_s(cpus, 1.0);
+        if expected.is_nan() || expected > MAX_STREAM_JOBS {
+            return Err(format!(
+                "horizon_s = {}: at load {} on {cpus} CPUs it holds about {expected:.0} jobs, more than the limit \
+                 of {MAX_STREAM_JOBS} (shorten the horizon or lengthen the jobs)",
+                self.horizon_s, self.load
+            ));
+        }
         Ok(())
+    }
+
+    /// The mean inter-arrival time, seconds, at `scale` (see the module doc's load formula).
+    fn mean_gap_s(&self, cpus: u32, scale: f64) -> f64 {
+        let mean_procs = (f64::from(self.procs_min) + f64::from(self.procs_max)) / 2.0;
+        let mean_dedicated = (self.dedicated_min_s + self.dedicated_max_s) / 2.0;
+        mean_procs * mean_dedicated * scale / (self.load * f64::from(cpus))
     }
 
     /// The stream for one repetition: the same `seed` gives the same jobs, whatever the policy. `scale` shrinks
     /// every duration (jobs, gaps, horizon) alike.
     pub fn generate(&self, cpus: u32, seed: u64, scale: f64) -> Vec<JobSpec> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5c5_0001);
-        let mean_procs = f64::from(self.procs_min + self.procs_max) / 2.0;
-        let mean_dedicated = (self.dedicated_min_s + self.dedicated_max_s) / 2.0;
         // Scaled like the jobs, so a quick run keeps the same number of jobs and the same load.
-        let mean_gap_s = mean_procs * mean_dedicated * scale / (self.load * f64::from(cpus));
+        let mean_gap_s = self.mean_gap_s(cpus, scale);
         let mut jobs = Vec::new();
         let mut t = 0.0;
         loop {
-            let u: f64 = rng.random();
-            t += -mean_gap_s * (1.0 - u).ln();
+            t += exponential_gap(&mut rng, mean_gap_s);
             if t > self.horizon_s * scale {
                 break;
             }
@@ -142,6 +182,14 @@ impl Generator {
         }
         jobs
     }
+}
+
+/// One inter-arrival time of a Poisson arrival process with mean `mean_gap` (any unit; the result is in the
+/// same): `-mean × ln(1 - U)`, one uniform draw from `rng`. The E2 generator above and the cluster experiments'
+/// `[stream]` (`crate::experiment`) both draw their arrivals with it.
+pub fn exponential_gap(rng: &mut ChaCha8Rng, mean_gap: f64) -> f64 {
+    let u: f64 = rng.random();
+    -mean_gap * (1.0 - u).ln()
 }
 
 /// A malformed SWF line.
@@ -238,6 +286,18 @@ pub fn parse_swf(text: &str, file: &str) -> Result<Vec<SwfJob>, SwfError> {
         }
         if values[1] < 0 {
             return Err(error(2, "the submit time is unknown (-1)".into()));
+        }
+        if values[1] as u64 > MAX_SUBMIT_S {
+            return Err(error(
+                2,
+                format!("{} s is more than the limit of {MAX_SUBMIT_S} s", values[1]),
+            ));
+        }
+        if values[3] as u64 > MAX_RUN_S {
+            return Err(error(
+                4,
+                format!("{} s is more than the limit of {MAX_RUN_S} s", values[3]),
+            ));
         }
         let procs = u32::try_from(procs).map_err(|_| error(5, format!("{procs} processors")))?;
         jobs.push(SwfJob {
@@ -392,6 +452,74 @@ mod tests {
         let load = cpu_s / (64.0 * 3000.0);
         assert!((0.45..0.75).contains(&load), "offered load {load}");
         assert!(jobs.windows(2).all(|w| w[0].arrival_ns <= w[1].arrival_ns));
+    }
+
+    #[test]
+    fn overflowing_swf_times_are_refused_by_line_and_field() {
+        // Before issue 33 a run time of i64::MAX s saturated to u64::MAX ns and its iterations wrapped in `as u32`.
+        let long_run = LINE.replacen(" 120 ", " 9223372036854775807 ", 1);
+        let err = parse_swf(&long_run, "t.swf").unwrap_err();
+        assert_eq!((err.line, err.field, err.name), (1, 4, "run time"));
+        assert_eq!(
+            err.message,
+            "9223372036854775807 s is more than the limit of 10000000 s"
+        );
+        let late = format!("{LINE}\n{}", LINE.replacen("1 0 5", "2 1000000001 5", 1));
+        let err = parse_swf(&late, "t.swf").unwrap_err();
+        assert_eq!((err.line, err.field, err.name), (2, 2, "submit time"));
+        assert!(err
+            .message
+            .contains("1000000001 s is more than the limit of 1000000000 s"));
+        // A decimal field far beyond i64 saturates and is refused the same way, not wrapped.
+        let huge = LINE.replacen(" 120 ", " 1e300 ", 1);
+        assert_eq!(parse_swf(&huge, "t.swf").unwrap_err().field, 4);
+        // At the limits, every app's iterations fit a u32 and arrivals stay far from u64::MAX ns.
+        let edge = LINE.replacen("1 0 5 120", &format!("1 {MAX_SUBMIT_S} 5 {MAX_RUN_S}"), 1);
+        let first = LINE.replacen(" 120 ", " 1 ", 1);
+        let jobs = parse_swf(&format!("{first}\n{edge}"), "t.swf").unwrap();
+        for app in [App::Cg, App::Bt, App::Sweep3d, App::Mg, App::Ft, App::Ep] {
+            let stream = swf_stream(&jobs, &[app], 64, 1.0).unwrap();
+            assert!(stream[1].iterations < u32::MAX, "{app:?}");
+            assert_eq!(stream[1].arrival_ns, MAX_SUBMIT_S * SECONDS);
+        }
+        assert_eq!(iterations_for(App::Cg, u64::MAX), u32::MAX);
+    }
+
+    #[test]
+    fn a_generator_that_would_never_end_or_wrap_is_refused() {
+        let g = Generator {
+            load: 1.0,
+            apps: vec![App::Cg],
+            procs_min: 1,
+            procs_max: 1,
+            dedicated_min_s: 1e-9,
+            dedicated_max_s: 1e-9,
+            horizon_s: 300.0,
+        };
+        // 300 s of 1 ns jobs at full load on 64 CPUs: about 1.9 × 10^13 jobs.
+        let err = g.validate(64).unwrap_err();
+        assert!(
+            err.starts_with("horizon_s = 300: at load 1 on 64 CPUs it holds about"),
+            "{err}"
+        );
+        assert!(err.contains("more than the limit of 100000"), "{err}");
+        let err = Generator {
+            dedicated_max_s: 1e300,
+            ..g.clone()
+        }
+        .validate(64)
+        .unwrap_err();
+        assert!(err.contains("more than the limit of 10000000 s"), "{err}");
+        let err = Generator {
+            horizon_s: f64::MAX,
+            ..g.clone()
+        }
+        .validate(64)
+        .unwrap_err();
+        assert!(
+            err.contains("horizon_s") && err.contains("more than the limit of 1000000000 s"),
+            "{err}"
+        );
     }
 
     #[test]

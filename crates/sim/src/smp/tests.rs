@@ -260,6 +260,37 @@ fn a_bad_smp_file_names_the_field() {
             "cpus = 64\nslices_ms = 3",
             "unknown field `slices_ms`",
         ),
+        // Issue 33: times a file gives are bounded before the machine adds them to its clock.
+        (
+            "slice_ms = 100",
+            "slice_ms = 3600001",
+            "machine.slice_ms = 3600001: more than the limit of 3600000 (an hour)",
+        ),
+        (
+            "cpum_quantum_ms = 100",
+            "cpum_quantum_ms = 1e10",
+            "machine.cpum_quantum_ms = 10000000000: more than the limit of 3600000 (an hour)",
+        ),
+        (
+            "bandwidth_mb_s = 150",
+            "bandwidth_mb_s = 0.0005",
+            "machine.transport.bandwidth_mb_s = 0.0005: less than the limit of 0.001 (1 KB/s)",
+        ),
+        (
+            "latency_us = 5,",
+            "latency_us = 3600000001,",
+            "machine.transport.latency_us = 3600000001: more than the limit of 3600000000 (an hour)",
+        ),
+        (
+            "repetitions = 3",
+            "repetitions = 4294967295",
+            "repetitions = 4294967295: more than the limit of 10000",
+        ),
+        (
+            "dedicated_s = 20",
+            "dedicated_s = 10000001",
+            "dedicated_s = 10000001: more than the limit of 10000000 s",
+        ),
     ];
     for (from, to, expected) in cases {
         assert!(good.contains(from), "{from}");
