@@ -338,10 +338,19 @@ impl Db {
         })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '{SCHEMA_VERSION}'); COMMIT;"
-        ))
-        .with_context(|| format!("creating the schema of {}", path.display()))?;
+        // Only a new database takes the write lock to create its schema: readers (`cosched queue`, the tests'
+        // polls) must not queue behind the manager's writes.
+        let has_schema: bool = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            [],
+            |r| r.get::<_, i64>(0).map(|n| n > 0),
+        )?;
+        if !has_schema {
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE; {SCHEMA} INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '{SCHEMA_VERSION}'); COMMIT;"
+            ))
+            .with_context(|| format!("creating the schema of {}", path.display()))?;
+        }
         let version: String = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
             r.get(0)
         })?;
