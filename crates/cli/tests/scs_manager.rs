@@ -226,7 +226,12 @@ fn a_manager_killed_at_random_moments_runs_every_job_exactly_once() {
                     .output()
                     .unwrap();
                 assert!(o.status.success(), "submit: {}", text(&o));
-                ids.push(String::from_utf8_lossy(&o.stdout).trim().parse::<i64>().unwrap());
+                ids.push(
+                    String::from_utf8_lossy(&o.stdout)
+                        .trim()
+                        .parse::<i64>()
+                        .unwrap(),
+                );
             }
             ids
         })
@@ -240,7 +245,10 @@ fn a_manager_killed_at_random_moments_runs_every_job_exactly_once() {
     f.start_manager();
     f.wait_all_final(Duration::from_secs(90));
     let status = f.stop_manager(libc::SIGTERM);
-    assert!(status.success(), "the manager stops cleanly on SIGTERM: {status}");
+    assert!(
+        status.success(),
+        "the manager stops cleanly on SIGTERM: {status}"
+    );
 
     // Every job ran exactly once: one line each in the file the jobs write.
     let mut lines: BTreeMap<i64, usize> = BTreeMap::new();
@@ -310,7 +318,9 @@ struct Sample {
 fn sample(h: &Hierarchy, parent: &Path) -> Option<Sample> {
     let dirs = cosched_manager::daemon::job_cgroups(parent);
     let read = |dirs: &[(i64, PathBuf)]| -> Option<BTreeMap<i64, Vec<u32>>> {
-        dirs.iter().map(|(id, d)| Some((*id, h.cpus(d).ok()?))).collect()
+        dirs.iter()
+            .map(|(id, d)| Some((*id, h.cpus(d).ok()?)))
+            .collect()
     };
     let first = read(&dirs)?;
     let mut procs = Vec::new();
@@ -328,6 +338,9 @@ fn sample(h: &Hierarchy, parent: &Path) -> Option<Sample> {
     let second = read(&dirs)?;
     (first == second).then_some(Sample { cpus: first, procs })
 }
+
+/// Each job's partition sizes as they changed over time.
+type Sizes = BTreeMap<i64, Vec<usize>>;
 
 /// What is wrong with a sample: two partitions sharing a CPU, or a process allowed outside its partition.
 fn violations(s: &Sample) -> Vec<String> {
@@ -366,7 +379,10 @@ fn partitions_never_overlap_and_a_jobs_processes_never_leave_its_partition() {
     let t_start = Instant::now();
     let h = Hierarchy::detect().unwrap();
     if h.machine_cpus().unwrap().len() != 2 {
-        cosched_testkit::cannot_run(TEST, "the schedule it checks is written for a 2-CPU machine");
+        cosched_testkit::cannot_run(
+            TEST,
+            "the schedule it checks is written for a 2-CPU machine",
+        );
         return;
     }
     let mut f = Fixture::new("part");
@@ -380,12 +396,13 @@ fn partitions_never_overlap_and_a_jobs_processes_never_leave_its_partition() {
             release_dir.display()
         )
     };
-    let release = |name: &str| std::fs::write(release_dir.join(format!("release-{name}")), "").unwrap();
-    let mut seen: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    let release =
+        |name: &str| std::fs::write(release_dir.join(format!("release-{name}")), "").unwrap();
+    let mut seen: Sizes = BTreeMap::new();
     let (mut samples, mut discarded, mut max_together) = (0usize, 0usize, 0usize);
     let mut problems = Vec::new();
     // Samples the partitions until `done` says the step is over (30 s at most).
-    let mut watch = |seen: &mut BTreeMap<i64, Vec<usize>>, what: &str, done: &dyn Fn(&Db, &BTreeMap<i64, Vec<usize>>) -> bool| {
+    let mut watch = |seen: &mut Sizes, what: &str, done: &dyn Fn(&Db, &Sizes) -> bool| {
         let t0 = Instant::now();
         loop {
             match sample(&h, &f.parent_dir) {
@@ -395,7 +412,9 @@ fn partitions_never_overlap_and_a_jobs_processes_never_leave_its_partition() {
                     if !v.is_empty() {
                         // The kernel updates the tasks just after the new set is readable: look again.
                         std::thread::sleep(Duration::from_millis(2));
-                        v = sample(&h, &f.parent_dir).map(|s| violations(&s)).unwrap_or_default();
+                        v = sample(&h, &f.parent_dir)
+                            .map(|s| violations(&s))
+                            .unwrap_or_default();
                     }
                     problems.extend(v);
                     max_together = max_together.max(s.cpus.len());
@@ -411,41 +430,64 @@ fn partitions_never_overlap_and_a_jobs_processes_never_leave_its_partition() {
             if done(&f.db(), seen) {
                 return;
             }
-            assert!(t0.elapsed() < Duration::from_secs(30), "{what}: {}", f.queue_table());
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "{what}: {}",
+                f.queue_table()
+            );
             std::thread::sleep(Duration::from_millis(3));
         }
     };
     let state = |db: &Db, id: i64| db.job(id).unwrap().unwrap().state;
     // a alone: it starts on ceil(2 / 2) = 1 CPU and, with nothing waiting, grows to 2.
     let a = f.submit(2, &job("a"));
-    watch(&mut seen, "a on 2 CPUs", &|_, seen| seen.get(&a).is_some_and(|s| s.contains(&2)));
+    watch(&mut seen, "a on 2 CPUs", &|_, seen| {
+        seen.get(&a).is_some_and(|s| s.contains(&2))
+    });
     // b arrives and fits at its initial CPU: a shrinks to 1 first, then b starts on the other.
     let b = f.submit(2, &job("b"));
-    watch(&mut seen, "b running", &|db, _| state(db, b) == JobState::Running);
+    watch(&mut seen, "b running", &|db, _| {
+        state(db, b) == JobState::Running
+    });
     // c and d arrive: no CPU is free at initial allocations, so they wait (strict FCFS).
     let c = f.submit(2, &job("c"));
     let d = f.submit(2, &job("d"));
     let t0 = Instant::now();
-    watch(&mut seen, "c and d waiting", &|_, _| t0.elapsed() > Duration::from_millis(300));
+    watch(&mut seen, "c and d waiting", &|_, _| {
+        t0.elapsed() > Duration::from_millis(300)
+    });
     assert_eq!(state(&f.db(), c), JobState::Queued, "{}", f.queue_table());
     assert_eq!(state(&f.db(), d), JobState::Queued, "{}", f.queue_table());
     // a ends: c (the head) starts on its CPU; d still waits, so nobody grows.
     release("a");
-    watch(&mut seen, "c running", &|db, _| state(db, c) == JobState::Running);
+    watch(&mut seen, "c running", &|db, _| {
+        state(db, c) == JobState::Running
+    });
     assert_eq!(state(&f.db(), d), JobState::Queued);
     // b and c end: d starts and, alone, grows to both CPUs.
     release("b");
     release("c");
-    watch(&mut seen, "d on 2 CPUs", &|_, seen| seen.get(&d).is_some_and(|s| s.contains(&2)));
+    watch(&mut seen, "d on 2 CPUs", &|_, seen| {
+        seen.get(&d).is_some_and(|s| s.contains(&2))
+    });
     release("d");
-    watch(&mut seen, "all done", &|db, _| db.jobs(None).unwrap().iter().all(|j| j.state.is_final()));
+    watch(&mut seen, "all done", &|db, _| {
+        db.jobs(None).unwrap().iter().all(|j| j.state.is_final())
+    });
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(samples > 30, "only {samples} samples");
-    assert_eq!(seen[&a], [2, 1], "a: alone on 2 CPUs, then 1 when b arrived; {seen:?}");
+    assert_eq!(
+        seen[&a],
+        [2, 1],
+        "a: alone on 2 CPUs, then 1 when b arrived; {seen:?}"
+    );
     assert_eq!(seen[&b], [1], "{seen:?}");
     assert_eq!(seen[&c], [1], "{seen:?}");
     assert_eq!(seen[&d].last(), Some(&2), "{seen:?}");
-    assert_eq!(max_together, 2, "two partitions side by side at most, on 2 CPUs");
+    assert_eq!(
+        max_together, 2,
+        "two partitions side by side at most, on 2 CPUs"
+    );
     let db = f.db();
     for job in db.jobs(None).unwrap() {
         assert_eq!(job.state, JobState::Done, "{}", f.queue_table());
@@ -486,7 +528,10 @@ fn a_job_runs_as_its_submitter_and_cancel_kills_it_when_running() {
     let id: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     // A queued job behind nothing, cancelled before any manager runs: it never starts.
     let queued = f.submit(1, "echo should-not-run");
-    let out = f.cosched(&["cancel", &queued.to_string()]).output().unwrap();
+    let out = f
+        .cosched(&["cancel", &queued.to_string()])
+        .output()
+        .unwrap();
     assert!(text(&out).contains("had not started"), "{}", text(&out));
     f.start_manager();
     let t0 = Instant::now();
@@ -495,7 +540,11 @@ fn a_job_runs_as_its_submitter_and_cancel_kills_it_when_running() {
         if let (JobState::Running, Some(pid)) = (job.state, job.pid) {
             break pid;
         }
-        assert!(t0.elapsed() < Duration::from_secs(30), "{}", f.queue_table());
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{}",
+            f.queue_table()
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -510,22 +559,38 @@ fn a_job_runs_as_its_submitter_and_cancel_kills_it_when_running() {
     };
     assert_eq!(field("Uid:"), ["65534"; 4], "{status}");
     assert_eq!(field("Gid:"), ["65534"; 4], "{status}");
-    assert!(!field("Groups:").contains(&"0".to_string()), "no root group: {status}");
+    assert!(
+        !field("Groups:").contains(&"0".to_string()),
+        "no root group: {status}"
+    );
     let table = f.queue_table();
-    assert!(table.contains("running") && table.contains("as-nobody"), "{table}");
+    assert!(
+        table.contains("running") && table.contains("as-nobody"),
+        "{table}"
+    );
     // Cancel it while it runs: the manager kills its processes and records it cancelled.
     let out = f.cosched(&["cancel", &id.to_string()]).output().unwrap();
-    assert!(out.status.success() && text(&out).contains("runs"), "{}", text(&out));
+    assert!(
+        out.status.success() && text(&out).contains("runs"),
+        "{}",
+        text(&out)
+    );
     let t0 = Instant::now();
     while f.db().job(id).unwrap().unwrap().state != JobState::Cancelled {
-        assert!(t0.elapsed() < Duration::from_secs(30), "{}", f.queue_table());
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{}",
+            f.queue_table()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!Path::new(&format!("/proc/{pid}")).exists() || {
-        // A zombie is gone from the cgroup; the manager reaps its own child at its next quantum.
-        std::thread::sleep(Duration::from_millis(200));
-        !Path::new(&format!("/proc/{pid}")).exists()
-    });
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists() || {
+            // A zombie is gone from the cgroup; the manager reaps its own child at its next quantum.
+            std::thread::sleep(Duration::from_millis(200));
+            !Path::new(&format!("/proc/{pid}")).exists()
+        }
+    );
     assert!(f.job_cgroups().is_empty());
     assert_eq!(
         f.db().job(queued).unwrap().unwrap().state,
@@ -565,17 +630,35 @@ fn bad_requests_are_refused_with_the_reason_and_nothing_is_written() {
         .unwrap_or_else(|_| std::thread::available_parallelism().unwrap().get());
     let too_many = (2 * cpus + 1).to_string();
     for (args, says) in [
-        (vec!["submit", "--procs", &too_many, "--mpl", "2", "--", "true"], "CPUs at MPL 2"),
-        (vec!["submit", "--procs", "1", "--mpl", "0", "--", "true"], "MPL 0"),
-        (vec!["submit", "--procs", "1", "--mpl", "1000", "--", "true"], "above 64"),
-        (vec!["submit", "--procs", "0", "--", "true"], "at least one process"),
+        (
+            vec!["submit", "--procs", &too_many, "--mpl", "2", "--", "true"],
+            "CPUs at MPL 2",
+        ),
+        (
+            vec!["submit", "--procs", "1", "--mpl", "0", "--", "true"],
+            "MPL 0",
+        ),
+        (
+            vec!["submit", "--procs", "1", "--mpl", "1000", "--", "true"],
+            "above 64",
+        ),
+        (
+            vec!["submit", "--procs", "0", "--", "true"],
+            "at least one process",
+        ),
         (vec!["submit", "--procs", "1", "--", ""], "no command"),
-        (vec!["submit", "--procs", "x", "--", "true"], "invalid value 'x'"),
+        (
+            vec!["submit", "--procs", "x", "--", "true"],
+            "invalid value 'x'",
+        ),
         (vec!["cancel", "abc"], "not a job id"),
         (vec!["cancel", "7"], "no job 7"),
     ] {
         let (ok, out) = run(&args);
-        assert!(!ok && out.contains(says), "{args:?} should fail saying {says:?}: {out}");
+        assert!(
+            !ok && out.contains(says),
+            "{args:?} should fail saying {says:?}: {out}"
+        );
     }
     // Nothing was queued by any of them.
     if db.exists() {
@@ -587,8 +670,14 @@ fn bad_requests_are_refused_with_the_reason_and_nothing_is_written() {
     let (ok, out) = run(&["cancel", "9"]);
     assert!(!ok && out.contains("ids run from 1 to 1"), "{out}");
     let (ok, out) = run(&["queue"]);
-    assert!(ok && out.contains("queued") && out.contains("fine"), "{out}");
+    assert!(
+        ok && out.contains("queued") && out.contains("fine"),
+        "{out}"
+    );
     let (ok, out) = run(&["queue", "--json"]);
     let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-    assert!(ok && v["state"] == "queued" && v["history"][0]["state"] == "queued", "{out}");
+    assert!(
+        ok && v["state"] == "queued" && v["history"][0]["state"] == "queued",
+        "{out}"
+    );
 }

@@ -194,9 +194,7 @@ impl Hierarchy {
         match std::fs::create_dir(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(e).with_context(|| format!("creating cgroup {}", dir.display()))
-            }
+            Err(e) => return Err(e).with_context(|| format!("creating cgroup {}", dir.display())),
         }
         match self.version {
             Version::V1 => {
@@ -220,9 +218,7 @@ impl Hierarchy {
         match std::fs::create_dir(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(e).with_context(|| format!("creating cgroup {}", dir.display()))
-            }
+            Err(e) => return Err(e).with_context(|| format!("creating cgroup {}", dir.display())),
         }
         let mems = self.effective_mems(parent)?;
         match self.version {
@@ -331,7 +327,10 @@ mod tests {
 
     #[test]
     fn cpu_lists_parse_and_format_round_trip() {
-        assert_eq!(parse_cpu_list("0-3,6,8-9\n").unwrap(), vec![0, 1, 2, 3, 6, 8, 9]);
+        assert_eq!(
+            parse_cpu_list("0-3,6,8-9\n").unwrap(),
+            vec![0, 1, 2, 3, 6, 8, 9]
+        );
         assert_eq!(parse_cpu_list("").unwrap(), Vec::<u32>::new());
         assert_eq!(parse_cpu_list("1,0,1").unwrap(), vec![0, 1]);
         assert_eq!(format_cpu_list(&[5, 0, 1, 2]), "0-2,5");
@@ -339,7 +338,10 @@ mod tests {
         assert_eq!(format_cpu_list(&[]), "");
         let err = parse_cpu_list("0-x").unwrap_err().to_string();
         assert!(err.contains("`x`"), "{err}");
-        assert!(parse_cpu_list("3-1").unwrap_err().to_string().contains("backwards"));
+        assert!(parse_cpu_list("3-1")
+            .unwrap_err()
+            .to_string()
+            .contains("backwards"));
     }
 
     #[test]
@@ -383,11 +385,20 @@ mod tests {
         let (_tmp, h) = fake(Version::V1);
         assert_eq!(h.machine_cpus().unwrap(), vec![0, 1, 2, 3]);
         let parent = h.ensure_parent("p").unwrap();
-        assert_eq!(std::fs::read_to_string(parent.join("cpuset.cpus")).unwrap(), "0-3");
-        assert_eq!(std::fs::read_to_string(parent.join("cpuset.mems")).unwrap(), "0");
+        assert_eq!(
+            std::fs::read_to_string(parent.join("cpuset.cpus")).unwrap(),
+            "0-3"
+        );
+        assert_eq!(
+            std::fs::read_to_string(parent.join("cpuset.mems")).unwrap(),
+            "0"
+        );
         // The fake parent has no effective_mems file: the child falls back to its cpuset.mems.
         let child = h.create_child(&parent, "cosched-scs-1", &[2, 3]).unwrap();
-        assert_eq!(std::fs::read_to_string(child.join("cpuset.mems")).unwrap(), "0");
+        assert_eq!(
+            std::fs::read_to_string(child.join("cpuset.mems")).unwrap(),
+            "0"
+        );
         assert_eq!(h.cpus(&child).unwrap(), vec![2, 3]);
         // Made twice (a killed manager's leftover): reused.
         h.create_child(&parent, "cosched-scs-1", &[1]).unwrap();
@@ -409,7 +420,10 @@ mod tests {
         std::fs::write(parent.join("cpuset.mems.effective"), "0\n").unwrap();
         let child = h.create_child(&parent, "cosched-scs-2", &[0]).unwrap();
         assert_eq!(h.cpus(&child).unwrap(), vec![0]);
-        assert_eq!(std::fs::read_to_string(child.join("cpuset.mems")).unwrap(), "0");
+        assert_eq!(
+            std::fs::read_to_string(child.join("cpuset.mems")).unwrap(),
+            "0"
+        );
     }
 
     #[test]

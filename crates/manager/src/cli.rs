@@ -106,7 +106,9 @@ fn identity(as_root: bool) -> Result<Identity> {
             if uid != 0 {
                 let gid = match var("SUDO_GID") {
                     Some(g) => number("SUDO_GID", &g)?,
-                    None => bail!("SUDO_UID is set but SUDO_GID is not; pass --as-root to run as root"),
+                    None => {
+                        bail!("SUDO_UID is set but SUDO_GID is not; pass --as-root to run as root")
+                    }
                 };
                 let user = User::from_uid(Uid::from_raw(uid)).ok().flatten();
                 let groups = user
@@ -291,7 +293,16 @@ fn exit_text(job: &Job) -> String {
 /// The table `cosched queue` prints.
 pub fn render_queue(jobs: &[Job]) -> String {
     let mut rows = vec![[
-        "ID", "STATE", "NAME", "UID", "PROCS", "CPUS", "SUBMITTED (UTC)", "WAITED", "RAN", "EXIT",
+        "ID",
+        "STATE",
+        "NAME",
+        "UID",
+        "PROCS",
+        "CPUS",
+        "SUBMITTED (UTC)",
+        "WAITED",
+        "RAN",
+        "EXIT",
     ]
     .map(String::from)
     .to_vec()];
@@ -304,7 +315,12 @@ pub fn render_queue(jobs: &[Job]) -> String {
             .unwrap_or_else(|| "-".into());
         rows.push(vec![
             j.id.to_string(),
-            j.state.as_str().to_string() + if j.cancel_requested && j.state == JobState::Running { "*" } else { "" },
+            j.state.as_str().to_string()
+                + if j.cancel_requested && j.state == JobState::Running {
+                    "*"
+                } else {
+                    ""
+                },
             j.name.clone(),
             j.uid.to_string(),
             j.procs.to_string(),
@@ -332,7 +348,10 @@ pub fn render_queue(jobs: &[Job]) -> String {
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
-    if jobs.iter().any(|j| j.cancel_requested && j.state == JobState::Running) {
+    if jobs
+        .iter()
+        .any(|j| j.cancel_requested && j.state == JobState::Running)
+    {
         out.push_str("* cancel requested: its processes are being killed\n");
     }
     out
@@ -341,7 +360,10 @@ pub fn render_queue(jobs: &[Job]) -> String {
 /// `cosched queue`.
 pub fn queue(args: QueueArgs) -> Result<()> {
     if !args.db.exists() {
-        println!("no queue at {} (nothing was ever submitted there)", args.db.display());
+        println!(
+            "no queue at {} (nothing was ever submitted there)",
+            args.db.display()
+        );
         return Ok(());
     }
     let db = Db::open(&args.db)?;
@@ -385,7 +407,9 @@ pub fn manager(args: ManagerArgs) -> Result<()> {
         return Ok(());
     }
     if !nix::unistd::geteuid().is_root() {
-        bail!("the manager makes cpuset cgroups and starts jobs as their submitters: run it as root");
+        bail!(
+            "the manager makes cpuset cgroups and starts jobs as their submitters: run it as root"
+        );
     }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -440,8 +464,14 @@ mod tests {
         let table = render_queue(&[job, done]);
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[0].starts_with("ID  STATE"), "{table}");
-        assert!(lines[1].contains("running*") && lines[1].contains("0-1"), "{table}");
-        assert!(lines[2].contains("done") && lines[2].contains("3.5s") && lines[2].ends_with('?'), "{table}");
+        assert!(
+            lines[1].contains("running*") && lines[1].contains("0-1"),
+            "{table}"
+        );
+        assert!(
+            lines[2].contains("done") && lines[2].contains("3.5s") && lines[2].ends_with('?'),
+            "{table}"
+        );
         assert!(table.contains("cancel requested"), "{table}");
     }
 }

@@ -186,8 +186,7 @@ impl Manager {
             .join("cgroup.procs");
         let (logs, started) = (state_dir(&cfg.db, "logs"), state_dir(&cfg.db, "started"));
         for dir in [&logs, &started] {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         db.set_meta(&[
             ("mpl", cfg.mpl.to_string()),
@@ -293,7 +292,10 @@ impl Manager {
     /// Records a job whose cgroup emptied as ended (crash rule 3): the end first, then its marker and cgroup.
     fn end(&mut self, job: &Job) -> Result<()> {
         let (state, note) = if job.cancel_requested {
-            (JobState::Cancelled, "cancelled: its processes were killed".to_string())
+            (
+                JobState::Cancelled,
+                "cancelled: its processes were killed".to_string(),
+            )
         } else {
             match job.exit() {
                 Exit::Code(0) => (JobState::Done, "exit 0".to_string()),
@@ -422,10 +424,7 @@ impl Manager {
             ("COSCHED_SCS_JOB".to_string(), id.to_string()),
             ("COSCHED_SCS_PROCS".to_string(), job.procs.to_string()),
             ("COSCHED_SCS_CPUS".to_string(), text.clone()),
-            (
-                "COSCHED_SCS_CGROUP".to_string(),
-                dir.display().to_string(),
-            ),
+            ("COSCHED_SCS_CGROUP".to_string(), dir.display().to_string()),
         ];
         let log_path = self.logs.join(format!("{id}.log"));
         // Born in the job's cgroup: in, fork, out.
@@ -503,9 +502,10 @@ impl Manager {
                 }
             }
             while !stop.load(Ordering::Relaxed) && t0.elapsed() < self.cfg.quantum {
-                std::thread::sleep((self.cfg.quantum - t0.elapsed().min(self.cfg.quantum)).min(
-                    Duration::from_millis(50),
-                ));
+                std::thread::sleep(
+                    (self.cfg.quantum - t0.elapsed().min(self.cfg.quantum))
+                        .min(Duration::from_millis(50)),
+                );
             }
         }
         let running = self.db.jobs(Some(JobState::Running))?.len();
@@ -557,10 +557,14 @@ pub fn cleanup(cfg: &Config) -> Result<Vec<String>> {
     }
     let started = state_dir(&cfg.db, "started");
     for entry in std::fs::read_dir(&started).into_iter().flatten().flatten() {
-        let Some(id) = entry.file_name().to_str().and_then(|n| n.parse::<i64>().ok()) else {
+        let Some(id) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i64>().ok())
+        else {
             continue;
         };
-        if db.job(id)?.is_none_or(|j| j.state.is_final()) {
+        if db.job(id)?.map_or(true, |j| j.state.is_final()) {
             std::fs::remove_file(entry.path())?;
             lines.push(format!("removed {}", entry.path().display()));
         }
@@ -581,7 +585,10 @@ mod tests {
     #[test]
     fn state_files_sit_beside_the_database() {
         let db = Path::new("/var/lib/cosched/scs.db");
-        assert_eq!(state_dir(db, "logs"), Path::new("/var/lib/cosched/scs-logs"));
+        assert_eq!(
+            state_dir(db, "logs"),
+            Path::new("/var/lib/cosched/scs-logs")
+        );
         assert_eq!(lock_path(db), Path::new("/var/lib/cosched/scs.db.lock"));
     }
 

@@ -166,9 +166,8 @@ impl Submission {
             bail!("the job name {:?} holds a NUL byte", self.name);
         }
         let mpl = self.mpl.unwrap_or(default_mpl);
-        cosched_policy::scs::initial_allocation(self.procs, mpl, cpus).map_err(|e| {
-            anyhow::anyhow!("{e}; submit it with fewer --procs or a higher --mpl")
-        })?;
+        cosched_policy::scs::initial_allocation(self.procs, mpl, cpus)
+            .map_err(|e| anyhow::anyhow!("{e}; submit it with fewer --procs or a higher --mpl"))?;
         Ok(())
     }
 }
@@ -252,10 +251,13 @@ pub struct Db {
     conn: Connection,
 }
 
-const JOB_COLUMNS: &str = "id, name, procs, mpl, argv, cwd, env, uid, gid, groups, state, submitted_at, \
+const JOB_COLUMNS: &str =
+    "id, name, procs, mpl, argv, cwd, env, uid, gid, groups, state, submitted_at, \
      started_at, ended_at, initial, cgroup, cpus, pid, exit_code, signal, cancel_requested, note";
 
-fn job_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(Job, String, String, String, String)> {
+fn job_from_row(
+    row: &rusqlite::Row<'_>,
+) -> rusqlite::Result<(Job, String, String, String, String)> {
     let job = Job {
         id: row.get(0)?,
         name: row.get(1)?,
@@ -351,9 +353,10 @@ impl Db {
             ))
             .with_context(|| format!("creating the schema of {}", path.display()))?;
         }
-        let version: String = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-            r.get(0)
-        })?;
+        let version: String =
+            conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+                r.get(0)
+            })?;
         if version != SCHEMA_VERSION.to_string() {
             bail!(
                 "{} has schema version {version}; this cosched knows version {SCHEMA_VERSION}",
@@ -513,10 +516,7 @@ impl Db {
             }
             JobState::Running => {
                 if requested == 0 {
-                    tx.execute(
-                        "UPDATE jobs SET cancel_requested = 1 WHERE id = ?1",
-                        [id],
-                    )?;
+                    tx.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?1", [id])?;
                     event(
                         &tx,
                         id,
@@ -526,7 +526,10 @@ impl Db {
                 }
                 Cancelled::Requested
             }
-            done => bail!("job {id} already ended ({}): nothing to cancel", done.as_str()),
+            done => bail!(
+                "job {id} already ended ({}): nothing to cancel",
+                done.as_str()
+            ),
         };
         tx.commit()?;
         Ok(outcome)
@@ -586,10 +589,7 @@ impl Db {
         }
         let tx = self.write_tx()?;
         for (id, cpus) in changes {
-            tx.execute(
-                "UPDATE jobs SET cpus = ?1 WHERE id = ?2",
-                params![cpus, id],
-            )?;
+            tx.execute("UPDATE jobs SET cpus = ?1 WHERE id = ?2", params![cpus, id])?;
         }
         tx.commit()?;
         Ok(())
@@ -673,7 +673,8 @@ mod tests {
                 let allowed = from.may_become(to);
                 let expected = matches!(
                     (from, to),
-                    (Queued, Running | Cancelled | Failed) | (Running, Done | Failed | Cancelled | Queued)
+                    (Queued, Running | Cancelled | Failed)
+                        | (Running, Done | Failed | Cancelled | Queued)
                 );
                 assert_eq!(allowed, expected, "{from:?} → {to:?}");
             }
@@ -711,11 +712,17 @@ mod tests {
         let (_d, mut db) = db();
         let id = db.submit(&submission(1)).unwrap();
         assert!(db.start(id, 1, "c", "0").unwrap());
-        assert!(!db.start(id, 1, "c", "0").unwrap(), "a running job cannot start again");
+        assert!(
+            !db.start(id, 1, "c", "0").unwrap(),
+            "a running job cannot start again"
+        );
         // A finished job can neither start nor finish again; the failed attempt writes nothing.
         db.finish(id, JobState::Done, "exit 0").unwrap();
         assert!(!db.start(id, 1, "c", "0").unwrap());
-        let err = db.finish(id, JobState::Done, "again").unwrap_err().to_string();
+        let err = db
+            .finish(id, JobState::Done, "again")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no longer running"), "{err}");
         assert_eq!(history(&db, id), ["queued", "running", "done"]);
     }
@@ -727,7 +734,10 @@ mod tests {
         let b = db.submit(&submission(1)).unwrap();
         assert_eq!(db.cancel(a, 1000).unwrap(), Cancelled::Now);
         assert_eq!(db.job(a).unwrap().unwrap().state, JobState::Cancelled);
-        assert!(!db.start(a, 1, "c", "0").unwrap(), "a cancelled job never starts");
+        assert!(
+            !db.start(a, 1, "c", "0").unwrap(),
+            "a cancelled job never starts"
+        );
         db.start(b, 1, "c", "0").unwrap();
         let err = db.cancel(b, 1001).unwrap_err().to_string();
         assert!(err.contains("belongs to uid 1000"), "{err}");
@@ -736,7 +746,11 @@ mod tests {
         let job = db.job(b).unwrap().unwrap();
         assert!(job.cancel_requested);
         assert_eq!(job.state, JobState::Running);
-        assert_eq!(history(&db, b), ["queued", "running", "running"], "one request recorded");
+        assert_eq!(
+            history(&db, b),
+            ["queued", "running", "running"],
+            "one request recorded"
+        );
         db.finish(b, JobState::Cancelled, "killed").unwrap();
         let err = db.cancel(b, 0).unwrap_err().to_string();
         assert!(err.contains("already ended (cancelled)"), "{err}");
@@ -777,28 +791,51 @@ mod tests {
         let mut s = ok.clone();
         s.procs = 5; // ceil(5 / 2) = 3 > 2 CPUs
         let err = s.validate(2, 4).unwrap_err().to_string();
-        assert!(err.contains("needs 3 CPUs at MPL 2") && err.contains("--procs"), "{err}");
+        assert!(
+            err.contains("needs 3 CPUs at MPL 2") && err.contains("--procs"),
+            "{err}"
+        );
         s.mpl = None; // the manager's MPL 4: ceil(5 / 4) = 2 fits
         s.validate(2, 4).unwrap();
         s.mpl = Some(0);
         assert!(s.validate(2, 4).unwrap_err().to_string().contains("MPL 0"));
         s.mpl = Some(1000);
-        assert!(s.validate(2, 4).unwrap_err().to_string().contains("above 64"));
+        assert!(s
+            .validate(2, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("above 64"));
         let mut s = ok.clone();
         s.procs = 0;
-        assert!(s.validate(2, 4).unwrap_err().to_string().contains("at least one process"));
+        assert!(s
+            .validate(2, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("at least one process"));
         let mut s = ok.clone();
         s.argv.clear();
-        assert!(s.validate(2, 4).unwrap_err().to_string().contains("no command"));
+        assert!(s
+            .validate(2, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("no command"));
         let mut s = ok.clone();
         s.argv.push("a\0b".into());
         assert!(s.validate(2, 4).unwrap_err().to_string().contains("NUL"));
         let mut s = ok.clone();
         s.cwd = "relative".into();
-        assert!(s.validate(2, 4).unwrap_err().to_string().contains("absolute"));
+        assert!(s
+            .validate(2, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("absolute"));
         let mut s = ok;
         s.env.push(("A=B".into(), "c".into()));
-        assert!(s.validate(2, 4).unwrap_err().to_string().contains("environment variable"));
+        assert!(s
+            .validate(2, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("environment variable"));
     }
 
     #[test]

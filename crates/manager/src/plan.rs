@@ -119,7 +119,8 @@ mod tests {
 
     /// Applies a plan step by step and checks that no two partitions share a CPU after any single write.
     fn apply_checking_overlap(running: &[Running], p: &Plan) {
-        let mut now: Vec<(i64, Vec<u32>)> = running.iter().map(|r| (r.id, r.cpus.clone())).collect();
+        let mut now: Vec<(i64, Vec<u32>)> =
+            running.iter().map(|r| (r.id, r.cpus.clone())).collect();
         let check = |now: &Vec<(i64, Vec<u32>)>| {
             let mut all: Vec<u32> = now.iter().flat_map(|(_, c)| c.clone()).collect();
             let n = all.len();
@@ -141,7 +142,14 @@ mod tests {
     fn a_lone_job_starts_at_initial_and_grows_to_one_cpu_per_process() {
         // 2 CPUs, MPL 2: a 2-process job starts on ceil(2/2) = 1 CPU; nothing waits, so equipartition gives it
         // the free CPU too (2 processes: at most 2 CPUs).
-        let p = plan(&[], &[Queued { id: 1, demand: d(1, 2) }], 2);
+        let p = plan(
+            &[],
+            &[Queued {
+                id: 1,
+                demand: d(1, 2),
+            }],
+            2,
+        );
         assert_eq!(p.start, vec![(1, 1, vec![0, 1])]);
         // Next quantum, nothing changes.
         assert!(plan(&[run(1, d(1, 2), &[0, 1])], &[], 2).is_empty());
@@ -150,7 +158,14 @@ mod tests {
     #[test]
     fn an_arrival_that_fits_shrinks_the_others_first_then_starts() {
         let running = [run(1, d(1, 2), &[0, 1])];
-        let p = plan(&running, &[Queued { id: 2, demand: d(1, 2) }], 2);
+        let p = plan(
+            &running,
+            &[Queued {
+                id: 2,
+                demand: d(1, 2),
+            }],
+            2,
+        );
         assert_eq!(
             p.shrink,
             vec![Resize {
@@ -168,10 +183,19 @@ mod tests {
     fn a_waiting_job_shrinks_everyone_to_initial_and_blocks_those_behind_it() {
         // 8 CPUs: job 1 (initial 2, 8 procs) holds 0-4, job 2 (initial 2) holds 5-7. The head needs 6: it waits
         // and both shrink to 2; a 1-CPU job behind it does not start (no backfilling).
-        let running = [run(1, d(2, 8), &[0, 1, 2, 3, 4]), run(2, d(2, 8), &[5, 6, 7])];
+        let running = [
+            run(1, d(2, 8), &[0, 1, 2, 3, 4]),
+            run(2, d(2, 8), &[5, 6, 7]),
+        ];
         let queue = [
-            Queued { id: 3, demand: d(6, 12) },
-            Queued { id: 4, demand: d(1, 1) },
+            Queued {
+                id: 3,
+                demand: d(6, 12),
+            },
+            Queued {
+                id: 4,
+                demand: d(1, 1),
+            },
         ];
         let p = plan(&running, &queue, 8);
         assert!(p.start.is_empty());
@@ -195,8 +219,18 @@ mod tests {
     #[test]
     fn a_mixed_quantum_never_overlaps_at_any_step() {
         // Job 1 shrinks from 0-5 to 0-2 while job 2 (on 6-7) grows and job 3 starts: shrink first.
-        let running = [run(1, d(2, 12), &[0, 1, 2, 3, 4, 5]), run(2, d(2, 12), &[6, 7])];
-        let p = plan(&running, &[Queued { id: 3, demand: d(2, 12) }], 8);
+        let running = [
+            run(1, d(2, 12), &[0, 1, 2, 3, 4, 5]),
+            run(2, d(2, 12), &[6, 7]),
+        ];
+        let p = plan(
+            &running,
+            &[Queued {
+                id: 3,
+                demand: d(2, 12),
+            }],
+            8,
+        );
         assert_eq!(p.shrink.len(), 1);
         assert_eq!(p.shrink[0].to, vec![0, 1, 2]);
         assert_eq!(p.grow.len(), 1);
@@ -208,6 +242,14 @@ mod tests {
     #[test]
     fn running_jobs_too_big_for_the_machine_are_left_alone() {
         let running = [run(1, d(2, 4), &[0, 1]), run(2, d(2, 4), &[2, 3])];
-        assert!(plan(&running, &[Queued { id: 3, demand: d(1, 1) }], 2).is_empty());
+        assert!(plan(
+            &running,
+            &[Queued {
+                id: 3,
+                demand: d(1, 1)
+            }],
+            2
+        )
+        .is_empty());
     }
 }

@@ -35,7 +35,12 @@ fn open_log(path: &Path, uid: u32, gid: u32) -> Result<std::fs::File> {
 /// Starts `job`'s command (the caller has put this process in the job's cgroup), with the job's environment
 /// plus `extra_env`, stdout and stderr appended to `log`. Returns once the command was exec'd (or an error,
 /// with nothing left running, when it could not be).
-pub fn spawn(job: &Job, marker: &Path, log: &Path, extra_env: &[(String, String)]) -> Result<Child> {
+pub fn spawn(
+    job: &Job,
+    marker: &Path,
+    log: &Path,
+    extra_env: &[(String, String)],
+) -> Result<Child> {
     let root = nix::unistd::geteuid().is_root();
     let me = nix::unistd::geteuid().as_raw();
     if !root && job.uid != me {
@@ -46,7 +51,9 @@ pub fn spawn(job: &Job, marker: &Path, log: &Path, extra_env: &[(String, String)
         );
     }
     let out = open_log(log, job.uid, job.gid)?;
-    let err = out.try_clone().context("duplicating the log's descriptor")?;
+    let err = out
+        .try_clone()
+        .context("duplicating the log's descriptor")?;
     let marker = CString::new(marker.as_os_str().as_bytes()).context("the marker path")?;
     let cwd = CString::new(job.cwd.as_bytes()).context("the working directory")?;
     let groups: Vec<libc::gid_t> = job.groups.clone();
