@@ -5,7 +5,7 @@
 //! Who a job runs as: the user running `cosched submit` (`getuid`, `getgid`, `getgroups`); under `sudo`, the
 //! user who invoked sudo (`SUDO_UID`, `SUDO_GID`, that user's groups, and their `HOME` / `USER` / `LOGNAME`),
 //! unless `--as-root`. Writing the database is the trust boundary: whoever can write it can queue a job as any
-//! uid, so it belongs to root (mode 0600 in a root-owned directory) and users reach it through sudo.
+//! uid, so it belongs to root (mode 0600) and users reach it through sudo.
 
 use crate::daemon::{self, Config, DEFAULT_DB, DEFAULT_QUANTUM_MS};
 use crate::db::{Cancelled, Db, Job, JobState, Submission};
@@ -156,14 +156,15 @@ fn machine_cpus() -> u32 {
         })
 }
 
-/// Opens the database for a client, making its directory (mode 0700) the first time.
+/// Opens the database for a client, making its directory the first time (mode 0755: the database itself is
+/// 0600, and each job's log in it belongs to the job's user).
 fn open_db(path: &Path) -> Result<Db> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.exists() {
             use std::os::unix::fs::DirBuilderExt;
             std::fs::DirBuilder::new()
                 .recursive(true)
-                .mode(0o700)
+                .mode(0o755)
                 .create(dir)
                 .with_context(|| {
                     format!(
@@ -303,6 +304,7 @@ pub fn render_queue(jobs: &[Job]) -> String {
         "WAITED",
         "RAN",
         "EXIT",
+        "NOTE",
     ]
     .map(String::from)
     .to_vec()];
@@ -333,6 +335,10 @@ pub fn render_queue(jobs: &[Job]) -> String {
             format!("{waited:.1}s"),
             ran,
             exit_text(j),
+            match j.state {
+                JobState::Failed | JobState::Cancelled => j.note.clone().unwrap_or_default(),
+                _ => String::new(),
+            },
         ]);
     }
     let widths: Vec<usize> = (0..rows[0].len())

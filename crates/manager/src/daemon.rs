@@ -185,8 +185,14 @@ impl Manager {
             .join(home.trim_start_matches('/'))
             .join("cgroup.procs");
         let (logs, started) = (state_dir(&cfg.db, "logs"), state_dir(&cfg.db, "started"));
-        for dir in [&logs, &started] {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        // Logs: each one belongs to its job's user, who must reach it; markers: the manager's only.
+        for (dir, mode) in [(&logs, 0o755), (&started, 0o700)] {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(mode)
+                .create(dir)
+                .with_context(|| format!("creating {}", dir.display()))?;
         }
         db.set_meta(&[
             ("mpl", cfg.mpl.to_string()),
