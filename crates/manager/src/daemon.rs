@@ -131,6 +131,28 @@ pub fn manager_running(db: &Path) -> bool {
     nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock).is_err()
 }
 
+/// What the recovery does with a job the database says runs (crash rule 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recover {
+    /// Its cgroup holds processes: watch it until it empties.
+    Adopt,
+    /// It ran (its marker exists) and ended while no manager watched: record it done, exit status unknown.
+    Ended,
+    /// No process of it ever reached `exec`: queue it again at its place.
+    Requeue,
+}
+
+/// Crash rule 4 as a function of what the manager sees: whether the job's cgroup holds processes, and whether
+/// its start marker exists. A forked child is born in the cgroup and leaves the marker before `exec`, so an
+/// empty (or missing) cgroup without a marker means nothing of the job ever ran.
+pub fn recovery_action(cgroup_has_processes: bool, marker: bool) -> Recover {
+    match (cgroup_has_processes, marker) {
+        (true, _) => Recover::Adopt,
+        (false, true) => Recover::Ended,
+        (false, false) => Recover::Requeue,
+    }
+}
+
 /// What the recovery found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Recovery {
@@ -242,7 +264,11 @@ impl Manager {
         let mut r = Recovery::default();
         for job in self.db.jobs(Some(JobState::Running))? {
             let dir = self.job_dir(&job);
-            if dir.exists() && !cgroup::is_empty(&dir) {
+            let action = recovery_action(
+                dir.exists() && !cgroup::is_empty(&dir),
+                self.marker(job.id).exists(),
+            );
+            if action == Recover::Adopt {
                 let cpus = self.hier.cpus(&dir)?;
                 let text = cgroup::format_cpu_list(&cpus);
                 if job.cpus.as_deref() != Some(text.as_str()) {
@@ -255,7 +281,7 @@ impl Manager {
                     dir.display()
                 ));
                 r.adopted += 1;
-            } else if self.marker(job.id).exists() {
+            } else if action == Recover::Ended {
                 self.end(&job)?;
                 r.ended += 1;
             } else {
@@ -596,6 +622,17 @@ mod tests {
             Path::new("/var/lib/cosched/scs-logs")
         );
         assert_eq!(lock_path(db), Path::new("/var/lib/cosched/scs.db.lock"));
+    }
+
+    #[test]
+    fn recovery_adopts_a_live_job_ends_one_that_ran_and_requeues_one_that_never_did() {
+        // Killed after the child's exec, the job still running (marker or not yet: the cgroup decides).
+        assert_eq!(recovery_action(true, true), Recover::Adopt);
+        assert_eq!(recovery_action(true, false), Recover::Adopt);
+        // Killed, and the job ran to its end meanwhile: never run again.
+        assert_eq!(recovery_action(false, true), Recover::Ended);
+        // Killed between the commit and the fork (cgroup missing or empty, no marker): run it now.
+        assert_eq!(recovery_action(false, false), Recover::Requeue);
     }
 
     #[test]
