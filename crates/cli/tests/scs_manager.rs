@@ -103,6 +103,27 @@ impl Fixture {
         self.manager = Some(cmd.spawn().unwrap());
     }
 
+    /// Starts a manager and waits until it is up (its "managing" line: its SIGTERM handler is in place).
+    fn start_manager_ready(&mut self) {
+        let ready = |log: &Path| {
+            std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .matches("cosched manager: managing ")
+                .count()
+        };
+        let before = ready(&self.manager_log);
+        self.start_manager();
+        let t0 = Instant::now();
+        while ready(&self.manager_log) == before {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "the manager did not start:\n{}",
+                std::fs::read_to_string(&self.manager_log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// SIGKILL (or SIGTERM) to the manager, and waits for it; returns its exit status.
     fn stop_manager(&mut self, signal: i32) -> std::process::ExitStatus {
         let mut m = self.manager.take().expect("a manager runs");
@@ -203,7 +224,7 @@ fn a_manager_killed_at_random_moments_runs_every_job_exactly_once() {
     let mut f = Fixture::new("kill");
     let out = f.dir.path().join("ran");
     const JOBS: usize = 24;
-    const KILLS: usize = 8;
+    const KILLS: usize = 16;
     let mut rng = Rng::new();
     // The submitter: a stream of short jobs at random intervals, while the manager is killed and restarted.
     let submitter = {
@@ -236,13 +257,19 @@ fn a_manager_killed_at_random_moments_runs_every_job_exactly_once() {
             ids
         })
     };
-    for _ in 0..KILLS {
+    // Every other kill comes within 5-60 ms of the start: in the middle of the recovery, or of a job's start.
+    for k in 0..KILLS {
         f.start_manager();
-        std::thread::sleep(Duration::from_millis(50 + rng.below(500)));
+        let ms = if k % 2 == 0 {
+            50 + rng.below(500)
+        } else {
+            5 + rng.below(55)
+        };
+        std::thread::sleep(Duration::from_millis(ms));
         f.stop_manager(libc::SIGKILL);
     }
     let ids = submitter.join().unwrap();
-    f.start_manager();
+    f.start_manager_ready();
     f.wait_all_final(Duration::from_secs(90));
     let status = f.stop_manager(libc::SIGTERM);
     assert!(
@@ -386,7 +413,7 @@ fn partitions_never_overlap_and_a_jobs_processes_never_leave_its_partition() {
         return;
     }
     let mut f = Fixture::new("part");
-    f.start_manager();
+    f.start_manager_ready();
     // Each job has 2 processes (MPL 2: it starts on 1 CPU and may grow to 2) and runs until the test
     // releases it; three processes and more in its cgroup (the shell, a sleep, the polling sleeps).
     let release_dir = f.dir.path().to_path_buf();
@@ -535,7 +562,7 @@ fn a_job_runs_as_its_submitter_and_cancel_kills_it_when_running() {
         .output()
         .unwrap();
     assert!(text(&out).contains("had not started"), "{}", text(&out));
-    f.start_manager();
+    f.start_manager_ready();
     let t0 = Instant::now();
     let pid = loop {
         let job = f.db().job(id).unwrap().unwrap();
