@@ -63,8 +63,40 @@ struct Fixture {
     manager: Option<Child>,
 }
 
+/// Removes the cgroup parents of earlier runs of these tests whose process is gone (a test killed outright, by
+/// a timeout say, runs no `Drop`): their empty job cgroups, then the parent. One still holding processes is
+/// left alone and reported.
+fn sweep_dead_runs(root: &Path) {
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("cosched-scs-t")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let parent = entry.path();
+        for (_, job) in cosched_manager::daemon::job_cgroups(&parent) {
+            if cgroup::is_empty(&job) {
+                let _ = cgroup::remove(&job);
+            }
+        }
+        if cgroup::remove(&parent).is_err() {
+            eprintln!(
+                "{} (from a dead test run) still holds processes: left",
+                parent.display()
+            );
+        }
+    }
+}
+
 impl Fixture {
     fn new(test: &str) -> Fixture {
+        sweep_dead_runs(&Hierarchy::detect().unwrap().root);
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("scs.db");
         let parent = format!("cosched-scs-t{}-{test}", std::process::id());

@@ -391,10 +391,16 @@ impl Manager {
             .jobs(Some(JobState::Running))?
             .iter()
             .map(|j| {
-                let now = j
-                    .cpus
-                    .as_deref()
-                    .and_then(|t| cgroup::parse_cpu_list(t).ok())
+                // The partition as the kernel holds it (the database's copy may lag a write by a crash).
+                let now = self
+                    .hier
+                    .cpus(&self.job_dir(j))
+                    .ok()
+                    .or_else(|| {
+                        j.cpus
+                            .as_deref()
+                            .and_then(|t| cgroup::parse_cpu_list(t).ok())
+                    })
                     .unwrap_or_default();
                 Running {
                     id: j.id,
@@ -427,13 +433,21 @@ impl Manager {
         }
         let p = plan::plan(&running, &queue, cpus);
         let mut changes = Vec::new();
+        let mut failed = None;
         for r in p.shrink.iter().chain(&p.grow) {
             let job = self.db.job(r.id)?.context("a running job vanished")?;
             let ids = self.ids(&r.to);
-            self.hier.set_cpus(&self.job_dir(&job), &ids)?;
+            if let Err(e) = self.hier.set_cpus(&self.job_dir(&job), &ids) {
+                // Stop here: a grow after a failed shrink could overlap it.
+                failed = Some(e.context(format!("re-partitioning job {}", r.id)));
+                break;
+            }
             changes.push((r.id, cgroup::format_cpu_list(&ids)));
         }
         self.db.set_cpus(&changes)?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         for (id, initial, cpus) in p.start {
             self.start(id, initial, &self.ids(&cpus))?;
         }
