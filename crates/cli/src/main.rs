@@ -32,6 +32,15 @@ enum Command {
     Agent(cosched_agent::cli::AgentArgs),
     /// Run a command as a managed parallel job: the agent coschedules it and all its descendants.
     Run(cosched_agent::cli::RunArgs),
+    /// Queue a parallel job for the Self Co-Scheduling manager (seed 001); prints its id.
+    Submit(cosched_manager::cli::SubmitArgs),
+    /// List the Self Co-Scheduling queue: each job's state, partition, times and exit.
+    Queue(cosched_manager::cli::QueueArgs),
+    /// Cancel a queued or running job of the Self Co-Scheduling queue.
+    Cancel(cosched_manager::cli::CancelArgs),
+    /// The Self Co-Scheduling manager (root): partitions the CPUs into cpusets by the MPL, re-partitioning at
+    /// each quantum, and runs the queue FCFS.
+    Manager(cosched_manager::cli::ManagerArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -52,5 +61,9 @@ fn main() -> anyhow::Result<()> {
         Command::Lab(args) => cosched_lab::cli::run(args),
         Command::Agent(args) => cosched_agent::cli::run_agent(args),
         Command::Run(args) => cosched_agent::cli::run_job(args),
+        Command::Submit(args) => cosched_manager::cli::submit(args),
+        Command::Queue(args) => cosched_manager::cli::queue(args),
+        Command::Cancel(args) => cosched_manager::cli::cancel(args),
+        Command::Manager(args) => cosched_manager::cli::manager(args),
     }
 }

@@ -12,13 +12,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The crates this test covers (paths from this crate's manifest directory).
-const CRATES: [&str; 7] = [
+const CRATES: [&str; 8] = [
     "../policy",
     "../sim",
     "../report",
     "../bench",
     "../agent",
     "../lab",
+    "../manager",
     ".",
 ];
 

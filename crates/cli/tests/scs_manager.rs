@@ -1,0 +1,746 @@
+//! The Self Co-Scheduling manager end to end, through the `cosched` binary: `submit`, `queue`, `cancel` and
+//! `manager` on a temporary database and a cpuset parent of the test's own (`cosched-scs-t<pid>-<test>`),
+//! removed in every path (a `Drop` guard; the managers die with the test: `die_with_parent`).
+//!
+//! The privileged tests need root and a cpuset hierarchy (v1 here); elsewhere they say `SKIP` (or fail under
+//! `COSCHED_REQUIRE_PRIVILEGED=1`, as in CI).
+
+use cosched_manager::cgroup::{self, Hierarchy};
+use cosched_manager::db::{Db, Exit, JobState};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The privileged tests share the machine's two CPUs: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const COSCHED: &str = env!("CARGO_BIN_EXE_cosched");
+
+/// Why the privileged tests cannot run here, if they cannot.
+fn why_not_here() -> Option<String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Some("needs root (cpuset cgroups, jobs started as their submitters)".into());
+    }
+    Hierarchy::detect().err().map(|e| format!("{e:#}"))
+}
+
+/// A small xorshift generator: the test prints its seed, so a failing schedule can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Rng {
+        let seed = std::env::var("SCS_TEST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1
+            });
+        eprintln!("random schedule: SCS_TEST_SEED={seed}");
+        Rng(seed)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A temporary queue, its cgroup parent and its managers; everything removed when dropped.
+struct Fixture {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    parent: String,
+    parent_dir: PathBuf,
+    manager_log: PathBuf,
+    manager: Option<Child>,
+}
+
+/// Removes the cgroup parents of earlier runs of these tests whose process is gone (a test killed outright, by
+/// a timeout say, runs no `Drop`): their empty job cgroups, then the parent. One still holding processes is
+/// left alone and reported.
+fn sweep_dead_runs(root: &Path) {
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("cosched-scs-t")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let parent = entry.path();
+        for (_, job) in cosched_manager::daemon::job_cgroups(&parent) {
+            if cgroup::is_empty(&job) {
+                let _ = cgroup::remove(&job);
+            }
+        }
+        if cgroup::remove(&parent).is_err() {
+            eprintln!(
+                "{} (from a dead test run) still holds processes: left",
+                parent.display()
+            );
+        }
+    }
+}
+
+impl Fixture {
+    fn new(test: &str) -> Fixture {
+        sweep_dead_runs(&Hierarchy::detect().unwrap().root);
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("scs.db");
+        let parent = format!("cosched-scs-t{}-{test}", std::process::id());
+        let parent_dir = Hierarchy::detect().unwrap().root.join(&parent);
+        let manager_log = dir.path().join("manager.log");
+        Fixture {
+            dir,
+            db,
+            parent,
+            parent_dir,
+            manager_log,
+            manager: None,
+        }
+    }
+
+    fn cosched(&self, args: &[&str]) -> Command {
+        // The subcommand, then --db: anything after a `--` in `args` belongs to the job's command.
+        let mut cmd = Command::new(COSCHED);
+        cmd.arg(args[0]).arg("--db").arg(&self.db).args(&args[1..]);
+        cmd
+    }
+
+    fn start_manager(&mut self) {
+        assert!(self.manager.is_none());
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.manager_log)
+            .unwrap();
+        let mut cmd = self.cosched(&["manager", "--mpl", "2", "--quantum-ms", "20"]);
+        cmd.args(["--cgroup-parent", &self.parent])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        cosched_testkit::die_with_parent(&mut cmd, libc::SIGKILL);
+        self.manager = Some(cmd.spawn().unwrap());
+    }
+
+    /// Starts a manager and waits until it is up (its "managing" line: its SIGTERM handler is in place).
+    fn start_manager_ready(&mut self) {
+        let ready = |log: &Path| {
+            std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .matches("cosched manager: managing ")
+                .count()
+        };
+        let before = ready(&self.manager_log);
+        self.start_manager();
+        let t0 = Instant::now();
+        while ready(&self.manager_log) == before {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "the manager did not start:\n{}",
+                std::fs::read_to_string(&self.manager_log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// SIGKILL (or SIGTERM) to the manager, and waits for it; returns its exit status.
+    fn stop_manager(&mut self, signal: i32) -> std::process::ExitStatus {
+        let mut m = self.manager.take().expect("a manager runs");
+        // SAFETY: kill(2) on the pid of the child this test started and has not reaped.
+        unsafe { libc::kill(m.id() as i32, signal) };
+        m.wait().unwrap()
+    }
+
+    fn submit(&self, procs: u32, script: &str) -> i64 {
+        let out = self
+            .cosched(&["submit", "--procs", &procs.to_string(), "--mpl", "2"])
+            .args(["--", "sh", "-c", script])
+            .current_dir("/tmp")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "submit: {}", text(&out));
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    }
+
+    fn db(&self) -> Db {
+        Db::open(&self.db).unwrap()
+    }
+
+    /// Waits until every job is final; panics with the queue and the manager's log after `limit`.
+    fn wait_all_final(&self, limit: Duration) {
+        let t0 = Instant::now();
+        loop {
+            let jobs = self.db().jobs(None).unwrap();
+            if jobs.iter().all(|j| j.state.is_final()) {
+                return;
+            }
+            assert!(
+                t0.elapsed() < limit,
+                "jobs not finished after {limit:?}:\n{}\nmanager log:\n{}",
+                self.queue_table(),
+                std::fs::read_to_string(&self.manager_log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn queue_table(&self) -> String {
+        text(&self.cosched(&["queue"]).output().unwrap())
+    }
+
+    fn job_cgroups(&self) -> Vec<(i64, PathBuf)> {
+        cosched_manager::daemon::job_cgroups(&self.parent_dir)
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(mut m) = self.manager.take() {
+            let _ = m.kill();
+            let _ = m.wait();
+        }
+        // Only processes this test's managers started are in these cgroups.
+        let t0 = Instant::now();
+        loop {
+            let busy: usize = self
+                .job_cgroups()
+                .iter()
+                .map(|(_, d)| cgroup::kill_all(d))
+                .sum();
+            if busy == 0 || t0.elapsed() > Duration::from_secs(5) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for (_, d) in self.job_cgroups() {
+            let _ = cgroup::remove(&d);
+        }
+        let _ = cgroup::remove(&self.parent_dir);
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (cpuset cgroups); run the tests as root, as CI does"
+)]
+fn a_manager_killed_at_random_moments_runs_every_job_exactly_once() {
+    const TEST: &str = "a_manager_killed_at_random_moments_runs_every_job_exactly_once";
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = why_not_here() {
+        cosched_testkit::cannot_run(TEST, &why);
+        return;
+    }
+    let t_start = Instant::now();
+    let mut f = Fixture::new("kill");
+    let out = f.dir.path().join("ran");
+    const JOBS: usize = 24;
+    const KILLS: usize = 16;
+    let mut rng = Rng::new();
+    // The submitter: a stream of short jobs at random intervals, while the manager is killed and restarted.
+    let submitter = {
+        let db = f.db.clone();
+        let out = out.clone();
+        let gaps: Vec<u64> = (0..JOBS).map(|_| rng.below(150)).collect();
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            for gap in gaps {
+                std::thread::sleep(Duration::from_millis(gap));
+                let o = Command::new(COSCHED)
+                    .args(["submit", "--procs", "1", "--mpl", "2", "--db"])
+                    .arg(&db)
+                    .args(["--", "sh", "-c"])
+                    .arg(format!(
+                        "echo $COSCHED_SCS_JOB >> {}; sleep 0.2",
+                        out.display()
+                    ))
+                    .current_dir("/tmp")
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "submit: {}", text(&o));
+                ids.push(
+                    String::from_utf8_lossy(&o.stdout)
+                        .trim()
+                        .parse::<i64>()
+                        .unwrap(),
+                );
+            }
+            ids
+        })
+    };
+    // Every other kill comes within 5-60 ms of the start: in the middle of the recovery, or of a job's start.
+    for k in 0..KILLS {
+        f.start_manager();
+        let ms = if k % 2 == 0 {
+            50 + rng.below(500)
+        } else {
+            5 + rng.below(55)
+        };
+        std::thread::sleep(Duration::from_millis(ms));
+        f.stop_manager(libc::SIGKILL);
+    }
+    let ids = submitter.join().unwrap();
+    f.start_manager_ready();
+    f.wait_all_final(Duration::from_secs(90));
+    let status = f.stop_manager(libc::SIGTERM);
+    assert!(
+        status.success(),
+        "the manager stops cleanly on SIGTERM: {status}"
+    );
+
+    // Every job ran exactly once: one line each in the file the jobs write.
+    let mut lines: BTreeMap<i64, usize> = BTreeMap::new();
+    for l in std::fs::read_to_string(&out).unwrap_or_default().lines() {
+        *lines.entry(l.trim().parse().unwrap()).or_default() += 1;
+    }
+    let db = f.db();
+    let jobs = db.jobs(None).unwrap();
+    assert_eq!(jobs.len(), JOBS, "every submitted job is in the queue");
+    assert_eq!(
+        jobs.iter().map(|j| j.id).collect::<Vec<_>>(),
+        ids,
+        "ids are given in submission order"
+    );
+    let (mut unknown, mut requeued) = (0, 0);
+    for job in &jobs {
+        assert_eq!(
+            lines.get(&job.id),
+            Some(&1),
+            "job {} ran {} times\n{}",
+            job.id,
+            lines.get(&job.id).unwrap_or(&0),
+            f.queue_table()
+        );
+        assert_eq!(job.state, JobState::Done, "job {}: {:?}", job.id, job.note);
+        assert!(matches!(job.exit(), Exit::Code(0) | Exit::Unknown));
+        unknown += usize::from(job.exit() == Exit::Unknown);
+        // The history is complete: queued first, done last, every step an allowed transition, each time
+        // recorded in order.
+        let history = db.events(job.id).unwrap();
+        assert_eq!(history.first().unwrap().state, JobState::Queued);
+        assert_eq!(history.last().unwrap().state, JobState::Done);
+        for w in history.windows(2) {
+            assert!(w[0].at <= w[1].at);
+            assert!(
+                w[0].state == w[1].state || w[0].state.may_become(w[1].state),
+                "job {}: {:?} → {:?}",
+                job.id,
+                w[0].state,
+                w[1].state
+            );
+        }
+        requeued += history
+            .windows(2)
+            .filter(|w| w[0].state == JobState::Running && w[1].state == JobState::Queued)
+            .count();
+        assert!(job.started_at.unwrap() <= job.ended_at.unwrap());
+    }
+    assert!(f.job_cgroups().is_empty(), "every job's cgroup is removed");
+    let log = std::fs::read_to_string(&f.manager_log).unwrap();
+    let adopted = log.matches("re-adopted").count();
+    eprintln!(
+        "{JOBS} jobs, {KILLS} kill -9s: {adopted} re-adoptions, {unknown} ended while no manager ran (exit \
+         unknown), {requeued} queued again (never started); {:.1} s",
+        t_start.elapsed().as_secs_f64()
+    );
+}
+
+/// One consistent look at the partitions: each job cgroup's CPUs (read twice, unchanged in between) and the
+/// allowed CPUs of every process in it, read between the two.
+struct Sample {
+    cpus: BTreeMap<i64, Vec<u32>>,
+    /// (job, pid, the process's Cpus_allowed_list)
+    procs: Vec<(i64, u32, Vec<u32>)>,
+}
+
+fn sample(h: &Hierarchy, parent: &Path) -> Option<Sample> {
+    let dirs = cosched_manager::daemon::job_cgroups(parent);
+    let read = |dirs: &[(i64, PathBuf)]| -> Option<BTreeMap<i64, Vec<u32>>> {
+        dirs.iter()
+            .map(|(id, d)| Some((*id, h.cpus(d).ok()?)))
+            .collect()
+    };
+    let first = read(&dirs)?;
+    let mut procs = Vec::new();
+    for (id, d) in &dirs {
+        for pid in cgroup::procs(d) {
+            let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+                continue; // it exited
+            };
+            let allowed = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+            procs.push((*id, pid, cgroup::parse_cpu_list(allowed).ok()?));
+        }
+    }
+    let second = read(&dirs)?;
+    (first == second).then_some(Sample { cpus: first, procs })
+}
+
+/// Each job's partition sizes as they changed over time.
+type Sizes = BTreeMap<i64, Vec<usize>>;
+
+/// What is wrong with a sample: two partitions sharing a CPU, or a process allowed outside its partition.
+fn violations(s: &Sample) -> Vec<String> {
+    let mut out = Vec::new();
+    let parts: Vec<(&i64, &Vec<u32>)> = s.cpus.iter().collect();
+    for (i, (a, ca)) in parts.iter().enumerate() {
+        for (b, cb) in &parts[i + 1..] {
+            if ca.iter().any(|c| cb.contains(c)) {
+                out.push(format!("jobs {a} ({ca:?}) and {b} ({cb:?}) share a CPU"));
+            }
+        }
+    }
+    for (job, pid, allowed) in &s.procs {
+        let part = &s.cpus[job];
+        if allowed.iter().any(|c| !part.contains(c)) {
+            out.push(format!(
+                "pid {pid} of job {job} may run on {allowed:?}, outside its partition {part:?}"
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (cpuset cgroups); run the tests as root, as CI does"
+)]
+fn partitions_never_overlap_and_a_jobs_processes_never_leave_its_partition() {
+    const TEST: &str = "partitions_never_overlap_and_a_jobs_processes_never_leave_its_partition";
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = why_not_here() {
+        cosched_testkit::cannot_run(TEST, &why);
+        return;
+    }
+    let t_start = Instant::now();
+    let h = Hierarchy::detect().unwrap();
+    if h.machine_cpus().unwrap().len() != 2 {
+        cosched_testkit::cannot_run(
+            TEST,
+            "the schedule it checks is written for a 2-CPU machine",
+        );
+        return;
+    }
+    let mut f = Fixture::new("part");
+    f.start_manager_ready();
+    // Each job has 2 processes (MPL 2: it starts on 1 CPU and may grow to 2) and runs until the test
+    // releases it; three processes and more in its cgroup (the shell, a sleep, the polling sleeps).
+    let release_dir = f.dir.path().to_path_buf();
+    let job = |name: &str| {
+        format!(
+            "sleep 0.3 & while [ ! -e {}/release-{name} ]; do sleep 0.05; done; wait",
+            release_dir.display()
+        )
+    };
+    let release =
+        |name: &str| std::fs::write(release_dir.join(format!("release-{name}")), "").unwrap();
+    let mut seen: Sizes = BTreeMap::new();
+    let (mut samples, mut discarded, mut max_together) = (0usize, 0usize, 0usize);
+    let mut problems = Vec::new();
+    // Samples the partitions until `done` says the step is over, and enough times (60 s at most).
+    let mut watch = |seen: &mut Sizes, what: &str, done: &dyn Fn(&Db, &Sizes) -> bool| {
+        let t0 = Instant::now();
+        let mut here = 0;
+        loop {
+            match sample(&h, &f.parent_dir) {
+                Some(s) => {
+                    samples += 1;
+                    here += 1;
+                    let mut v = violations(&s);
+                    if !v.is_empty() {
+                        // The kernel updates the tasks just after the new set is readable: look again.
+                        std::thread::sleep(Duration::from_millis(2));
+                        v = sample(&h, &f.parent_dir)
+                            .map(|s| violations(&s))
+                            .unwrap_or_default();
+                    }
+                    problems.extend(v);
+                    max_together = max_together.max(s.cpus.len());
+                    for (id, cpus) in &s.cpus {
+                        let sizes = seen.entry(*id).or_default();
+                        if sizes.last() != Some(&cpus.len()) {
+                            sizes.push(cpus.len());
+                        }
+                    }
+                }
+                None => discarded += 1,
+            }
+            // At least 20 samples a step; at least 3 where the machine starves the test (other work on it).
+            let enough = here >= 20 || (here >= 3 && t0.elapsed() > Duration::from_secs(5));
+            if enough && done(&f.db(), seen) {
+                return;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "{what}: {}",
+                f.queue_table()
+            );
+            std::thread::sleep(Duration::from_millis(3));
+        }
+    };
+    let state = |db: &Db, id: i64| db.job(id).unwrap().unwrap().state;
+    // a alone: it starts on ceil(2 / 2) = 1 CPU and, with nothing waiting, grows to 2.
+    let a = f.submit(2, &job("a"));
+    watch(&mut seen, "a on 2 CPUs", &|_, seen| {
+        seen.get(&a).is_some_and(|s| s.contains(&2))
+    });
+    // b arrives and fits at its initial CPU: a shrinks to 1 first, then b starts on the other.
+    let b = f.submit(2, &job("b"));
+    watch(&mut seen, "b running", &|db, _| {
+        state(db, b) == JobState::Running
+    });
+    // c and d arrive: no CPU is free at initial allocations, so they wait (strict FCFS).
+    let c = f.submit(2, &job("c"));
+    let d = f.submit(2, &job("d"));
+    let t0 = Instant::now();
+    watch(&mut seen, "c and d waiting", &|_, _| {
+        t0.elapsed() > Duration::from_millis(300)
+    });
+    assert_eq!(state(&f.db(), c), JobState::Queued, "{}", f.queue_table());
+    assert_eq!(state(&f.db(), d), JobState::Queued, "{}", f.queue_table());
+    // a ends: c (the head) starts on its CPU; d still waits, so nobody grows.
+    release("a");
+    watch(&mut seen, "c running", &|db, _| {
+        state(db, c) == JobState::Running
+    });
+    assert_eq!(state(&f.db(), d), JobState::Queued);
+    // b and c end: d starts and, alone, grows to both CPUs.
+    release("b");
+    release("c");
+    watch(&mut seen, "d on 2 CPUs", &|_, seen| {
+        seen.get(&d).is_some_and(|s| s.contains(&2))
+    });
+    release("d");
+    watch(&mut seen, "all done", &|db, _| {
+        db.jobs(None).unwrap().iter().all(|j| j.state.is_final())
+    });
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(samples >= 6 * 3, "only {samples} samples");
+    assert_eq!(
+        seen[&a],
+        [2, 1],
+        "a: alone on 2 CPUs, then 1 when b arrived; {seen:?}"
+    );
+    assert_eq!(seen[&b], [1], "{seen:?}");
+    assert_eq!(seen[&c], [1], "{seen:?}");
+    assert_eq!(seen[&d].last(), Some(&2), "{seen:?}");
+    assert_eq!(
+        max_together, 2,
+        "two partitions side by side at most, on 2 CPUs"
+    );
+    let db = f.db();
+    for job in db.jobs(None).unwrap() {
+        assert_eq!(job.state, JobState::Done, "{}", f.queue_table());
+        assert_eq!(job.exit(), Exit::Code(0));
+    }
+    let status = f.stop_manager(libc::SIGTERM);
+    assert!(status.success());
+    eprintln!(
+        "{samples} consistent samples ({discarded} discarded mid-change), partition sizes {seen:?}, no overlap, \
+         no process outside its partition; {:.1} s",
+        t_start.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (cpuset cgroups, setuid); run the tests as root, as CI does"
+)]
+fn a_job_runs_as_its_submitter_and_cancel_kills_it_when_running() {
+    const TEST: &str = "a_job_runs_as_its_submitter_and_cancel_kills_it_when_running";
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = why_not_here() {
+        cosched_testkit::cannot_run(TEST, &why);
+        return;
+    }
+    let mut f = Fixture::new("user");
+    // As `sudo -u`'s caller would: SUDO_UID / SUDO_GID name the submitter (nobody, 65534).
+    let out = f
+        .cosched(&["submit", "--procs", "1", "--name", "as-nobody", "--"])
+        .args(["sh", "-c", "sleep 30 & wait"])
+        .env("SUDO_UID", "65534")
+        .env("SUDO_GID", "65534")
+        .current_dir("/tmp")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let id: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // A queued job behind nothing, cancelled before any manager runs: it never starts.
+    let queued = f.submit(1, "echo should-not-run");
+    let out = f
+        .cosched(&["cancel", &queued.to_string()])
+        .output()
+        .unwrap();
+    assert!(text(&out).contains("had not started"), "{}", text(&out));
+    f.start_manager_ready();
+    let t0 = Instant::now();
+    let pid = loop {
+        let job = f.db().job(id).unwrap().unwrap();
+        if let (JobState::Running, Some(pid)) = (job.state, job.pid) {
+            break pid;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{}",
+            f.queue_table()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(field("Uid:"), ["65534"; 4], "{status}");
+    assert_eq!(field("Gid:"), ["65534"; 4], "{status}");
+    assert!(
+        !field("Groups:").contains(&"0".to_string()),
+        "no root group: {status}"
+    );
+    let table = f.queue_table();
+    assert!(
+        table.contains("running") && table.contains("as-nobody"),
+        "{table}"
+    );
+    // Cancel it while it runs: the manager kills its processes and records it cancelled.
+    let out = f.cosched(&["cancel", &id.to_string()]).output().unwrap();
+    assert!(
+        out.status.success() && text(&out).contains("runs"),
+        "{}",
+        text(&out)
+    );
+    let t0 = Instant::now();
+    while f.db().job(id).unwrap().unwrap().state != JobState::Cancelled {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{}",
+            f.queue_table()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists() || {
+            // A zombie is gone from the cgroup; the manager reaps its own child at its next quantum.
+            std::thread::sleep(Duration::from_millis(200));
+            !Path::new(&format!("/proc/{pid}")).exists()
+        }
+    );
+    assert!(f.job_cgroups().is_empty());
+    assert_eq!(
+        f.db().job(queued).unwrap().unwrap().state,
+        JobState::Cancelled
+    );
+    assert!(f.stop_manager(libc::SIGTERM).success());
+    // Cancelling twice, or an unknown id, is an error that says why.
+    let out = f.cosched(&["cancel", &id.to_string()]).output().unwrap();
+    assert!(!out.status.success() && text(&out).contains("already ended (cancelled)"));
+    // --cleanup with nothing left: only the parent cgroup to remove.
+    let out = f
+        .cosched(&["manager", "--cleanup", "--cgroup-parent", &f.parent])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!f.parent_dir.exists(), "{}", text(&out));
+}
+
+#[test]
+fn bad_requests_are_refused_with_the_reason_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("scs.db");
+    let run = |args: &[&str]| {
+        let out = Command::new(COSCHED)
+            .arg(args[0])
+            .arg("--db")
+            .arg(&db)
+            .args(&args[1..])
+            .current_dir("/tmp")
+            .output()
+            .unwrap();
+        (out.status.success(), text(&out))
+    };
+    let cpus = Hierarchy::detect()
+        .and_then(|h| h.machine_cpus())
+        .map(|c| c.len())
+        .unwrap_or_else(|_| std::thread::available_parallelism().unwrap().get());
+    let too_many = (2 * cpus + 1).to_string();
+    for (args, says) in [
+        (
+            vec!["submit", "--procs", &too_many, "--mpl", "2", "--", "true"],
+            "CPUs at MPL 2",
+        ),
+        (
+            vec!["submit", "--procs", "1", "--mpl", "0", "--", "true"],
+            "MPL 0",
+        ),
+        (
+            vec!["submit", "--procs", "1", "--mpl", "1000", "--", "true"],
+            "above 64",
+        ),
+        (
+            vec!["submit", "--procs", "0", "--", "true"],
+            "at least one process",
+        ),
+        (vec!["submit", "--procs", "1", "--", ""], "no command"),
+        (
+            vec!["submit", "--procs", "x", "--", "true"],
+            "invalid value 'x'",
+        ),
+        (vec!["cancel", "abc"], "not a job id"),
+        (vec!["cancel", "7"], "no job 7"),
+    ] {
+        let (ok, out) = run(&args);
+        assert!(
+            !ok && out.contains(says),
+            "{args:?} should fail saying {says:?}: {out}"
+        );
+    }
+    // Nothing was queued by any of them.
+    if db.exists() {
+        assert!(Db::open(&db).unwrap().jobs(None).unwrap().is_empty());
+    }
+    let (ok, out) = run(&["submit", "--procs", "1", "--name", "fine", "--", "true"]);
+    assert!(ok && out.trim_start().starts_with('1'), "{out}");
+    assert!(out.contains("no manager runs"), "{out}");
+    let (ok, out) = run(&["cancel", "9"]);
+    assert!(!ok && out.contains("ids run from 1 to 1"), "{out}");
+    let (ok, out) = run(&["queue"]);
+    assert!(
+        ok && out.contains("queued") && out.contains("fine"),
+        "{out}"
+    );
+    let (ok, out) = run(&["queue", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert!(
+        ok && v["state"] == "queued" && v["history"][0]["state"] == "queued",
+        "{out}"
+    );
+}

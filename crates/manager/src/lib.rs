@@ -1,0 +1,33 @@
+//! The real Self Co-Scheduling manager — seed `001_cc73854eda2a0ea6.txt` (Utrera, Corbalán, Labarta), §3.1
+//! and §4.2: a FCFS launcher and a user-level CPU manager (CPUM) that share a machine by *space*. Each job
+//! gets a partition of CPUs — here a cpuset cgroup — and the CPUM re-partitions at every quantum:
+//!
+//! ```text
+//! initial(P, MPL) = ceil(P / MPL)                       a job starts on this many CPUs (eq. 1, rounded up)
+//! admission       : strict FCFS — the queue's head starts iff Σ initial(running) + initial(head) <= CPUs
+//! a job waits     → every running job shrinks back to its initial allocation
+//! none waits      → the free CPUs are shared out equally (Re_allocation = Initial + Free / Running),
+//!                   never more CPUs than processes
+//! placement       : rank r of P on a partition of A CPUs → its CPU floor(r · A / P) (block, rank order)
+//! ```
+//! The rules are the policy core's (`cosched_policy::scs`); this crate applies them to a real machine:
+//!
+//! - [`db`]: the queue and the manager's state in SQLite, every transition one transaction with its history;
+//! - [`plan`]: one quantum's decision (who starts, each partition's CPUs, shrinks before grows), pure;
+//! - [`cgroup`]: cpuset cgroups on v1 or v2 (`<parent>/cosched-scs-<id>`);
+//! - [`spawn`]: a job's command started as its submitter, born in its partition, with a start marker;
+//! - [`daemon`]: the quantum loop and the crash rules (a `kill -9` loses no job and runs none twice);
+//! - [`cli`]: `cosched submit`, `queue`, `cancel` and `manager`.
+//!
+//! A job's command is started once, in its partition, with `COSCHED_SCS_PROCS` (its processes),
+//! `COSCHED_SCS_CPUS` (its partition when it started), `COSCHED_SCS_JOB` and `COSCHED_SCS_CGROUP` (whose
+//! `cpuset.cpus` holds its partition as it changes); an `mpirun` under it places its ranks inside the
+//! partition. Pinning each rank in rank order (`cosched_policy::scs::rank_slot`) inside the partition is the
+//! launcher's job: the kernel resets every task's affinity to the partition each time the manager rewrites it.
+
+pub mod cgroup;
+pub mod cli;
+pub mod daemon;
+pub mod db;
+pub mod plan;
+pub mod spawn;
