@@ -54,6 +54,30 @@ pub fn die_with_parent(command: &mut Command, signal: i32) -> &mut Command {
     }
 }
 
+/// The committed fuzz corpus of `target` (`fuzz/corpus/<target>/`: the seeds and every input the fuzzer kept),
+/// for replay as ordinary tests on stable: each file's name and bytes, in name order. Panics when the directory
+/// is missing or empty, so a renamed target cannot turn its replay into a pass over nothing.
+pub fn fuzz_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
+    let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("fuzz corpus {}: {e}", dir.display()))
+        .map(|entry| {
+            let path = entry.expect("corpus entry").path();
+            let bytes = std::fs::read(&path)
+                .unwrap_or_else(|e| panic!("fuzz corpus file {}: {e}", path.display()));
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                bytes,
+            )
+        })
+        .collect();
+    assert!(!inputs.is_empty(), "fuzz corpus {} is empty", dir.display());
+    inputs.sort();
+    inputs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,28 +128,4 @@ mod tests {
         );
         assert!(skipped, "with the variable 0, it skips");
     }
-}
-
-/// The committed fuzz corpus of `target` (`fuzz/corpus/<target>/`: the seeds and every input the fuzzer kept),
-/// for replay as ordinary tests on stable: each file's name and bytes, in name order. Panics when the directory
-/// is missing or empty, so a renamed target cannot turn its replay into a pass over nothing.
-pub fn fuzz_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
-        .join(target);
-    let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("fuzz corpus {}: {e}", dir.display()))
-        .map(|entry| {
-            let path = entry.expect("corpus entry").path();
-            let bytes = std::fs::read(&path)
-                .unwrap_or_else(|e| panic!("fuzz corpus file {}: {e}", path.display()));
-            (
-                path.file_name().unwrap().to_string_lossy().into_owned(),
-                bytes,
-            )
-        })
-        .collect();
-    assert!(!inputs.is_empty(), "fuzz corpus {} is empty", dir.display());
-    inputs.sort();
-    inputs
 }
