@@ -480,7 +480,12 @@ impl Dcs {
     fn demote(&mut self, ctx: &mut Ctx, job: u64, tgid: u32, tids: Vec<u32>) {
         let mut any = false;
         for tid in tids {
-            if !matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. })) {
+            // Only a thread that wants its CPU yields it: one that is blocked uses none, and at nice 19 it would
+            // only wait behind every other task at its next wake-up.
+            let wants_cpu = ctx
+                .task(tid)
+                .is_none_or(|t| t.on_cpu != 0 || t.preempted != 0);
+            if wants_cpu && !matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. })) {
                 any |= ctx.nice(tid, 19);
             }
         }
@@ -770,8 +775,16 @@ impl Policy for Dcs {
                     // Nobody left on its CPU to yield to.
                     self.note(ctx, tgid, tid, LIFTED);
                     ctx.restore(tid);
+                } else if !repaid && (task.on_cpu != 0 || task.preempted != 0) {
+                    // Still paying back: it wants its CPU and yields it.
                 } else if !repaid {
-                    // Still paying back.
+                    // Blocked while paying back: it repays nothing by waiting at nice 19 (a blocked thread is
+                    // credited only what it runs), it only waits behind every other task at its next wake-up —
+                    // a message, a child's exit: LAMMPS's end under demotion took tens of seconds beside a hog
+                    // (docs/lab-local.md). Its own attributes back; while the job is in debt its boosts stay
+                    // refused, and if it overdraws again it is lowered again.
+                    self.note(ctx, tgid, tid, LIFTED);
+                    ctx.restore(tid);
                 } else if has_unread(&task) && task.on_cpu == 0 {
                     // A peer sent while this thread was demoted and waits for the reply: start the next
                     // coscheduled burst now instead of waiting for the next flagged arrival.
@@ -1399,6 +1412,31 @@ mod tests {
                 "uid {uid}"
             );
         }
+    }
+
+    #[test]
+    fn a_demoted_thread_that_blocks_gets_its_own_attributes_back_while_the_job_repays() {
+        let mut e = two_process_job();
+        // Process 10 boosted at 1 ms overdraws by its window's end (50 ms used): the job is demoted, both threads
+        // (runnable) at nice 19.
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        set_cpu(&e, 10, 50 * MILLIS);
+        e.on_timer(1500 * US);
+        for tid in [10, 11] {
+            assert_eq!(
+                e.tracker.thread(tid).unwrap().mode,
+                Mode::Niced { nice: 19 }
+            );
+        }
+        // 11 blocks (waits for a message, a child...). At the tick the job is still in debt and overdrawn: 10,
+        // runnable, stays lowered; 11 is given its own attributes back, and the job's demotion leaves it be.
+        e.probe.tasks.borrow_mut().get_mut(&11).unwrap().preempted = 0;
+        e.on_tick(10 * MILLIS);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Niced { nice: 19 });
+        assert_eq!(e.tracker.thread(11).unwrap().mode, Mode::Normal);
+        // Its next arrival is still refused by the budget: the job has not repaid.
+        e.on_arrival(&arrival(11, 2, 11 * MILLIS), 11 * MILLIS);
+        assert_eq!(count(&e, REFUSED_BUDGET), 1);
     }
 
     #[test]
