@@ -597,20 +597,18 @@ impl Db {
 
     /// running → done / failed / cancelled, with the time and a note, in one transaction.
     pub fn finish(&mut self, id: i64, to: JobState, note: &str) -> Result<()> {
-        let tx = self.write_tx()?;
-        transition(&tx, id, JobState::Running, to, note)?;
-        tx.execute(
-            "UPDATE jobs SET ended_at = ?1, note = ?2 WHERE id = ?3",
-            params![now(), note, id],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.end(id, JobState::Running, to, note)
     }
 
     /// queued → failed: it can no longer start (a request the manager's machine or MPL cannot meet).
     pub fn fail_queued(&mut self, id: i64, note: &str) -> Result<()> {
+        self.end(id, JobState::Queued, JobState::Failed, note)
+    }
+
+    /// `from` → the final state `to`, with the end time and a note, in one transaction.
+    fn end(&mut self, id: i64, from: JobState, to: JobState, note: &str) -> Result<()> {
         let tx = self.write_tx()?;
-        transition(&tx, id, JobState::Queued, JobState::Failed, note)?;
+        transition(&tx, id, from, to, note)?;
         tx.execute(
             "UPDATE jobs SET ended_at = ?1, note = ?2 WHERE id = ?3",
             params![now(), note, id],

@@ -390,9 +390,17 @@ impl Dcs {
     /// Returns `(may_boost, overdrawn, repaid)`, or `None` for a job without a budget or BPF entry.
     fn settle(&mut self, ctx: &Ctx, job: u64) -> Option<(bool, bool, bool)> {
         let now = ctx.now();
-        ctx.job_cpu(job)?;
         let account = *self.accounts.get(&job)?;
         let b = self.budgets.get_mut(&account)?;
+        // Each job's CPU time now, read once (a BPF map lookup each); none for `job`: nothing to settle.
+        let cpus: HashMap<u64, Nanos> = b
+            .jobs
+            .keys()
+            .filter_map(|&j| Some((j, ctx.job_cpu(j)?)))
+            .collect();
+        if !cpus.contains_key(&job) {
+            return None;
+        }
         let wall = now.saturating_sub(b.settled_ns);
         let mut fair: Nanos = 0;
         let mut used_now = HashMap::new();
@@ -400,7 +408,7 @@ impl Dcs {
         let mut boosted = b.boosted;
         let jobs: Vec<u64> = b.jobs.keys().copied().collect();
         for j in jobs {
-            if let (Some(cpu), Some(entry)) = (ctx.job_cpu(j), b.jobs.get_mut(&j)) {
+            if let (Some(&cpu), Some(entry)) = (cpus.get(&j), b.jobs.get_mut(&j)) {
                 entry.1 = cpu.max(entry.1);
             }
             for tid in ctx.tids_of_job(j) {

@@ -190,14 +190,12 @@ impl Policy for Pb {
             })
             .collect();
         // The scan resumes after the process boosted last (or the one before where it would stand, if it left).
-        let last = self
-            .last
-            .map(|pid| tgids.partition_point(|&t| t <= pid).checked_sub(1));
-        let last = match last {
-            Some(Some(i)) => Some(i),
-            Some(None) => Some(tgids.len() - 1),
-            None => None,
-        };
+        let last = self.last.map(|pid| {
+            tgids
+                .partition_point(|&t| t <= pid)
+                .checked_sub(1)
+                .unwrap_or(tgids.len() - 1)
+        });
         match next_to_boost(&candidates, last) {
             Some(i) => {
                 let (tgid, tid) = (tgids[i], receivers[i].expect("a candidate has a receiver"));

@@ -772,7 +772,7 @@ fn cells(rows: &[SummaryRow], names: [&str; 2], k: u32) -> Option<[String; 3]> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::claims::{judge_all, scheduler};
+    use super::super::claims::scheduler;
     use super::*;
     use cosched_lab::output::Ratio;
     use cosched_report::headlines::Headline;
@@ -782,9 +782,13 @@ mod tests {
     use cosched_report::Source;
     use std::collections::BTreeMap;
 
-    /// The seed's headlines in a run.
+    /// The seed's headlines in a run, as `cosched reproduce` judges them.
     fn claims(results: &SeedResults) -> Vec<Headline> {
-        judge_all(SEED, results, SIM_CLAIMS, REAL_CLAIMS)
+        super::super::SEEDS
+            .iter()
+            .find(|s| s.id == SEED)
+            .expect("seed 000 is in SEEDS")
+            .judge(results)
     }
 
     fn e(mean: f64) -> Estimate {
