@@ -1,6 +1,7 @@
 //! SIGINT / SIGTERM / SIGHUP turn into a flag that every waiting loop of the lab checks, so an interrupted
 //! experiment unwinds through its guards (processes, cgroups, namespaces) instead of dying with them in place.
 
+use nix::sys::signal::{SigSet, Signal};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -12,13 +13,15 @@ pub fn install() -> std::io::Result<Arc<AtomicBool>> {
         return Ok(flag.clone());
     }
     let flag = Arc::new(AtomicBool::new(false));
-    for signal in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(signal, flag.clone())?;
+    let mut stop_signals = SigSet::empty();
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        signal_hook::flag::register(signal as i32, flag.clone())?;
+        stop_signals.add(signal);
     }
+    // A blocked signal stays pending and its handler never runs; the mask survives exec, so a lab started by a
+    // harness that blocks SIGINT could not be stopped (a CI run sat out a 60 s experiment so). Unblocked in
+    // this thread, which the lab's later threads inherit; a kill to the process reaches it here.
+    stop_signals.thread_unblock()?;
     Ok(INTERRUPTED.get_or_init(|| flag).clone())
 }
 

@@ -418,10 +418,17 @@ pub fn manager(args: ManagerArgs) -> Result<()> {
         );
     }
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(signal, Arc::clone(&stop))
+    let mut stop_signals = nix::sys::signal::SigSet::empty();
+    for signal in [nix::sys::signal::SIGTERM, nix::sys::signal::SIGINT] {
+        signal_hook::flag::register(signal as i32, Arc::clone(&stop))
             .context("installing the SIGTERM / SIGINT handler")?;
+        stop_signals.add(signal);
     }
+    // A blocked signal never reaches its handler and the mask survives exec: a manager started by a harness
+    // that blocks them could not be stopped. Threads started later inherit this thread's mask.
+    stop_signals
+        .thread_unblock()
+        .context("unblocking SIGTERM / SIGINT")?;
     daemon::Manager::open(cfg)?.run(&stop)
 }
 
