@@ -390,6 +390,12 @@ impl crate::ctx::Probe for Observer {
     fn local_waiting_since(&self, cpu: u32) -> Option<u64> {
         Observer::local_waiting_since(self, cpu)
     }
+    fn socket_queues(
+        &self,
+        tgids: &[u32],
+    ) -> std::collections::HashMap<u32, Vec<cosched_policy::predictive::SocketQueue>> {
+        crate::sockets::sample(tgids)
+    }
 }
 
 /// The value under `key` in a hash map of BPF, read as `T` (`None`: no entry, or a failed read).

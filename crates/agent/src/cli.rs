@@ -111,9 +111,19 @@ impl FromArgMatches for AgentArgs {
 
 impl Args for AgentArgs {
     fn augment_args(cmd: clap::Command) -> clap::Command {
+        // Policies share flag groups (`dcs`, `pred` and `dyn` have the same boost and budget flags): each flag is
+        // added once, under the heading of the first policy that has it; every policy reads it by its id.
         policy::registry()
             .iter()
-            .fold(CoreArgs::augment_args(cmd), |cmd, entry| (entry.flags)(cmd))
+            .fold(CoreArgs::augment_args(cmd), |cmd, entry| {
+                let flags = (entry.flags)(clap::Command::new(entry.name));
+                let new: Vec<clap::Arg> = flags
+                    .get_arguments()
+                    .filter(|a| cmd.get_arguments().all(|b| b.get_id() != a.get_id()))
+                    .cloned()
+                    .collect();
+                cmd.args(new)
+            })
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
@@ -683,6 +693,20 @@ mod tests {
          spaces boost starts, because its CPU-time budget holds fairness (docs/lab-dcs.md)",
     )];
 
+    /// A default as written: a number (compared as one: 500 = 500.0) or a word (`false`).
+    #[derive(Debug, PartialEq)]
+    enum FlagDefault {
+        Number(f64),
+        Word(String),
+    }
+
+    impl FlagDefault {
+        fn of(text: &str) -> FlagDefault {
+            text.parse()
+                .map_or_else(|_| FlagDefault::Word(text.to_string()), FlagDefault::Number)
+        }
+    }
+
     #[test]
     fn every_registry_parameter_of_the_agents_policies_is_an_agent_flag_with_the_same_default() {
         let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
@@ -709,14 +733,19 @@ mod tests {
                             param.name
                         )
                     });
-                let agent: f64 = arg
+                // Numbers compare as numbers (500 = 500.0), switches as words (false).
+                let agent = arg
                     .get_default_values()
                     .first()
-                    .and_then(|v| v.to_str()?.parse().ok())
-                    .unwrap_or_else(|| panic!("--{long} has no numeric default"));
-                let registry: f64 = param.default.parse().unwrap_or_else(|_| {
-                    panic!("{policy}.{} default {:?}", param.name, param.default)
-                });
+                    .and_then(|v| v.to_str())
+                    .map(FlagDefault::of)
+                    .or_else(|| {
+                        // A switch: off unless given.
+                        matches!(arg.get_action(), clap::ArgAction::SetTrue)
+                            .then(|| FlagDefault::of("false"))
+                    })
+                    .unwrap_or_else(|| panic!("--{long} has no default"));
+                let registry = FlagDefault::of(&param.default);
                 let excused = AGENT_DEFAULT_DIFFERS
                     .iter()
                     .any(|(p, n, _)| *p == policy && *n == param.name);
@@ -728,7 +757,7 @@ mod tests {
                 } else {
                     assert_eq!(
                         agent, registry,
-                        "--{long} defaults to {agent}, the registry's {policy}.{} to {registry}",
+                        "--{long} defaults to {agent:?}, the registry's {policy}.{} to {registry:?}",
                         param.name
                     );
                 }

@@ -14,8 +14,9 @@ use crate::actuator::{self, ActError, Actuate};
 use crate::intf;
 use crate::stats::Counters;
 use crate::tracker::{Mode, Tracker};
+use cosched_policy::predictive::SocketQueue;
 use cosched_policy::Nanos;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What the engine reads from (and tells) the BPF side.
 pub trait Probe {
@@ -35,6 +36,8 @@ pub trait Probe {
     fn local_waiting_since(&self, _cpu: u32) -> Option<Nanos> {
         None
     }
+    /// The queues of every socket each of `tgids` holds, bytes ([`crate::sockets::sample`]).
+    fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>>;
 }
 
 /// The mechanism's settings.
@@ -173,6 +176,12 @@ impl Ctx<'_> {
             .processes_of(job)
             .flat_map(|p| self.tracker.tids_of(p.tgid))
             .collect()
+    }
+
+    /// The queues of every socket each of `tgids` holds, bytes: a few `/proc` reads per process, once a tick
+    /// at most.
+    pub fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>> {
+        self.probe.socket_queues(tgids)
     }
 
     /// The tracked processes, ascending.

@@ -455,6 +455,7 @@ pub(crate) mod tests {
     use crate::intf;
     use crate::policy::Counter;
     use crate::sched::{self, SchedAttr};
+    use cosched_policy::predictive::SocketQueue;
     use std::cell::RefCell;
     use std::collections::{HashMap, HashSet};
 
@@ -552,6 +553,8 @@ pub(crate) mod tests {
         pub kicked: RefCell<Vec<(u32, Nanos)>>,
         /// The processes of each job ([`add_job`]).
         pub job_tgids: RefCell<HashMap<u64, Vec<u32>>>,
+        /// The socket queues of each process (none: no sockets).
+        pub sockets: RefCell<HashMap<u32, Vec<SocketQueue>>>,
     }
 
     impl Probe for FakeProbe {
@@ -584,6 +587,13 @@ pub(crate) mod tests {
         }
         fn local_waiting_since(&self, _cpu: u32) -> Option<Nanos> {
             *self.waiting.borrow()
+        }
+        fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>> {
+            let sockets = self.sockets.borrow();
+            tgids
+                .iter()
+                .map(|t| (*t, sockets.get(t).cloned().unwrap_or_default()))
+                .collect()
         }
     }
 

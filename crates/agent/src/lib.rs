@@ -91,6 +91,7 @@ pub mod intf;
 pub mod policy;
 pub mod proto;
 pub mod sched;
+pub mod sockets;
 pub mod stats;
 pub mod tracker;
 

@@ -21,11 +21,18 @@ pub fn install() -> Result<()> {
         SaFlags::empty(),
         SigSet::empty(),
     );
+    let mut stop_signals = SigSet::empty();
     for signal in [Signal::SIGTERM, Signal::SIGINT] {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe { sigaction(signal, &action) }
             .with_context(|| format!("installing the {signal} handler"))?;
+        stop_signals.add(signal);
     }
+    // A program started with them blocked (the mask survives fork and exec: a harness that blocks SIGTERM
+    // passes it on) would never see its stop and run its whole duration.
+    stop_signals
+        .thread_unblock()
+        .context("unblocking SIGTERM / SIGINT")?;
     Ok(())
 }
 

@@ -193,6 +193,42 @@ impl Freq {
     }
 }
 
+/// Every task's `freq`, keyed by `K` (the agent: a process id), as [`crate::dcs::DcsState`] keeps every
+/// process's `Tp`.
+#[derive(Clone, Debug)]
+pub struct FreqTable<K> {
+    pub params: FreqParams,
+    freq: std::collections::HashMap<K, Freq>,
+}
+
+impl<K: std::hash::Hash + Eq + Copy> FreqTable<K> {
+    pub fn new(params: FreqParams) -> Self {
+        FreqTable {
+            params,
+            freq: std::collections::HashMap::new(),
+        }
+    }
+
+    /// `freq` of `task` (0 before its first sample).
+    pub fn freq(&self, task: K) -> u64 {
+        self.freq.get(&task).map_or(0, |f| f.value)
+    }
+
+    /// One evaluation of `task`, whose sockets hold `sockets`, with `counter` ticks left ([`Freq::evaluate`]:
+    /// no sample and no change at 0). Returns its `freq`.
+    pub fn evaluate(&mut self, task: K, counter: u32, sockets: &[SocketQueue]) -> u64 {
+        let params = self.params;
+        let f = self.freq.entry(task).or_default();
+        f.evaluate(counter, sockets, params);
+        f.value
+    }
+
+    /// Drops a task that exited.
+    pub fn forget(&mut self, task: K) {
+        self.freq.remove(&task);
+    }
+}
+
 /// Periodic Boost's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PbParams {

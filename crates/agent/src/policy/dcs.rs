@@ -24,6 +24,9 @@
 //!    want. A user's account outlives their last job while it is in debt: the next job starts in that debt
 //!    (and repays it in the fair class) instead of with a fresh burst.
 //!
+//! Step 1 is this policy's *rule* for whom to boost ([`RuleConfig`]); `--policy pred` and `--policy dyn` are this
+//! same policy with the predictive rule of seed `003` in its place ([`super::pred`]), everything else unchanged.
+//!
 //! If both allow it, the receiving thread is boosted for `--boost-us` and `Tp` = now; a refusal by either leaves
 //! `Tp` (a boost that did not happen preempted nobody). At the end of the window the boost is extended while
 //! arrivals keep coming and the budget allows, else the thread's own attributes come back. Unless
@@ -95,6 +98,7 @@ use crate::policy::{
 };
 use cosched_policy::budget::{Budget, BudgetParams};
 use cosched_policy::dcs::{DcsDecision, DcsParams, DcsState, NodeNow};
+use cosched_policy::predictive::{FreqParams, FreqTable, Rounding};
 use cosched_policy::Nanos;
 use std::collections::HashMap;
 
@@ -111,10 +115,10 @@ pub const AGENT_ONLY: &[(&str, &str)] = &[
     ("no_demote", "only refuse boosts past the budget, never lower an overdrawn job"),
 ];
 
-/// `cosched agent --policy dcs` flags.
+/// The boost and budget flags of every budgeted policy (`dcs`, `pred`, `dyn`): how a boost is carried out and
+/// paid for, whoever the rule picks.
 #[derive(clap::Args, Debug, Clone)]
-#[command(next_help_heading = "Policy dcs (DCS + budget)")]
-pub struct DcsFlags {
+pub struct BoostFlags {
     /// Length of a boost window; further arrivals extend it.
     #[arg(long, default_value_t = 500)]
     pub boost_us: u64,
@@ -127,16 +131,6 @@ pub struct DcsFlags {
     /// kernel's softirq and RCU threads — wait at most this long behind one boost.
     #[arg(long, default_value_t = 20.0)]
     pub max_boost_ms: f64,
-    /// DCS exponent E in `2^E (Tc - Tp) + C >= Tq R` (seed: -1 spin-only, 2 spin-block). The default 2 (with
-    /// C = 0) only spaces boost starts Tq R / 4 apart: the CPU-time budget, not E and C, holds fairness here.
-    #[arg(long, default_value_t = 2, allow_hyphen_values = true)]
-    pub exponent: i32,
-    /// DCS constant C (seed: 0 spin-only, 100 spin-block).
-    #[arg(long, default_value_t = 0.0)]
-    pub constant_ms: f64,
-    /// DCS minimum quantum Tq; default: the kernel tick (CONFIG_HZ from /boot/config-*, else 4000).
-    #[arg(long)]
-    pub quantum_us: Option<u64>,
     /// Budget: multiplier of the fair CPU share 1/R, in ppm (1000000 = exactly fair).
     #[arg(long, default_value_t = BudgetParams::DEFAULT.slack_ppm)]
     pub slack_ppm: u64,
@@ -157,25 +151,15 @@ pub struct DcsFlags {
     pub no_demote: bool,
 }
 
-impl DcsFlags {
-    /// Validates the flags.
-    pub fn resolve(&self, host: &Host) -> anyhow::Result<DcsConfig> {
+impl BoostFlags {
+    /// Validates the flags into the policy's parameters, with `rule` deciding whom to boost.
+    pub fn resolve(&self, rule: RuleConfig) -> anyhow::Result<DcsConfig> {
         if !(10..=10_000_000).contains(&self.boost_us) {
             anyhow::bail!(
                 "--boost-us must be in 10..=10000000 (10 µs to 10 s), got {}",
                 self.boost_us
             );
         }
-        let quantum_ns = match self.quantum_us {
-            Some(0) => anyhow::bail!("--quantum-us must be positive"),
-            Some(q) => us(q, "quantum-us")?,
-            None => host.kernel_tick_ns,
-        };
-        let dcs = DcsParams {
-            exponent: self.exponent,
-            constant_ns: ms(self.constant_ms, "constant-ms")?,
-        };
-        dcs.validate()?;
         let budget = BudgetParams {
             slack_ppm: self.slack_ppm,
             burst_ns: ms(self.burst_ms, "burst-ms")?,
@@ -189,11 +173,45 @@ impl DcsFlags {
             window_ns,
             max_extend_ns: us(self.max_extend_us, "max-extend-us")?.max(window_ns),
             max_boost_ns: ms(self.max_boost_ms, "max-boost-ms")?.max(window_ns),
-            dcs,
-            quantum_ns,
+            rule,
             budget,
             demote: !self.no_demote,
         })
+    }
+}
+
+/// `cosched agent --policy dcs` flags.
+#[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "Policy dcs (DCS + budget)")]
+pub struct DcsFlags {
+    #[command(flatten)]
+    pub boost: BoostFlags,
+    /// DCS exponent E in `2^E (Tc - Tp) + C >= Tq R` (seed: -1 spin-only, 2 spin-block). The default 2 (with
+    /// C = 0) only spaces boost starts Tq R / 4 apart: the CPU-time budget, not E and C, holds fairness here.
+    #[arg(long, default_value_t = 2, allow_hyphen_values = true)]
+    pub exponent: i32,
+    /// DCS constant C (seed: 0 spin-only, 100 spin-block).
+    #[arg(long, default_value_t = 0.0)]
+    pub constant_ms: f64,
+    /// DCS minimum quantum Tq; default: the kernel tick (CONFIG_HZ from /boot/config-*, else 4000).
+    #[arg(long)]
+    pub quantum_us: Option<u64>,
+}
+
+impl DcsFlags {
+    /// Validates the flags.
+    pub fn resolve(&self, host: &Host) -> anyhow::Result<DcsConfig> {
+        let quantum_ns = match self.quantum_us {
+            Some(0) => anyhow::bail!("--quantum-us must be positive"),
+            Some(q) => us(q, "quantum-us")?,
+            None => host.kernel_tick_ns,
+        };
+        let params = DcsParams {
+            exponent: self.exponent,
+            constant_ns: ms(self.constant_ms, "constant-ms")?,
+        };
+        params.validate()?;
+        self.boost.resolve(RuleConfig::Dcs { params, quantum_ns })
     }
 }
 
@@ -212,14 +230,105 @@ pub struct DcsConfig {
     pub max_extend_ns: Nanos,
     /// `--max-boost-ms`, ns (at least one window).
     pub max_boost_ns: Nanos,
-    /// `E`, `C`.
-    pub dcs: DcsParams,
-    /// `Tq`, ns.
-    pub quantum_ns: Nanos,
+    /// Whom to boost.
+    pub rule: RuleConfig,
     pub budget: BudgetParams,
     /// Demote overdrawn jobs and park spin-waiters (else only refuse).
     pub demote: bool,
 }
+
+/// Whom a budgeted policy boosts: the rule that says whether a process's waiting receiver should run now (the
+/// budget then says whether its job may).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RuleConfig {
+    /// DCS (seeds `000`, `002`): `2^E (Tc - Tp) + C >= Tq R`, `Tp` the process's last boost, `Tq` in ns.
+    Dcs {
+        params: DcsParams,
+        quantum_ns: Nanos,
+    },
+    /// PRED or DYN (seed `003`): the process's moving average of its socket queues is positive ([`super::pred`]).
+    Predictive(FreqParams),
+}
+
+/// A rule and its state.
+enum Rule {
+    Dcs {
+        /// `Tp` per process (tgid).
+        state: DcsState<u32>,
+        quantum_ns: Nanos,
+    },
+    /// `freq` per process (tgid).
+    Predictive(FreqTable<u32>),
+}
+
+impl Rule {
+    fn new(cfg: RuleConfig) -> Rule {
+        match cfg {
+            RuleConfig::Dcs { params, quantum_ns } => Rule::Dcs {
+                state: DcsState::new(params),
+                quantum_ns,
+            },
+            RuleConfig::Predictive(params) => Rule::Predictive(FreqTable::new(params)),
+        }
+    }
+
+    /// Whether the rule wants a waiting receiver of process `tgid`, on a CPU where `R` is `r_milli`
+    /// thousandths, to run now.
+    fn wants(&self, tgid: u32, now: Nanos, r_milli: u32) -> bool {
+        match self {
+            Rule::Dcs { state, quantum_ns } => {
+                let node = NodeNow {
+                    now,
+                    min_quantum: *quantum_ns,
+                    run_queue_len: intf::r_tasks(r_milli),
+                };
+                state.consider(tgid, false, node) == DcsDecision::Boost
+            }
+            Rule::Predictive(p) => p.freq(tgid) > 0,
+        }
+    }
+
+    /// The counter of an arrival the rule refused.
+    fn refused(&self) -> &'static str {
+        match self {
+            Rule::Dcs { .. } => REFUSED_DCS,
+            Rule::Predictive(_) => REFUSED_PRED,
+        }
+    }
+
+    /// A boost of `tgid` was carried out (DCS: `Tp` = now), or one ran its full length (it counts as one that
+    /// began now).
+    fn record_boost(&mut self, tgid: u32, now: Nanos) {
+        if let Rule::Dcs { state, .. } = self {
+            state.record_boost(tgid, now);
+        }
+    }
+
+    fn forget(&mut self, tgid: u32) {
+        match self {
+            Rule::Dcs { state, .. } => state.forget(tgid),
+            Rule::Predictive(p) => p.forget(tgid),
+        }
+    }
+}
+
+/// Counter: an arrival refused because its process's `freq` was 0 (`pred`, `dyn`).
+pub const REFUSED_PRED: &str = "refused_pred";
+/// Counter: a waiting thread boosted at the tick because its process's `freq` was positive (`pred`, `dyn`).
+pub const PREDICTED_BOOSTS: &str = "predicted_boosts";
+
+const REFUSED_PRED_COUNTER: Counter = Counter {
+    name: REFUSED_PRED,
+    refusal: true,
+    description:
+        "arrivals refused: the receiver's process had held no data on its sockets lately (freq = 0)",
+};
+const PREDICTED_BOOSTS_COUNTER: Counter = Counter {
+    name: PREDICTED_BOOSTS,
+    refusal: false,
+    description:
+        "threads waiting for their CPU boosted at the tick: their process's freq was positive",
+};
 
 /// Counter: an arrival needed no boost (the receiver got its CPU by itself, or had no competitor, R <= 1).
 pub const NOT_NEEDED: &str = "not_needed";
@@ -242,59 +351,86 @@ pub const GROUP_DEMOTIONS: &str = "group_demotions";
 /// Counter: a job's session given its own nice back once the job repaid.
 pub const GROUP_LIFTED: &str = "group_lifted";
 
+const NOT_NEEDED_COUNTER: Counter = Counter {
+    name: NOT_NEEDED,
+    refusal: false,
+    description: "arrivals that needed no boost: the receiver got its CPU by itself, or R <= 1",
+};
+const REFUSED_DCS_COUNTER: Counter = Counter {
+    name: REFUSED_DCS,
+    refusal: true,
+    description: "arrivals DCS refused: 2^E (Tc - Tp) + C < Tq R",
+};
+const REFUSED_BUDGET_COUNTER: Counter = Counter {
+    name: REFUSED_BUDGET,
+    refusal: true,
+    description: "arrivals the budget refused: the job had had its share",
+};
+const EXTENDED_COUNTER: Counter = Counter {
+    name: EXTENDED,
+    refusal: false,
+    description: "boost windows extended because arrivals kept coming",
+};
+const DEMOTIONS_COUNTER: Counter = Counter {
+    name: DEMOTIONS,
+    refusal: false,
+    description: "jobs (overdrawn) or processes (parked) lowered to nice 19",
+};
+const PARKS_COUNTER: Counter = Counter {
+    name: PARKS,
+    refusal: false,
+    description: "processes parked: spin-waiting for a peer that stopped answering",
+};
+const REPAID_BOOSTS_COUNTER: Counter = Counter {
+    name: REPAID_BOOSTS,
+    refusal: false,
+    description: "demoted threads holding an unread message, boosted once repaid",
+};
+const LIFTED_COUNTER: Counter = Counter {
+    name: LIFTED,
+    refusal: false,
+    description: "demoted threads restored: repaid and not spin-waiting, or alone on their CPU",
+};
+const GROUP_DEMOTIONS_COUNTER: Counter = Counter {
+    name: GROUP_DEMOTIONS,
+    refusal: false,
+    description:
+        "overdrawn jobs alone in their session whose session (autogroup) was lowered to nice 19",
+};
+const GROUP_LIFTED_COUNTER: Counter = Counter {
+    name: GROUP_LIFTED,
+    refusal: false,
+    description: "sessions given their own nice back once their job repaid",
+};
+
 /// The statistics section of `--policy dcs`.
 pub const COUNTERS: &[Counter] = &[
-    Counter {
-        name: NOT_NEEDED,
-        refusal: false,
-        description: "arrivals that needed no boost: the receiver got its CPU by itself, or R <= 1",
-    },
-    Counter {
-        name: REFUSED_DCS,
-        refusal: true,
-        description: "arrivals DCS refused: 2^E (Tc - Tp) + C < Tq R",
-    },
-    Counter {
-        name: REFUSED_BUDGET,
-        refusal: true,
-        description: "arrivals the budget refused: the job had had its share",
-    },
-    Counter {
-        name: EXTENDED,
-        refusal: false,
-        description: "boost windows extended because arrivals kept coming",
-    },
-    Counter {
-        name: DEMOTIONS,
-        refusal: false,
-        description: "jobs (overdrawn) or processes (parked) lowered to nice 19",
-    },
-    Counter {
-        name: PARKS,
-        refusal: false,
-        description: "processes parked: spin-waiting for a peer that stopped answering",
-    },
-    Counter {
-        name: REPAID_BOOSTS,
-        refusal: false,
-        description: "demoted threads holding an unread message, boosted once repaid",
-    },
-    Counter {
-        name: LIFTED,
-        refusal: false,
-        description: "demoted threads restored: repaid and not spin-waiting, or alone on their CPU",
-    },
-    Counter {
-        name: GROUP_DEMOTIONS,
-        refusal: false,
-        description:
-            "overdrawn jobs alone in their session whose session (autogroup) was lowered to nice 19",
-    },
-    Counter {
-        name: GROUP_LIFTED,
-        refusal: false,
-        description: "sessions given their own nice back once their job repaid",
-    },
+    NOT_NEEDED_COUNTER,
+    REFUSED_DCS_COUNTER,
+    REFUSED_BUDGET_COUNTER,
+    EXTENDED_COUNTER,
+    DEMOTIONS_COUNTER,
+    PARKS_COUNTER,
+    REPAID_BOOSTS_COUNTER,
+    LIFTED_COUNTER,
+    GROUP_DEMOTIONS_COUNTER,
+    GROUP_LIFTED_COUNTER,
+];
+
+/// The statistics section of `--policy pred` and `--policy dyn`: the same, with the predictive rule's rows in
+/// place of DCS's refusal.
+pub const PREDICTIVE_COUNTERS: &[Counter] = &[
+    NOT_NEEDED_COUNTER,
+    REFUSED_PRED_COUNTER,
+    PREDICTED_BOOSTS_COUNTER,
+    REFUSED_BUDGET_COUNTER,
+    EXTENDED_COUNTER,
+    DEMOTIONS_COUNTER,
+    PARKS_COUNTER,
+    REPAID_BOOSTS_COUNTER,
+    LIFTED_COUNTER,
+    GROUP_DEMOTIONS_COUNTER,
+    GROUP_LIFTED_COUNTER,
 ];
 
 /// Whose budget a job spends: its owner's, or for a job of root its own.
@@ -349,8 +485,8 @@ impl AccountBudget {
 /// The policy.
 pub struct Dcs {
     cfg: DcsConfig,
-    /// `Tp` per process (tgid).
-    state: DcsState<u32>,
+    /// Whom to boost.
+    rule: Rule,
     /// One budget per account.
     budgets: HashMap<Account, AccountBudget>,
     /// Each live job's account.
@@ -363,7 +499,7 @@ impl Dcs {
     pub fn new(cfg: DcsConfig) -> Dcs {
         Dcs {
             cfg,
-            state: DcsState::new(cfg.dcs),
+            rule: Rule::new(cfg.rule),
             budgets: HashMap::new(),
             accounts: HashMap::new(),
             ext: HashMap::new(),
@@ -449,14 +585,6 @@ impl Dcs {
         ))
     }
 
-    fn node(&self, now: Nanos, r: u32) -> NodeNow {
-        NodeNow {
-            now,
-            min_quantum: self.cfg.quantum_ns,
-            run_queue_len: r,
-        }
-    }
-
     /// Boosts `tid` for a window and records `Tp`, if carried out.
     fn boost(&mut self, ctx: &mut Ctx, tgid: u32, tid: u32) -> bool {
         let now = ctx.now();
@@ -468,7 +596,7 @@ impl Dcs {
                 b.boosted = true;
             }
         }
-        self.state.record_boost(tgid, now);
+        self.rule.record_boost(tgid, now);
         self.ext.insert(tid, self.cfg.window_ns);
         true
     }
@@ -524,9 +652,8 @@ impl Dcs {
             // boost would only meet the RT throttle (950 ms/s) later.
             return Some(NOT_NEEDED);
         }
-        let node = self.node(ctx.now(), intf::r_tasks(a.r_milli));
-        if self.state.consider(a.tgid, false, node) != DcsDecision::Boost {
-            return Some(REFUSED_DCS);
+        if !self.rule.wants(a.tgid, ctx.now(), a.r_milli) {
+            return Some(self.rule.refused());
         }
         // The budget as of the last tick (at most --tick-ms old): updating it here would put two map lookups on
         // every reaction's path. A refusal here leaves Tp: no boost, no preemption.
@@ -569,27 +696,81 @@ impl Dcs {
     }
 }
 
+impl Dcs {
+    /// The predictive rule's tick: sample every managed process's socket queues into its `freq` (only while its
+    /// job may boost: the seed's `counter > 0`), then boost each thread of a process with `freq > 0` that waits
+    /// for its CPU behind another task.
+    fn predict(&mut self, ctx: &mut Ctx, may_boost: &HashMap<u64, bool>) {
+        let Rule::Predictive(predictor) = &mut self.rule else {
+            return;
+        };
+        let tgids = ctx.tgids();
+        let queues = ctx.socket_queues(&tgids);
+        let mut favoured = Vec::new();
+        for &tgid in &tgids {
+            let may = ctx
+                .process(tgid)
+                .and_then(|p| may_boost.get(&p.job).copied())
+                .unwrap_or(false);
+            // The seed's `counter > 0`: the job's budget allows a boost.
+            let counter = u32::from(may);
+            let freq =
+                predictor.evaluate(tgid, counter, queues.get(&tgid).map_or(&[], Vec::as_slice));
+            if may && freq > 0 {
+                favoured.push(tgid);
+            }
+        }
+        for tgid in favoured {
+            for tid in ctx.tids_of(tgid) {
+                let (Some(thread), Some(task)) = (ctx.thread(tid), ctx.task(tid)) else {
+                    continue;
+                };
+                let waiting =
+                    task.on_cpu == 0 && task.preempted != 0 && intf::shares_cpu(task.r_milli);
+                if waiting && thread.mode == Mode::Normal && self.boost(ctx, tgid, tid) {
+                    self.note(ctx, tgid, tid, PREDICTED_BOOSTS);
+                }
+            }
+        }
+    }
+}
+
 impl Policy for Dcs {
     fn describe(&self) -> Vec<String> {
         let c = &self.cfg;
-        vec![
+        let mut out = vec![
             format!("boost_us={}", c.window_ns / 1000),
             format!("max_extend_us={}", c.max_extend_ns / 1000),
             format!("max_boost_ms={}", c.max_boost_ns as f64 / 1e6),
-            format!("exponent={}", c.dcs.exponent),
-            format!("constant_ms={}", c.dcs.constant_ns as f64 / 1e6),
-            format!("quantum_us={}", c.quantum_ns / 1000),
+        ];
+        out.extend(match c.rule {
+            RuleConfig::Dcs { params, quantum_ns } => vec![
+                format!("exponent={}", params.exponent),
+                format!("constant_ms={}", params.constant_ns as f64 / 1e6),
+                format!("quantum_us={}", quantum_ns / 1000),
+            ],
+            RuleConfig::Predictive(p) => vec![
+                format!("counted={:?}", p.counted),
+                format!("p_percent={}", p.p_percent),
+                format!("ceiling={}", p.rounding == Rounding::Ceiling),
+            ],
+        });
+        out.extend([
             format!("slack_ppm={}", c.budget.slack_ppm),
             format!("burst_ms={}", c.budget.burst_ns as f64 / 1e6),
             format!("floor_ms={}", c.budget.floor_ns as f64 / 1e6),
             format!("demote_ms={}", c.budget.demote_ns as f64 / 1e6),
             format!("resume_ms={}", c.budget.resume_ns as f64 / 1e6),
             format!("demote={}", c.demote),
-        ]
+        ]);
+        out
     }
 
     fn counters(&self) -> &'static [Counter] {
-        COUNTERS
+        match self.rule {
+            Rule::Dcs { .. } => COUNTERS,
+            Rule::Predictive(_) => PREDICTIVE_COUNTERS,
+        }
     }
 
     fn on_process_arrival(&mut self, ctx: &mut Ctx, tgid: u32) {
@@ -627,7 +808,7 @@ impl Policy for Dcs {
     }
 
     fn on_process_exit(&mut self, tgid: u32) {
-        self.state.forget(tgid);
+        self.rule.forget(tgid);
     }
 
     fn on_job_end(&mut self, job: u64) {
@@ -715,7 +896,7 @@ impl Policy for Dcs {
         if !short {
             // A boost that ran its full length counts for DCS as one that began now: the next may start only
             // `Tq R / 2^E` after it (the seed's spacing of boosts), and meanwhile the CPU's other tasks run.
-            self.state.record_boost(tgid, now);
+            self.rule.record_boost(tgid, now);
         }
         if may && contested && short && last_arrival > since && last_arrival + window > now {
             // Arrivals keep coming: extend, doubling the step up to --max-extend-us so that a long exchange
@@ -743,6 +924,10 @@ impl Policy for Dcs {
     }
 
     fn tick_needed(&self) -> bool {
+        // The predictive rule samples every process's sockets at every tick (the seed's goodness evaluations).
+        if matches!(self.rule, Rule::Predictive(_)) {
+            return true;
+        }
         // A job in debt repays at the tick's settlements, and an arrival is refused until one sees it repaid.
         // Otherwise, with nothing boosted or lowered, a settlement cannot change a decision: without a boost
         // the balance does not fall below zero (`settle_unboosted`).
@@ -751,10 +936,12 @@ impl Policy for Dcs {
 
     fn on_tick(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
+        let mut may_boost = HashMap::new();
         for job in ctx.live_jobs() {
-            let Some((_, over, repaid)) = self.settle(ctx, job) else {
+            let Some((may, over, repaid)) = self.settle(ctx, job) else {
                 continue;
             };
+            may_boost.insert(job, may);
             if !self.cfg.demote {
                 continue;
             }
@@ -797,12 +984,7 @@ impl Policy for Dcs {
                     // A peer sent while this thread was demoted and waits for the reply: start the next
                     // coscheduled burst now instead of waiting for the next flagged arrival.
                     // If DCS refuses, it has work all the same: its own attributes back, not nice 19.
-                    if self
-                        .state
-                        .consider(tgid, false, self.node(now, intf::r_tasks(task.r_milli)))
-                        == DcsDecision::Boost
-                        && self.boost(ctx, tgid, tid)
-                    {
+                    if self.rule.wants(tgid, now, task.r_milli) && self.boost(ctx, tgid, tid) {
                         self.note(ctx, tgid, tid, REPAID_BOOSTS);
                     } else {
                         self.note(ctx, tgid, tid, LIFTED);
@@ -830,6 +1012,9 @@ impl Policy for Dcs {
                 }
             }
         }
+        if let Rule::Predictive(_) = self.rule {
+            self.predict(ctx, &may_boost);
+        }
     }
 }
 
@@ -853,11 +1038,13 @@ mod tests {
             window_ns: 500 * US,
             max_extend_ns: 4 * MILLIS,
             max_boost_ns: 20 * MILLIS,
-            dcs: DcsParams {
-                exponent: 2,
-                constant_ns: 0,
+            rule: RuleConfig::Dcs {
+                params: DcsParams {
+                    exponent: 2,
+                    constant_ns: 0,
+                },
+                quantum_ns: 4 * MILLIS,
             },
-            quantum_ns: 4 * MILLIS,
             budget: BudgetParams {
                 slack_ppm: 1_000_000,
                 burst_ns: 20 * MILLIS,
@@ -1493,11 +1680,17 @@ mod tests {
             kernel_tick_ns: 4 * MILLIS,
         };
         let c = Cmd::parse_from(["x"]).flags.resolve(&host).unwrap();
+        assert_eq!((c.window_ns, c.max_extend_ns), (500 * US, 4 * MILLIS));
         assert_eq!(
-            (c.window_ns, c.max_extend_ns, c.quantum_ns),
-            (500 * US, 4 * MILLIS, 4 * MILLIS)
+            c.rule,
+            RuleConfig::Dcs {
+                params: DcsParams {
+                    exponent: 2,
+                    constant_ns: 0
+                },
+                quantum_ns: 4 * MILLIS
+            }
         );
-        assert_eq!(c.dcs.exponent, 2);
         assert_eq!(c.budget, BudgetParams::DEFAULT);
         let bad = Cmd::parse_from(["x", "--burst-ms=-1"])
             .flags

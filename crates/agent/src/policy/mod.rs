@@ -26,11 +26,13 @@
 //! |---|---|---|
 //! | `dcs` | [`dcs`]: DCS fairness rule + CPU-time budget, extend / demote / park / restore | `000_e8004e1596fde6a5.txt`, `002_53dfbd94bd660dc4.txt` |
 //! | `pb` | [`pb`]: Periodic Boost, one waiting receiver with an unread message per period, round robin | `001_cc73854eda2a0ea6.txt` |
+//! | `pred`, `dyn` | [`pred`]: predictive coscheduling — the waiting threads of processes whose sockets held data lately, under `dcs`'s budget | `003_d5c4b72e5fa91aa6.txt` |
 
 pub mod dcs;
 #[cfg(test)]
 pub mod idle;
 pub mod pb;
+pub mod pred;
 pub mod registry;
 
 pub use registry::{find, registry, Entry, DEFAULT_POLICY};

@@ -1,7 +1,7 @@
 //! The registry of the agent's policies: one line per policy, the one place `--policy NAME` is looked up.
 //! An unknown name is an error that lists the valid ones.
 
-use crate::policy::{dcs, pb, Host, Policy, PolicyFlags};
+use crate::policy::{dcs, pb, pred, Host, Policy, PolicyFlags};
 
 /// One row of the registry.
 pub struct Entry {
@@ -53,6 +53,18 @@ pub fn registry() -> Vec<Entry> {
     vec![
         Entry::of::<dcs::DcsFlags>("dcs", dcs::SUMMARY, &["dcs", "budget"], dcs::AGENT_ONLY),
         Entry::of::<pb::PbFlags>("pb", pb::SUMMARY, &["pb"], pb::AGENT_ONLY),
+        Entry::of::<pred::PredFlags>(
+            "pred",
+            pred::PRED_SUMMARY,
+            &["pred", "budget"],
+            pred::AGENT_ONLY,
+        ),
+        Entry::of::<pred::DynFlags>(
+            "dyn",
+            pred::DYN_SUMMARY,
+            &["dyn", "budget"],
+            pred::AGENT_ONLY,
+        ),
         #[cfg(test)]
         Entry::of::<super::idle::IdleFlags>(
             "idle",
@@ -175,11 +187,14 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("In the simulator only"))
             .unwrap();
-        assert!(line.contains("pred") && line.contains("scs"), "{line}");
-        assert!(
-            !line.contains("pb") && !line.contains("budget") && !line.contains("none"),
-            "{line}"
-        );
+        assert!(line.contains("scs") && line.contains("fifo"), "{line}");
+        for agent_kind in ["pb", "pred", "dyn", "budget", "none"] {
+            assert!(
+                !line.contains(&format!(" {agent_kind},"))
+                    && !line.ends_with(&format!(" {agent_kind}")),
+                "{line}"
+            );
+        }
     }
 
     #[test]
