@@ -486,7 +486,7 @@ mod tests {
     }
 
     fn table() -> DocTable {
-        let mut t = DocTable::new("demo-fig1", &["q (s)", "MMR | %"]).with_notes("Mean of 3.");
+        let mut t = DocTable::new("demo-fig1", ["q (s)", "MMR | %"]).with_notes("Mean of 3.");
         t.push(vec!["0.2".into(), "9.42".into()]);
         t.push(vec!["0.4".into(), "9.07".into()]);
         t.stamped(&stamp())
@@ -596,7 +596,7 @@ mod tests {
     #[test]
     fn an_unstamped_table_is_not_written() {
         let dir = repo(&[], &[]);
-        let err = DocTable::new("x", &["a"])
+        let err = DocTable::new("x", ["a"])
             .write(&dir.path().join(DATA_DIR))
             .unwrap_err()
             .to_string();
@@ -629,7 +629,7 @@ mod tests {
 
     #[test]
     fn a_number_edited_by_hand_is_found() {
-        let page = format!("{}", table().render_block());
+        let page = table().render_block();
         let dir = repo(
             &[("docs/page.md", &page.replace("9.42", "9.43"))],
             &[table()],
