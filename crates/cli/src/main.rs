@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod docs;
 mod reproduce;
 
 /// Coscheduling for parallel jobs on shared Linux machines and clusters.
@@ -18,6 +19,9 @@ enum Command {
     /// The main job: seed 000's experiments in the simulator and, where the machine allows it (root, BPF), the
     /// real ping-pong with and without the agent, then both side by side.
     Reproduce(reproduce::ReproduceArgs),
+    /// The docs' measured tables: `docs tables` re-renders each from its committed data (docs/data/*.json);
+    /// `--check` only verifies them.
+    Docs(docs::DocsArgs),
     /// Run a simulated experiment file (TOML) and write its table, CSV/JSON and plots.
     Sim(cosched_sim::cli::SimArgs),
     /// Measure the simulator's speed: events per second and the 1,000,000-round-trip Latency run.
@@ -47,6 +51,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Reproduce(args) => reproduce::run(args),
+        Command::Docs(args) => docs::run(args),
         Command::Sim(args) => cosched_sim::cli::run(args),
         Command::SimBench(args) => cosched_sim::cli::bench(args),
         Command::Bench(args) => cosched_bench::cli::run(args),

@@ -28,6 +28,7 @@ use claims::{RealCheck, SimCheck};
 use clap::Args;
 use cosched_lab::output::ComparisonRow;
 use cosched_report::claims::Claim;
+use cosched_report::docdata::{self, DocTable, Stamp};
 use cosched_report::headlines::{self, Headline, Scale};
 use cosched_report::summary::{summarize, SummaryRow};
 use cosched_report::table::Style;
@@ -54,6 +55,10 @@ pub struct ReproduceArgs {
     /// (DIR/sim-vs-real.md for seed 000).
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
+    /// Also write each seed's measured tables for the docs, built from this run's results, as DIR/<name>.json
+    /// (`--doc-data docs/data`, then `cosched docs tables` to re-render the pages). Full scale only.
+    #[arg(long, value_name = "DIR")]
+    pub doc_data: Option<PathBuf>,
 }
 
 /// What one seed's claims are computed from: this run's summaries.
@@ -93,6 +98,9 @@ pub struct Seed {
     pub real_claims: &'static [(&'static Claim, RealCheck)],
     /// An extra comparison file of the seed, if any.
     pub comparison: Option<Comparison>,
+    /// The seed's measured tables in the docs (`docs/data/<name>.json`), built from this run's results, if it
+    /// has any; an `Err` says what the run lacks.
+    pub doc_tables: Option<DocTables>,
     /// Whether `cosched reproduce` with no seed named runs it: a seed whose full-scale simulation takes minutes
     /// (001, 002) runs only when named, so that the default stays a few minutes.
     pub by_default: bool,
@@ -104,6 +112,9 @@ impl Seed {
         claims::judge_all(self.id, results, self.sim_claims, self.real_claims)
     }
 }
+
+/// A seed's tables for the docs, from this run's results (not yet stamped).
+pub type DocTables = fn(&SeedResults) -> Result<Vec<DocTable>, String>;
 
 /// A seed's extra comparison file: its name under the results directory and its text in this run (`None` when
 /// the run lacks what it needs).
@@ -125,6 +136,7 @@ pub const SEEDS: &[Seed] = &[
             file: "sim-vs-real.md",
             render: seed_000::sim_vs_real,
         }),
+        doc_tables: Some(seed_000::doc_tables),
         by_default: true,
     },
     Seed {
@@ -136,6 +148,7 @@ pub const SEEDS: &[Seed] = &[
         real_claims: seed_001::REAL_CLAIMS,
         comparison: None,
         // Several minutes at full scale on two cores (docs/sim-scs.md): `cosched reproduce 001`.
+        doc_tables: None,
         by_default: false,
     },
     Seed {
@@ -147,6 +160,7 @@ pub const SEEDS: &[Seed] = &[
         real_claims: seed_002::REAL_CLAIMS,
         comparison: None,
         // About 3 CPU-minutes at full scale (docs/sim-nt.md): `cosched reproduce 002`.
+        doc_tables: None,
         by_default: false,
     },
     Seed {
@@ -157,6 +171,7 @@ pub const SEEDS: &[Seed] = &[
         sim_claims: seed_003::SIM_CLAIMS,
         real_claims: seed_003::REAL_CLAIMS,
         comparison: None,
+        doc_tables: Some(seed_003::doc_tables),
         by_default: true,
     },
     Seed {
@@ -170,6 +185,7 @@ pub const SEEDS: &[Seed] = &[
             file: "dynamicq-figures.md",
             render: seed_004::figures,
         }),
+        doc_tables: Some(seed_004::doc_tables),
         by_default: false,
     },
 ];
@@ -191,6 +207,11 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     } else {
         Scale::Full
     };
+    if args.doc_data.is_some() && args.quick {
+        anyhow::bail!(
+            "--doc-data writes the docs' measured tables, which are full scale: leave out --quick"
+        );
+    }
     let lab_unavailable = if args.sim_only {
         Some("--sim-only".to_string())
     } else {
@@ -234,6 +255,9 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
                 println!("\n{text}\nwrote {}", path.display());
             }
         }
+        if let (Some(dir), Some(build)) = (&args.doc_data, seed.doc_tables) {
+            write_doc_tables(seed, build, &results, dir)?;
+        }
         all.extend(seed.judge(&results));
     }
 
@@ -252,6 +276,28 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             path.display(),
             lab_failures.join("\n")
         );
+    }
+    Ok(())
+}
+
+/// Writes the seed's docs tables from this run into `dir`, each stamped with the command that re-measures it
+/// alone, this commit and this machine.
+fn write_doc_tables(
+    seed: &Seed,
+    build: DocTables,
+    results: &SeedResults,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let tables =
+        build(results).map_err(|e| anyhow::anyhow!("seed {}: its docs tables: {e}", seed.id))?;
+    let stamp = Stamp::here(&format!(
+        "cosched reproduce {} --sim-only --doc-data {}",
+        seed.id,
+        docdata::DATA_DIR
+    ));
+    for table in tables {
+        let path = table.stamped(&stamp).write(dir)?;
+        println!("wrote {} (then `cosched docs tables`)", path.display());
     }
     Ok(())
 }

@@ -14,6 +14,7 @@
 //! |---|---|
 //! | [`schema`] | `Measurement`, `RunRecord`, `JobResult`, `Histogram` |
 //! | [`claims`] | a headline claim as data: the paper's words, statistics, thresholds given once, interval-aware verdicts |
+//! | [`docdata`] | figures from data: a measured table of the docs as `docs/data/<name>.json`, rendered between markers in the pages and checked against them |
 //! | [`fairness`] | `F = N × Tc / Te` of one process |
 //! | [`headlines`] | a seed paper's headline claims against this run's results (`results/headlines.json`) |
 //! | [`stats`] | mean and 90 % Student-t confidence interval (the seed's statistic); mean, min, max of a run's values |
@@ -24,6 +25,7 @@
 
 pub mod buckets;
 pub mod claims;
+pub mod docdata;
 pub mod fairness;
 pub mod headlines;
 pub mod plot;

@@ -5,6 +5,7 @@
 //! its CPU time, its fairness `F = N × Tc / Te`, the competitors' F, the work rate and the correctness count.
 //! The job table (Mixed workload, Figures 7–8) has one line per job.
 
+use crate::docdata::DocTable;
 use crate::stats::Estimate;
 use crate::summary::SummaryRow;
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_BORDERS_ONLY};
@@ -69,46 +70,64 @@ pub fn render_summary(rows: &[SummaryRow]) -> String {
     render_summary_styled(rows, Style::Terminal)
 }
 
+/// The main table's header.
+const SUMMARY_HEADER: [&str; 9] = [
+    "configuration",
+    "competitors",
+    "runs",
+    "response s (90% CI)",
+    "CPU s",
+    "job F",
+    "competitor F",
+    "rate /s",
+    "work done",
+];
+
+/// The main table's cells, one row per point.
+pub fn summary_cells(rows: &[SummaryRow]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|r| {
+            let work = if r.incomplete_runs == 0 {
+                format!("{}", r.work_done)
+            } else {
+                format!(
+                    "{}/{} ({} incomplete)",
+                    r.work_done, r.work_expected, r.incomplete_runs
+                )
+            };
+            vec![
+                r.config.clone(),
+                r.competitors.to_string(),
+                r.runs.to_string(),
+                with_interval(&r.response_s),
+                significant(r.cpu_s.mean),
+                format!("{:.3}", r.job_fairness.mean),
+                r.competitor_fairness
+                    .map_or("-".into(), |f| format!("{:.3}", f.mean)),
+                significant(r.rate_per_s.mean),
+                work,
+            ]
+        })
+        .collect()
+}
+
 /// The main table drawn in `style`.
 pub fn render_summary_styled(rows: &[SummaryRow], style: Style) -> String {
-    let mut table = new_table(
-        style,
-        &[
-            "configuration",
-            "competitors",
-            "runs",
-            "response s (90% CI)",
-            "CPU s",
-            "job F",
-            "competitor F",
-            "rate /s",
-            "work done",
-        ],
-    );
-    for r in rows {
-        let work = if r.incomplete_runs == 0 {
-            format!("{}", r.work_done)
-        } else {
-            format!(
-                "{}/{} ({} incomplete)",
-                r.work_done, r.work_expected, r.incomplete_runs
-            )
-        };
-        table.add_row(vec![
-            r.config.clone(),
-            r.competitors.to_string(),
-            r.runs.to_string(),
-            with_interval(&r.response_s),
-            significant(r.cpu_s.mean),
-            format!("{:.3}", r.job_fairness.mean),
-            r.competitor_fairness
-                .map_or("-".into(), |f| format!("{:.3}", f.mean)),
-            significant(r.rate_per_s.mean),
-            work,
-        ]);
+    let mut table = new_table(style, &SUMMARY_HEADER);
+    for cells in summary_cells(rows) {
+        table.add_row(cells);
     }
     right_align_from(&mut table, 1);
     table.to_string()
+}
+
+/// The main table as a docs table (`docs/data/<name>.json`), not yet stamped.
+pub fn summary_doc_table(name: &str, rows: &[SummaryRow]) -> DocTable {
+    let mut table = DocTable::new(name, SUMMARY_HEADER);
+    for cells in summary_cells(rows) {
+        table.push(cells);
+    }
+    table
 }
 
 /// One line per job per point (for workloads with sequential jobs, e.g. the seed's Mixed workload).
@@ -116,35 +135,92 @@ pub fn render_jobs(rows: &[SummaryRow]) -> String {
     render_jobs_styled(rows, Style::Terminal)
 }
 
+/// The job table's header.
+const JOBS_HEADER: [&str; 7] = [
+    "configuration",
+    "competitors",
+    "job",
+    "role",
+    "response s (90% CI)",
+    "CPU s",
+    "F",
+];
+
+/// The job table's cells, one row per job per point.
+pub fn jobs_cells(rows: &[SummaryRow]) -> Vec<Vec<String>> {
+    rows.iter()
+        .flat_map(|r| {
+            r.jobs.iter().map(|j| {
+                vec![
+                    r.config.clone(),
+                    r.competitors.to_string(),
+                    j.name.clone(),
+                    format!("{:?}", j.role).to_lowercase(),
+                    with_interval(&j.response_s),
+                    significant(j.cpu_s.mean),
+                    format!("{:.3}", j.fairness.mean),
+                ]
+            })
+        })
+        .collect()
+}
+
 /// The job table drawn in `style`.
 pub fn render_jobs_styled(rows: &[SummaryRow], style: Style) -> String {
-    let mut table = new_table(
-        style,
-        &[
-            "configuration",
-            "competitors",
-            "job",
-            "role",
-            "response s (90% CI)",
-            "CPU s",
-            "F",
-        ],
-    );
-    for r in rows {
-        for j in &r.jobs {
-            table.add_row(vec![
-                r.config.clone(),
-                r.competitors.to_string(),
-                j.name.clone(),
-                format!("{:?}", j.role).to_lowercase(),
-                with_interval(&j.response_s),
-                significant(j.cpu_s.mean),
-                format!("{:.3}", j.fairness.mean),
-            ]);
-        }
+    let mut table = new_table(style, &JOBS_HEADER);
+    for cells in jobs_cells(rows) {
+        table.add_row(cells);
     }
     right_align_from(&mut table, 4);
     table.to_string()
+}
+
+/// The job table as a docs table, not yet stamped.
+pub fn jobs_doc_table(name: &str, rows: &[SummaryRow]) -> DocTable {
+    let mut table = DocTable::new(name, JOBS_HEADER);
+    for cells in jobs_cells(rows) {
+        table.push(cells);
+    }
+    table
+}
+
+/// At the largest competitor count, each configuration's mean response time as a multiple of the fastest
+/// configuration's, and its job F: `(competitors, [(configuration, ratio, F)])`, `None` without rows.
+pub fn ratios_at_most_competitors(rows: &[SummaryRow]) -> Option<(u32, Vec<[String; 3]>)> {
+    let most = rows.iter().map(|r| r.competitors).max()?;
+    let at: Vec<&SummaryRow> = rows.iter().filter(|r| r.competitors == most).collect();
+    let best = at
+        .iter()
+        .map(|r| r.response_s.mean)
+        .fold(f64::INFINITY, f64::min);
+    let lines = at
+        .iter()
+        .map(|r| {
+            [
+                r.config.clone(),
+                significant(r.response_s.mean / best),
+                format!("{:.3}", r.job_fairness.mean),
+            ]
+        })
+        .collect();
+    Some((most, lines))
+}
+
+/// [`ratios_at_most_competitors`] as a docs table, not yet stamped.
+pub fn ratios_doc_table(name: &str, rows: &[SummaryRow]) -> DocTable {
+    let (most, lines) = ratios_at_most_competitors(rows).unwrap_or((0, Vec::new()));
+    let mut table = DocTable::new(
+        name,
+        [
+            "configuration".to_string(),
+            format!("response time / fastest at {most} competitors"),
+            "job F".to_string(),
+        ],
+    );
+    for line in lines {
+        table.push(line.to_vec());
+    }
+    table
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use super::claims::{
 use super::{RealResults, SeedResults};
 use cosched_lab::output::ComparisonRow;
 use cosched_report::claims::{Claim, Measured, Part, Test, Threshold, Value};
+use cosched_report::docdata::DocTable;
 use cosched_report::headlines::Backend;
 use cosched_report::summary::SummaryRow;
 use cosched_report::table::significant;
@@ -768,6 +769,29 @@ fn cells(rows: &[SummaryRow], names: [&str; 2], k: u32) -> Option<[String; 3]> {
         format!("{:.2}", with.job_fairness.mean),
         comp,
     ])
+}
+
+// ---- the figures' tables ----
+
+/// The tables of `docs/sim-dcs.md` from this run (`--doc-data`): each experiment's summary table, as
+/// `cosched sim` prints it, and its ratios at the most competitors; Mixed's job table too.
+pub fn doc_tables(results: &SeedResults) -> Result<Vec<DocTable>, String> {
+    use cosched_report::table::{jobs_doc_table, ratios_doc_table, summary_doc_table};
+    let rows = |name: &'static str| Experiment::of(results, name).map(|e| e.rows);
+    let mut tables = Vec::new();
+    for (name, experiment) in [
+        ("dcs-fig3-latency", LATENCY),
+        ("dcs-fig4-barrier", BARRIER),
+        ("dcs-fig9-ablation", ABLATION),
+    ] {
+        let rows = rows(experiment)?;
+        tables.push(summary_doc_table(name, rows));
+        tables.push(ratios_doc_table(&format!("{name}-ratios"), rows));
+    }
+    let mixed = rows(MIXED)?;
+    tables.push(summary_doc_table("dcs-fig7-mixed", mixed));
+    tables.push(jobs_doc_table("dcs-fig7-mixed-jobs", mixed));
+    Ok(tables)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use super::claims::{
 };
 use super::SeedResults;
 use cosched_report::claims::{Claim, Measured, Test, Threshold, Value};
+use cosched_report::docdata::DocTable;
 use cosched_report::headlines::Backend;
 use cosched_report::summary::SummaryRow;
 
@@ -291,6 +292,71 @@ fn master_slave_dyn_p(results: &SeedResults) -> Measured {
             vec![slowdown],
         ))
     })
+}
+
+// ---- the figures' tables ----
+
+/// A model as the docs' tables head it: `DYN .1` for `DYN P=0.1`.
+fn short(model: &str) -> String {
+    model.replace(" P=0", " ")
+}
+
+/// Every K of an experiment, ascending.
+fn ks(e: &Experiment) -> Vec<u32> {
+    let mut ks: Vec<u32> = e.rows.iter().map(|r| r.competitors).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
+}
+
+/// The mean execution time (s) of each model at each K, one column per (part, model).
+fn times_table(
+    results: &SeedResults,
+    name: &str,
+    parts: &[(&str, &str)],
+    notes: &str,
+) -> Result<DocTable, String> {
+    let experiments = parts
+        .iter()
+        .map(|(_, e)| Experiment::of(results, e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut columns = vec!["K".to_string()];
+    for (part, _) in parts {
+        for model in MODELS {
+            columns.push(format!("{part}{}", short(model)));
+        }
+    }
+    let runs = experiments[0].rows[0].runs;
+    let mut table = DocTable::new(name, columns)
+        .with_notes(&format!("{notes} Mean of {runs} repetitions; simulated."));
+    for k in ks(&experiments[0]) {
+        let mut cells = vec![k.to_string()];
+        for e in &experiments {
+            for model in MODELS {
+                cells.push(format!("{:.2}", e.value(model, k, response)?.mean));
+            }
+        }
+        table.push(cells);
+    }
+    Ok(table)
+}
+
+/// The tables of Figures 2 and 3 from this run, for `docs/sim-pred.md` (`--doc-data`).
+pub fn doc_tables(results: &SeedResults) -> Result<Vec<DocTable>, String> {
+    Ok(vec![
+        times_table(
+            results,
+            "pred-fig2",
+            &[("IS ", IS), ("MG ", MG)],
+            "Execution time (s) against K local calcula tasks per node.",
+        )?,
+        times_table(
+            results,
+            "pred-fig3",
+            &[("", TOGETHER)],
+            "IS execution time (s) beside MG class T, against K local tasks per node.",
+        )?,
+    ])
 }
 
 #[cfg(test)]

@@ -302,29 +302,18 @@ pub fn write_all(
 /// One line per configuration at the largest competitor count: its mean response time as a multiple of the
 /// fastest configuration's, and its job F — the seed's headline comparisons as ratios from one run.
 pub fn ratios_at_most_competitors(rows: &[SummaryRow]) -> String {
-    let Some(most) = rows.iter().map(|r| r.competitors).max() else {
+    let Some((most, lines)) = table::ratios_at_most_competitors(rows) else {
         return String::new();
     };
-    let at: Vec<&SummaryRow> = rows.iter().filter(|r| r.competitors == most).collect();
-    let best = at
+    let width = lines
         .iter()
-        .map(|r| r.response_s.mean)
-        .fold(f64::INFINITY, f64::min);
-    let width = at
-        .iter()
-        .map(|r| r.config.chars().count())
+        .map(|[config, ..]| config.chars().count())
         .max()
         .unwrap_or(0);
     let mut s =
         format!("   at {most} competitors per node, response time / fastest configuration:\n");
-    for r in at {
-        let _ = writeln!(
-            s,
-            "     {:<width$}  {:>9}×   job F {:.3}",
-            r.config,
-            table::significant(r.response_s.mean / best),
-            r.job_fairness.mean
-        );
+    for [config, ratio, fairness] in lines {
+        let _ = writeln!(s, "     {config:<width$}  {ratio:>9}×   job F {fairness}");
     }
     s
 }

@@ -1,0 +1,692 @@
+//! Figures from data: every measured table in the docs is generated from a small committed summary, so that a
+//! number on a page can be traced to the run that measured it and re-checked.
+//!
+//! A [`DocTable`] is one such table: its cells as the command that measured it formatted them, with that command,
+//! the commit it ran at, the machine and the date. It is stored as `docs/data/<name>.json` and appears in a page
+//! between two markers, generated whole — the opening marker, the Markdown table, a notes line, a stamp line and
+//! the closing marker:
+//!
+//! ```text
+//! <!-- table: NAME (generated from docs/data/NAME.json by `COMMAND`; do not edit) -->
+//! | ... the table ... |
+//!
+//! _Measured by `COMMAND` at commit `abc123def456` on MACHINE, 2025-01-31 (docs/data/NAME.json)._
+//! <!-- /table -->
+//! ```
+//!
+//! The producers (e.g. `cosched reproduce NNN --sim-only --doc-data docs/data`) build the tables from the
+//! results they just computed and write the JSON; [`update_docs`] (`cosched docs tables`) splices every marked
+//! block from its JSON, and with `write = false` (`--check`) only reports the blocks that differ. A test runs
+//! the check on the repository, so a number edited by hand in a page, a JSON without a page, or a page naming a
+//! JSON that does not exist fails it. Nothing here knows what a table measures: the simulator's and the lab's
+//! tables use the same mechanism.
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where the tables' data live, relative to the repository root.
+pub const DATA_DIR: &str = "docs/data";
+
+const OPEN: &str = "<!-- table: ";
+const CLOSE: &str = "<!-- /table -->";
+
+/// One measured table of the docs, with what stands behind it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocTable {
+    /// The file name without `.json` and the marker's name: lower-case letters, digits and `-`.
+    pub name: String,
+    /// The command that measured it, as a reader would type it to measure it again.
+    pub source_command: String,
+    /// The commit the command ran at (`git rev-parse --short=12 HEAD`, `+dirty` with uncommitted changes outside
+    /// `docs/`).
+    pub commit: String,
+    /// The machine it ran on (CPU model and count, kernel).
+    pub machine: String,
+    /// The day it ran, `YYYY-MM-DD` (UTC).
+    pub date: String,
+    /// The header.
+    pub columns: Vec<String>,
+    /// The cells, formatted by the producer; every row as wide as `columns`.
+    pub rows: Vec<Vec<String>>,
+    /// What a reader needs to read the numbers (units, repetitions, which statistic); may be empty.
+    #[serde(default)]
+    pub notes: String,
+}
+
+/// Where and when a table was measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub source_command: String,
+    pub commit: String,
+    pub machine: String,
+    pub date: String,
+}
+
+impl Stamp {
+    /// This checkout's commit, this machine and today, for tables measured by `command` now. A checkout without
+    /// git is stamped `unknown` rather than refused: the figures are still real.
+    pub fn here(command: &str) -> Stamp {
+        Stamp {
+            source_command: command.to_string(),
+            commit: this_commit().unwrap_or_else(|| "unknown".to_string()),
+            machine: this_machine(),
+            date: today_utc(),
+        }
+    }
+}
+
+impl DocTable {
+    /// A table with its header and no rows, not yet stamped.
+    pub fn new<S: ToString>(name: &str, columns: impl IntoIterator<Item = S>) -> DocTable {
+        DocTable {
+            name: name.to_string(),
+            source_command: String::new(),
+            commit: String::new(),
+            machine: String::new(),
+            date: String::new(),
+            columns: columns.into_iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+            notes: String::new(),
+        }
+    }
+
+    pub fn with_notes(mut self, notes: &str) -> DocTable {
+        self.notes = notes.to_string();
+        self
+    }
+
+    pub fn push(&mut self, row: Vec<String>) {
+        self.rows.push(row);
+    }
+
+    pub fn stamped(mut self, stamp: &Stamp) -> DocTable {
+        self.source_command = stamp.source_command.clone();
+        self.commit = stamp.commit.clone();
+        self.machine = stamp.machine.clone();
+        self.date = stamp.date.clone();
+        self
+    }
+
+    /// What is wrong with the table, if anything: a name that is not a file name, an unstamped table, a row of the
+    /// wrong width, or a cell that would break the Markdown (a line break).
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let name_ok = !self.name.is_empty()
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !name_ok {
+            problems.push(format!(
+                "name {:?}: use lower-case letters, digits and `-`",
+                self.name
+            ));
+        }
+        for (field, value) in [
+            ("source_command", &self.source_command),
+            ("commit", &self.commit),
+            ("machine", &self.machine),
+            ("date", &self.date),
+        ] {
+            if value.trim().is_empty() {
+                problems.push(format!("`{field}` is empty: the table is not stamped"));
+            }
+        }
+        if self.columns.is_empty() {
+            problems.push("no columns".to_string());
+        }
+        for (i, row) in self.rows.iter().enumerate() {
+            if row.len() != self.columns.len() {
+                problems.push(format!(
+                    "rows[{i}] has {} cells, the header {}",
+                    row.len(),
+                    self.columns.len()
+                ));
+            }
+        }
+        let cells = self.columns.iter().chain(self.rows.iter().flatten());
+        if let Some(cell) = cells
+            .chain([&self.notes, &self.source_command, &self.machine])
+            .find(|c| c.contains('\n'))
+        {
+            problems.push(format!("a line break in {cell:?}"));
+        }
+        problems
+    }
+
+    fn path_in(&self, data_dir: &Path) -> PathBuf {
+        data_dir.join(format!("{}.json", self.name))
+    }
+
+    /// Writes `<data_dir>/<name>.json` (pretty-printed, one trailing newline, so diffs read cell by cell).
+    pub fn write(&self, data_dir: &Path) -> anyhow::Result<PathBuf> {
+        let problems = self.problems();
+        if !problems.is_empty() {
+            bail!("table `{}`: {}", self.name, problems.join("; "));
+        }
+        std::fs::create_dir_all(data_dir)
+            .with_context(|| format!("creating {}", data_dir.display()))?;
+        let path = self.path_in(data_dir);
+        let text = serde_json::to_string_pretty(self)? + "\n";
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        Ok(path)
+    }
+
+    /// Reads one table; a malformed file, a table whose `name` is not its file's, or a table with problems is
+    /// an error naming the file and what is wrong.
+    pub fn read(path: &Path) -> anyhow::Result<DocTable> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let table: DocTable = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{}: not a docs table (fields: name, source_command, commit, machine, date, columns, rows, notes)",
+                path.display()
+            )
+        })?;
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let mut problems = table.problems();
+        if table.name != stem {
+            problems.push(format!(
+                "`name` is {:?} but the file is {stem}.json",
+                table.name
+            ));
+        }
+        if !problems.is_empty() {
+            bail!("{}: {}", path.display(), problems.join("; "));
+        }
+        Ok(table)
+    }
+
+    /// The block a page holds for this table, markers included, ending with a newline.
+    pub fn render_block(&self) -> String {
+        let data = format!("{DATA_DIR}/{}.json", self.name);
+        let mut out = format!(
+            "{OPEN}{} (generated from {data} by `{}`; do not edit) -->\n\n",
+            self.name, self.source_command
+        );
+        out += &render_markdown(self);
+        out += "\n";
+        if !self.notes.is_empty() {
+            out += &format!("{}\n", self.notes);
+        }
+        out += &format!(
+            "_Measured by `{}` at commit `{}` on {}, {} ({data})._\n{CLOSE}\n",
+            self.source_command, self.commit, self.machine, self.date
+        );
+        out
+    }
+}
+
+/// The table alone, as GitHub-flavoured Markdown (a `|` in a cell is escaped).
+pub fn render_markdown(table: &DocTable) -> String {
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    let mut out = line(&table.columns);
+    out += &format!("|{}\n", "---|".repeat(table.columns.len()));
+    for row in &table.rows {
+        out += &line(row);
+    }
+    out
+}
+
+/// A marked block of a page.
+#[derive(Debug)]
+struct Block {
+    name: String,
+    /// Byte range of the whole block in the page, from the opening marker's line to the closing one's newline.
+    range: std::ops::Range<usize>,
+}
+
+/// The marked blocks of one page, in order; an opening marker without a name, a block never closed or one
+/// opened inside another is an error that names the page and line.
+fn blocks(text: &str, page: &Path) -> anyhow::Result<Vec<Block>> {
+    let mut found = Vec::new();
+    let mut open: Option<(String, usize, usize)> = None;
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix(OPEN) {
+            if let Some((name, _, at)) = &open {
+                bail!(
+                    "{}:{}: a table block opened inside `{name}` (line {at}); close it with `{CLOSE}` first",
+                    page.display(),
+                    i + 1
+                );
+            }
+            let name: String = rest
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '(')
+                .collect();
+            if name.is_empty() || name == "-->" {
+                bail!(
+                    "{}:{}: a table marker without a name",
+                    page.display(),
+                    i + 1
+                );
+            }
+            open = Some((name, offset, i + 1));
+        } else if trimmed == CLOSE {
+            let Some((name, start, _)) = open.take() else {
+                bail!(
+                    "{}:{}: `{CLOSE}` without an opening `{OPEN}NAME ... -->`",
+                    page.display(),
+                    i + 1
+                );
+            };
+            found.push(Block {
+                name,
+                range: start..offset + line.len(),
+            });
+        }
+        offset += line.len();
+    }
+    if let Some((name, _, at)) = open {
+        bail!(
+            "{}:{at}: table block `{name}` is never closed with `{CLOSE}`",
+            page.display()
+        );
+    }
+    Ok(found)
+}
+
+/// The pages that may hold tables: `README.md` and `docs/*.md`, sorted.
+pub fn pages(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut pages = vec![root.join("README.md")];
+    let docs = root.join("docs");
+    let mut in_docs: Vec<PathBuf> = std::fs::read_dir(&docs)
+        .with_context(|| format!("reading {}", docs.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    in_docs.retain(|p| p.extension().is_some_and(|e| e == "md"));
+    in_docs.sort();
+    pages.extend(in_docs);
+    pages.retain(|p| p.is_file());
+    Ok(pages)
+}
+
+/// Every table under `<root>/docs/data/`, by name.
+pub fn read_all(root: &Path) -> anyhow::Result<BTreeMap<String, DocTable>> {
+    let dir = root.join(DATA_DIR);
+    let mut tables = BTreeMap::new();
+    if !dir.is_dir() {
+        return Ok(tables);
+    }
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    paths.sort();
+    for path in paths
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
+        let table = DocTable::read(&path)?;
+        tables.insert(table.name.clone(), table);
+    }
+    Ok(tables)
+}
+
+/// What [`update_docs`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct DocsReport {
+    /// `page: name` of every block that differed from its JSON's rendering (rewritten when writing).
+    pub stale: Vec<String>,
+    /// `page: name` of every block that is up to date.
+    pub current: Vec<String>,
+    /// Tables under `docs/data/` that no page shows.
+    pub unused: Vec<String>,
+}
+
+impl DocsReport {
+    /// Whether every page matches its data and every datum is shown.
+    pub fn clean(&self) -> bool {
+        self.stale.is_empty() && self.unused.is_empty()
+    }
+}
+
+/// Renders every marked block of `README.md` and `docs/*.md` under `root` from `docs/data/<name>.json`; with
+/// `write`, rewrites the pages whose blocks differ. A block naming a table that has no JSON, or a malformed
+/// JSON, is an error (nothing is written).
+pub fn update_docs(root: &Path, write: bool) -> anyhow::Result<DocsReport> {
+    let tables = read_all(root)?;
+    let mut report = DocsReport::default();
+    let mut shown = std::collections::BTreeSet::new();
+    let mut rewrites = Vec::new();
+    for page in pages(root)? {
+        let text = std::fs::read_to_string(&page)
+            .with_context(|| format!("reading {}", page.display()))?;
+        let shown_as = page
+            .strip_prefix(root)
+            .unwrap_or(&page)
+            .display()
+            .to_string();
+        let mut new_text = String::with_capacity(text.len());
+        let mut last = 0;
+        for block in blocks(&text, &page)? {
+            let Some(table) = tables.get(&block.name) else {
+                bail!(
+                    "{shown_as}: table `{}` has no data: {DATA_DIR}/{}.json does not exist (its producer writes it, \
+                     e.g. `cosched reproduce NNN --sim-only --doc-data {DATA_DIR}`)",
+                    block.name,
+                    block.name
+                );
+            };
+            shown.insert(block.name.clone());
+            let rendered = table.render_block();
+            let entry = format!("{shown_as}: {}", block.name);
+            if text[block.range.clone()] == rendered {
+                report.current.push(entry);
+            } else {
+                report.stale.push(entry);
+            }
+            new_text += &text[last..block.range.start];
+            new_text += &rendered;
+            last = block.range.end;
+        }
+        new_text += &text[last..];
+        if new_text != text {
+            rewrites.push((page, new_text));
+        }
+    }
+    report.unused = tables
+        .keys()
+        .filter(|name| !shown.contains(*name))
+        .map(|name| format!("{DATA_DIR}/{name}.json"))
+        .collect();
+    if write {
+        for (page, text) in rewrites {
+            std::fs::write(&page, text).with_context(|| format!("writing {}", page.display()))?;
+        }
+    }
+    Ok(report)
+}
+
+fn this_commit() -> Option<String> {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short=12", "HEAD"])?;
+    // The pages and their data change when a producer writes them; they do not change what is measured.
+    let dirty = git(&[
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        ".",
+        ":!docs",
+    ])
+    .is_some_and(|s| !s.is_empty());
+    Some(if dirty {
+        format!("{commit}+dirty")
+    } else {
+        commit
+    })
+}
+
+/// `N × CPU model, Linux RELEASE` (what decides a measured time), or what can be read of it.
+fn this_machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|r| r.split_once(':'))
+                .map(|(_, m)| m.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|r| format!(", Linux {}", r.trim()))
+        .unwrap_or_default();
+    format!("{cpus} × {model}{kernel}")
+}
+
+fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp() -> Stamp {
+        Stamp {
+            source_command: "cosched reproduce 004 --sim-only --doc-data docs/data".into(),
+            commit: "0123456789ab".into(),
+            machine: "2 × Test CPU, Linux 6.1".into(),
+            date: "2025-01-31".into(),
+        }
+    }
+
+    fn table() -> DocTable {
+        let mut t = DocTable::new("demo-fig1", ["q (s)", "MMR | %"]).with_notes("Mean of 3.");
+        t.push(vec!["0.2".into(), "9.42".into()]);
+        t.push(vec!["0.4".into(), "9.07".into()]);
+        t.stamped(&stamp())
+    }
+
+    fn repo(pages: &[(&str, &str)], tables: &[DocTable]) -> tempfile_dir::Dir {
+        let dir = tempfile_dir::Dir::new();
+        std::fs::create_dir_all(dir.path().join(DATA_DIR)).unwrap();
+        for (name, text) in pages {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        for t in tables {
+            t.write(&dir.path().join(DATA_DIR)).unwrap();
+        }
+        dir
+    }
+
+    /// A scratch directory removed on drop (the report crate has no tempfile dependency).
+    mod tempfile_dir {
+        pub struct Dir(std::path::PathBuf);
+        impl Dir {
+            pub fn new() -> Dir {
+                use std::sync::atomic::{AtomicUsize, Ordering};
+                static N: AtomicUsize = AtomicUsize::new(0);
+                let path = std::env::temp_dir().join(format!(
+                    "cosched-docdata-{}-{}",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::Relaxed)
+                ));
+                std::fs::create_dir_all(path.join("docs")).unwrap();
+                Dir(path)
+            }
+            pub fn path(&self) -> &std::path::Path {
+                &self.0
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn the_markdown_escapes_pipes_and_has_one_line_per_row() {
+        assert_eq!(
+            render_markdown(&table()),
+            "| q (s) | MMR \\| % |\n|---|---|\n| 0.2 | 9.42 |\n| 0.4 | 9.07 |\n"
+        );
+    }
+
+    #[test]
+    fn the_block_carries_the_markers_the_notes_and_the_stamp() {
+        let block = table().render_block();
+        assert!(block.starts_with(
+            "<!-- table: demo-fig1 (generated from docs/data/demo-fig1.json by `cosched reproduce 004 --sim-only \
+             --doc-data docs/data`; do not edit) -->\n\n| q (s)"
+        ));
+        assert!(
+            block.contains("\nMean of 3.\n_Measured by `cosched reproduce 004"),
+            "{block}"
+        );
+        assert!(block.contains("at commit `0123456789ab` on 2 × Test CPU, Linux 6.1, 2025-01-31"));
+        assert!(block.ends_with("(docs/data/demo-fig1.json)._\n<!-- /table -->\n"));
+    }
+
+    #[test]
+    fn a_table_round_trips_through_its_json() {
+        let dir = repo(&[], &[table()]);
+        let read = DocTable::read(&dir.path().join(DATA_DIR).join("demo-fig1.json")).unwrap();
+        assert_eq!(read, table());
+    }
+
+    #[test]
+    fn a_bad_json_names_the_file_and_what_is_wrong() {
+        let dir = repo(&[], &[]);
+        let data = dir.path().join(DATA_DIR);
+        std::fs::write(data.join("broken.json"), "{ \"name\": ").unwrap();
+        let err = format!(
+            "{:#}",
+            DocTable::read(&data.join("broken.json")).unwrap_err()
+        );
+        assert!(err.contains("broken.json: not a docs table"), "{err}");
+
+        let mut wrong = table();
+        wrong.rows[1].pop();
+        wrong.name = "other".into();
+        std::fs::write(
+            data.join("renamed.json"),
+            serde_json::to_string(&wrong).unwrap(),
+        )
+        .unwrap();
+        let err = format!(
+            "{:#}",
+            DocTable::read(&data.join("renamed.json")).unwrap_err()
+        );
+        assert!(
+            err.contains("renamed.json: rows[1] has 1 cells, the header 2"),
+            "{err}"
+        );
+        assert!(
+            err.contains("`name` is \"other\" but the file is renamed.json"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unstamped_table_is_not_written() {
+        let dir = repo(&[], &[]);
+        let err = DocTable::new("x", ["a"])
+            .write(&dir.path().join(DATA_DIR))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`commit` is empty: the table is not stamped"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn update_splices_the_block_and_check_then_finds_it_current() {
+        let page = "# Page\n\nBefore.\n\n<!-- table: demo-fig1 (old) -->\n| old |\n<!-- /table -->\n\nAfter.\n";
+        let dir = repo(&[("docs/page.md", page)], &[table()]);
+        let report = update_docs(dir.path(), false).unwrap();
+        assert_eq!(report.stale, ["docs/page.md: demo-fig1"]);
+        // The check wrote nothing.
+        let text = std::fs::read_to_string(dir.path().join("docs/page.md")).unwrap();
+        assert_eq!(text, page);
+
+        update_docs(dir.path(), true).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("docs/page.md")).unwrap();
+        assert_eq!(
+            text,
+            format!("# Page\n\nBefore.\n\n{}\nAfter.\n", table().render_block())
+        );
+        let report = update_docs(dir.path(), false).unwrap();
+        assert!(report.clean(), "{report:?}");
+        assert_eq!(report.current, ["docs/page.md: demo-fig1"]);
+    }
+
+    #[test]
+    fn a_number_edited_by_hand_is_found() {
+        let page = table().render_block();
+        let dir = repo(
+            &[("docs/page.md", &page.replace("9.42", "9.43"))],
+            &[table()],
+        );
+        let report = update_docs(dir.path(), false).unwrap();
+        assert_eq!(report.stale, ["docs/page.md: demo-fig1"]);
+    }
+
+    #[test]
+    fn unused_data_and_missing_data_are_reported() {
+        let dir = repo(&[("README.md", "nothing marked\n")], &[table()]);
+        let report = update_docs(dir.path(), false).unwrap();
+        assert_eq!(report.unused, ["docs/data/demo-fig1.json"]);
+        assert!(!report.clean());
+
+        let dir = repo(
+            &[("docs/a.md", "<!-- table: nowhere -->\n<!-- /table -->\n")],
+            &[],
+        );
+        let err = update_docs(dir.path(), false).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "docs/a.md: table `nowhere` has no data: docs/data/nowhere.json does not exist"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn broken_markers_name_the_page_and_line() {
+        for (text, expected) in [
+            (
+                "x\n<!-- table: a -->\n",
+                "x.md:2: table block `a` is never closed",
+            ),
+            (
+                "<!-- table: a -->\n<!-- table: b -->\n",
+                "x.md:2: a table block opened inside `a` (line 1)",
+            ),
+            (
+                "<!-- /table -->\n",
+                "x.md:1: `<!-- /table -->` without an opening",
+            ),
+            (
+                "<!-- table: -->\n<!-- /table -->\n",
+                "x.md:1: a table marker without a name",
+            ),
+        ] {
+            let err = blocks(text, Path::new("x.md")).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn days_become_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_753), (2024, 1, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+}
