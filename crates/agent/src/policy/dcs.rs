@@ -493,6 +493,9 @@ pub struct Dcs {
     accounts: HashMap<u64, Account>,
     /// The extension step of each boosted thread (tid).
     ext: HashMap<u32, Nanos>,
+    /// The predictive rule's last tick saw a managed thread share its CPU (R > 1): its samples can change a
+    /// decision, so it ticks at `--tick-ms`; else at `--idle-tick-ms`.
+    contended: bool,
 }
 
 impl Dcs {
@@ -503,6 +506,7 @@ impl Dcs {
             budgets: HashMap::new(),
             accounts: HashMap::new(),
             ext: HashMap::new(),
+            contended: false,
         }
     }
 
@@ -705,6 +709,10 @@ impl Dcs {
             return;
         };
         let tgids = ctx.tgids();
+        self.contended = tgids
+            .iter()
+            .flat_map(|&tgid| ctx.tids_of(tgid))
+            .any(|tid| ctx.task(tid).is_some_and(|t| intf::shares_cpu(t.r_milli)));
         let queues = ctx.socket_queues(&tgids);
         let mut favoured = Vec::new();
         for &tgid in &tgids {
@@ -924,8 +932,10 @@ impl Policy for Dcs {
     }
 
     fn tick_needed(&self) -> bool {
-        // The predictive rule samples every process's sockets at every tick (the seed's goodness evaluations).
-        if matches!(self.rule, Rule::Predictive(_)) {
+        // The predictive rule samples every process's sockets at every tick (the seed's goodness evaluations),
+        // at `--tick-ms` while a managed thread shares its CPU: alone, a thread has nobody to be favoured over,
+        // and an agent waking at real-time priority 100 times a second costs the job (docs/lab-pred.md).
+        if matches!(self.rule, Rule::Predictive(_)) && self.contended {
             return true;
         }
         // A job in debt repays at the tick's settlements, and an arrival is refused until one sees it repaid.

@@ -265,6 +265,20 @@ mod tests {
     }
 
     #[test]
+    fn the_tick_runs_fast_only_while_a_managed_thread_shares_its_cpu() {
+        let mut e = pred_engine(&[10]);
+        e.on_tick(10 * MILLIS);
+        assert!(e.tick_needed(), "R = 2: samples can change a decision");
+        {
+            let mut tasks = e.probe.tasks.borrow_mut();
+            let t = tasks.get_mut(&10).unwrap();
+            t.r_milli = 1000;
+        }
+        e.on_tick(20 * MILLIS);
+        assert!(!e.tick_needed(), "alone on its CPU: the idle tick will do");
+    }
+
+    #[test]
     fn a_bad_p_names_its_flag() {
         let host = Host {
             kernel_tick_ns: 4 * MILLIS,
