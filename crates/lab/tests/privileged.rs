@@ -179,6 +179,29 @@ fn a_panic_inside_the_lab_leaves_nothing_behind() {
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
 }
 
+/// Waits (at most 20 s) until no lab reaper (`cosched lab --cleanup --after-exit-of PID`) runs for a lab
+/// process other than this one.
+fn wait_for_reapers_of_other_processes() {
+    let me = std::process::id().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let others = || {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter(|cmdline| {
+                let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+                args.windows(2)
+                    .any(|w| w[0] == b"--after-exit-of" && w[1] != me.as_bytes())
+            })
+            .count()
+    };
+    while others() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(cosched_root),
@@ -189,6 +212,10 @@ fn a_lab_killed_outright_is_cleaned_at_the_next_start() {
     if !root_or_skip("a_lab_killed_outright_is_cleaned_at_the_next_start") {
         return;
     }
+    // The reapers of labs that ran in earlier test processes sweep every stale leftover once their lab exits:
+    // one still running would remove the fakes below before `remove_stale` sees them (a loaded CI machine
+    // did). Let them finish first.
+    wait_for_reapers_of_other_processes();
     // Fake the leftovers of a lab whose process no longer exists: pid 1 is alive, so find a dead pid.
     let dead = (4_000_000u32..4_100_000)
         .find(|p| !Path::new(&format!("/proc/{p}")).exists())
