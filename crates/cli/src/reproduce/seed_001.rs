@@ -512,7 +512,13 @@ mod tests {
 
     #[test]
     fn a_ratio_shows_its_interval_only_where_two_decimals_see_it() {
-        let e = |mean, half_width| Some(Estimate { mean, half_width, n: 3 });
+        let e = |mean, half_width| {
+            Some(Estimate {
+                mean,
+                half_width,
+                n: 3,
+            })
+        };
         assert_eq!(ratio_cell(e(0.912, Some(0.004))), "0.91");
         assert_eq!(ratio_cell(e(9.79, Some(0.41))), "9.79 ± 0.41");
         assert_eq!(ratio_cell(e(1.0, None)), "1.00");

@@ -269,7 +269,11 @@ fn median_cell(times: &[f64]) -> String {
     if off.is_empty() {
         return seconds(m);
     }
-    let others = off.iter().map(|t| seconds(*t)).collect::<Vec<_>>().join(", ");
+    let others = off
+        .iter()
+        .map(|t| seconds(*t))
+        .collect::<Vec<_>>()
+        .join(", ");
     let in_which = if off.len() == 1 { "one" } else { "the others" };
     format!(
         "{} ({} of {} runs; {others} in {in_which})",
