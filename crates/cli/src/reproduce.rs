@@ -148,7 +148,7 @@ pub const SEEDS: &[Seed] = &[
         real_claims: seed_001::REAL_CLAIMS,
         comparison: None,
         // Several minutes at full scale on two cores (docs/sim-scs.md): `cosched reproduce 001`.
-        doc_tables: None,
+        doc_tables: Some(seed_001::doc_tables),
         by_default: false,
     },
     Seed {
@@ -160,7 +160,7 @@ pub const SEEDS: &[Seed] = &[
         real_claims: seed_002::REAL_CLAIMS,
         comparison: None,
         // About 3 CPU-minutes at full scale (docs/sim-nt.md): `cosched reproduce 002`.
-        doc_tables: None,
+        doc_tables: Some(seed_002::doc_tables),
         by_default: false,
     },
     Seed {

@@ -13,8 +13,9 @@
 use super::claims::{shown, times, RealCheck, SimCheck};
 use super::SeedResults;
 use cosched_report::claims::{Claim, Measured, Part, Test, Threshold, Value};
+use cosched_report::docdata::DocTable;
 use cosched_report::headlines::Backend;
-use cosched_report::stats::mean_ci90;
+use cosched_report::stats::{mean_ci90, Estimate};
 use cosched_report::RunRecord;
 use cosched_sim::smp::measures::{self, app_cv, job_slowdowns, makespan_slowdowns};
 
@@ -30,6 +31,12 @@ const W1: u32 = 1;
 const W4: u32 = 4;
 const E1_PARTS: [(&str, u32); 2] = [("w1 (high)", W1), ("w4 (low)", W4)];
 // E2's workloads: high / low communication at 20 % and 60 % load.
+const E2_WORKLOADS: [(&str, u32); 4] = [
+    ("high, 20 %", 1),
+    ("high, 60 %", 2),
+    ("low, 20 %", 3),
+    ("low, 60 %", 4),
+];
 const E2_HIGH: [(&str, u32); 2] = [("high, 20 %", 1), ("high, 60 %", 2)];
 const E2_LOADED: [(&str, u32); 2] = [("high, 60 %", 2), ("low, 60 %", 4)];
 
@@ -375,6 +382,124 @@ fn fragmentation_falls_with_mpl(results: &SeedResults) -> Measured {
     })
 }
 
+// ---- the docs' tables (docs/sim-scs.md), from the same measures ----
+
+/// E1's workloads as the docs' header names them.
+const E1_HEADERS: [&str; 4] = ["w1 (high)", "w2", "w3", "w4 (half low)"];
+/// E2's policies, one column per MPL.
+const E2_POLICIES: [&str; 2] = ["CS BI RR", "SCS BI RR"];
+const E2_MPLS: [u32; 3] = [2, 4, 6];
+
+/// The paper's figure for a policy of E1, from its prose (§5.1).
+fn paper_e1(config: &str) -> &'static str {
+    match config {
+        measures::FIFO => "1",
+        IRIX => "≈ 10 (high)",
+        PB => "≈ 7 (high)",
+        CS_BI_RR_4 => "best CS 0.86 / 0.72",
+        SCS_BI_RR_4 => "best SCS 0.76 / 0.58",
+        _ => "",
+    }
+}
+
+/// A ratio to two decimals, with its 90 % interval where that shows at two decimals.
+fn ratio_cell(e: Option<Estimate>) -> String {
+    match e {
+        None => "—".to_string(),
+        Some(e) => match e.half_width.filter(|h| *h >= 0.005) {
+            Some(h) => format!("{:.2} ± {h:.2}", e.mean),
+            None => format!("{:.2}", e.mean),
+        },
+    }
+}
+
+fn runs_of(records: &[RunRecord]) -> u32 {
+    records.iter().map(|r| r.repetition + 1).max().unwrap_or(0)
+}
+
+/// E1: each policy's makespan / FIFO's per workload (`makespan_slowdowns`, the claims' and plots' measure).
+fn e1_table(r: &[RunRecord]) -> DocTable {
+    let columns = std::iter::once("policy")
+        .chain(E1_HEADERS)
+        .chain(["paper (high / low)"]);
+    let mut table = DocTable::new("scs-e1", columns).with_notes(&format!(
+        "Makespan / FIFO's makespan (FIFO: its makespan), paired repetition by repetition, mean of {} \
+         repetitions ± the 90 % interval where it is 0.01 or more; every policy at MPL 4; simulated. The paper's \
+         figures are from its prose (§5.1).",
+        runs_of(r)
+    ));
+    for config in measures::configs(r) {
+        let mut row = vec![config.trim_end_matches(" MPL 4").to_string()];
+        for w in 1..=E1_HEADERS.len() as u32 {
+            row.push(if config == measures::FIFO {
+                measures::extra_estimate(r, w, &config, "makespan_s")
+                    .map_or("—".into(), |e| format!("1 ({:.1} s)", e.mean))
+            } else {
+                ratio_cell(mean_ci90(&makespan_slowdowns(r, w, &config)))
+            });
+        }
+        row.push(paper_e1(&config).to_string());
+        table.push(row);
+    }
+    table
+}
+
+/// E2: the mean job response / FIFO's (`job_slowdowns`) per workload and MPL.
+fn e2_table(r: &[RunRecord]) -> DocTable {
+    let configs: Vec<(String, String)> = E2_POLICIES
+        .iter()
+        .flat_map(|p| {
+            E2_MPLS.iter().map(move |m| {
+                let short = p.split(' ').next().unwrap_or(p);
+                (format!("{p} MPL {m}"), format!("{short} MPL {m}"))
+            })
+        })
+        .collect();
+    let columns =
+        std::iter::once("workload".to_string()).chain(configs.iter().map(|(_, h)| h.clone()));
+    let mut table = DocTable::new("scs-e2", columns).with_notes(&format!(
+        "Mean over jobs of response / FIFO's response for the same job, mean of {} repetitions (each its own \
+         job stream) ± the 90 % interval where it is 0.01 or more; CS and SCS with BI RR; simulated.",
+        runs_of(r)
+    ));
+    for (label, w) in E2_WORKLOADS {
+        let mut row = vec![label.to_string()];
+        for (config, _) in &configs {
+            row.push(ratio_cell(mean_ci90(&job_slowdowns(r, w, config))));
+        }
+        table.push(row);
+    }
+    table
+}
+
+/// E2: SCS's fragmentation per workload and MPL.
+fn fragmentation_table(r: &[RunRecord]) -> DocTable {
+    let columns = std::iter::once("workload".to_string())
+        .chain(E2_MPLS.iter().map(|m| format!("SCS MPL {m}")));
+    let mut table = DocTable::new("scs-e2-fragmentation", columns).with_notes(&format!(
+        "SCS BI RR's fragmentation: CPUs left unallocated while a job waits, as a share of the machine's time \
+         (%), mean of {} repetitions; simulated.",
+        runs_of(r)
+    ));
+    for (label, w) in E2_WORKLOADS {
+        let mut row = vec![label.to_string()];
+        for m in E2_MPLS {
+            row.push(
+                measures::extra_estimate(r, w, &format!("SCS BI RR MPL {m}"), "fragmentation")
+                    .map_or("—".into(), |e| format!("{:.1} %", 100.0 * e.mean)),
+            );
+        }
+        table.push(row);
+    }
+    table
+}
+
+/// E1's and E2's tables from this run, for `docs/sim-scs.md` (`--doc-data`).
+pub fn doc_tables(results: &SeedResults) -> Result<Vec<DocTable>, String> {
+    let (e1, e2) = (records(results, E1)?, records(results, E2)?);
+    Ok(vec![e1_table(e1), e2_table(e2), fragmentation_table(e2)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,6 +508,22 @@ mod tests {
     fn paired_ratios_divide_repetition_by_repetition() {
         assert_eq!(paired(&[2.0, 9.0], &[1.0, 3.0]), vec![2.0, 3.0]);
         assert_eq!(mean(&[1.0, 2.0, 6.0]), 3.0);
+    }
+
+    #[test]
+    fn a_ratio_shows_its_interval_only_where_two_decimals_see_it() {
+        let e = |mean, half_width| {
+            Some(Estimate {
+                mean,
+                half_width,
+                n: 3,
+            })
+        };
+        assert_eq!(ratio_cell(e(0.912, Some(0.004))), "0.91");
+        assert_eq!(ratio_cell(e(9.79, Some(0.41))), "9.79 ± 0.41");
+        assert_eq!(ratio_cell(e(1.0, None)), "1.00");
+        assert_eq!(ratio_cell(None), "—");
+        assert_eq!(paper_e1(SCS_BI_RR_4), "best SCS 0.76 / 0.58");
     }
 
     #[test]
@@ -397,5 +538,6 @@ mod tests {
             time_sharing_disastrous(&results).unwrap_err(),
             "no scs-e1 results"
         );
+        assert_eq!(doc_tables(&results).unwrap_err(), "no scs-e1 results");
     }
 }

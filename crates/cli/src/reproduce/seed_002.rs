@@ -10,8 +10,10 @@
 use super::claims::{per_experiment, response, times, two, Experiment, RealCheck, SimCheck};
 use super::SeedResults;
 use cosched_report::claims::{Claim, Measured, Part, Test, Threshold, Value};
+use cosched_report::docdata::DocTable;
 use cosched_report::headlines::Backend;
 use cosched_report::summary::SummaryRow;
+use cosched_report::RunRecord;
 
 pub const SEED: &str = "002";
 
@@ -210,9 +212,172 @@ fn passive_like_nt(results: &SeedResults) -> Measured {
         .collect()
 }
 
+// ---- Figure 2's table for docs/sim-nt.md, run by run ----
+
+/// The extra that Figure 3's tail is read from (the claims' too).
+const OVER_2MS: &str = "iterations_over_2ms_fraction";
+
+/// The median of `values` (the mean of the middle two for an even count); `None` when empty.
+fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// A time to completion in s: 16.5, 82.5, 1,837, 240,000.
+fn seconds(x: f64) -> String {
+    if x < 100.0 {
+        return format!("{x:.1}");
+    }
+    let digits = format!("{x:.0}");
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A fraction as a percentage to two significant digits: 0, 0.014 %, 0.31 %, 100 %.
+fn percent(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let pct = 100.0 * x;
+    let decimals = (1 - pct.log10().floor() as i32).max(0) as usize;
+    format!("{pct:.decimals$} %")
+}
+
+/// The median of the runs' times; where some runs are more than 1 % off it, how many agree and what the others
+/// took: `240,000 (2 of 3 runs; 33.0 in one)`.
+fn median_cell(times: &[f64]) -> String {
+    let Some(m) = median(times) else {
+        return "—".to_string();
+    };
+    let off: Vec<f64> = times
+        .iter()
+        .copied()
+        .filter(|t| (t - m).abs() > 0.01 * m)
+        .collect();
+    if off.is_empty() {
+        return seconds(m);
+    }
+    let others = off
+        .iter()
+        .map(|t| seconds(*t))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let in_which = if off.len() == 1 { "one" } else { "the others" };
+    format!(
+        "{} ({} of {} runs; {others} in {in_which})",
+        seconds(m),
+        times.len() - off.len(),
+        times.len()
+    )
+}
+
+/// The table of Figure 2 (and Figure 3's tail) from this run's records: per K, each configuration's median
+/// time to completion, the median fraction of round trips over 2 ms, and the boosts granted under E = 0.
+pub fn doc_tables(results: &SeedResults) -> Result<Vec<DocTable>, String> {
+    let records: &[RunRecord] = results
+        .sim_runs
+        .get(LATENCY)
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| format!("no {LATENCY} results"))?;
+    let runs = |config: &str, k: u32| -> Vec<&RunRecord> {
+        records
+            .iter()
+            .filter(|r| r.config == config && r.competitors == k)
+            .collect()
+    };
+    let shown = [NO_DCS, PASSIVE, AGGRESSIVE];
+    let mut ks: Vec<u32> = records.iter().map(|r| r.competitors).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    let repetitions = runs(NO_DCS, ks[0]).len();
+    let mut table = DocTable::new(
+        "nt-fig2",
+        [
+            "K",
+            "no DCS",
+            "DCS E = −5",
+            "DCS E = 0",
+            "round trips over 2 ms (no DCS / E = −5 / E = 0)",
+            "boosts granted (E = 0)",
+        ],
+    )
+    .with_notes(&format!(
+        "Time to completion in s, the median of {repetitions} runs (they differ only by the nodes' random \
+         phases), with the runs more than 1 % off it; round trips over 2 ms: the median over the runs; boosts: \
+         the least and the most in a run; simulated."
+    ));
+    for k in ks {
+        let mut row = vec![k.to_string()];
+        let mut tails = Vec::new();
+        for config in shown {
+            let of = runs(config, k);
+            let times = of
+                .iter()
+                .map(|r| {
+                    r.measurement
+                        .parallel_job()
+                        .map(|j| j.response_s)
+                        .ok_or_else(|| format!("{config} K={k}: a run without its parallel job"))
+                })
+                .collect::<Result<Vec<f64>, String>>()?;
+            row.push(median_cell(&times));
+            let over: Vec<f64> = of
+                .iter()
+                .filter_map(|r| r.measurement.extra.get(OVER_2MS).copied())
+                .collect();
+            tails.push(median(&over).map_or("—".to_string(), percent));
+        }
+        row.push(tails.join(" / "));
+        let boosts: Vec<u64> = runs(AGGRESSIVE, k)
+            .iter()
+            .map(|r| r.measurement.boosts_granted)
+            .collect();
+        let (lo, hi) = (
+            boosts.iter().min().copied().unwrap_or(0),
+            boosts.iter().max().copied().unwrap_or(0),
+        );
+        row.push(if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        });
+        table.push(row);
+    }
+    Ok(vec![table])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_cells_read_as_the_page_wrote_them() {
+        assert_eq!(seconds(16.49), "16.5");
+        assert_eq!(seconds(1837.2), "1,837");
+        assert_eq!(seconds(240_000.0), "240,000");
+        assert_eq!(percent(0.0), "0");
+        assert_eq!(percent(0.000_14), "0.014 %");
+        assert_eq!(percent(0.0031), "0.31 %");
+        assert_eq!(percent(1.0), "100 %");
+        assert_eq!(median_cell(&[33.0, 33.0, 33.0]), "33.0");
+        assert_eq!(
+            median_cell(&[240_000.0, 33.0, 240_000.0]),
+            "240,000 (2 of 3 runs; 33.0 in one)"
+        );
+        assert_eq!(median(&[1.0, 4.0, 2.0, 3.0]), Some(2.5));
+    }
 
     #[test]
     fn the_passive_threshold_says_why_it_is_not_the_papers() {
