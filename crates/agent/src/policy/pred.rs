@@ -32,6 +32,7 @@
 use crate::policy::dcs::{BoostFlags, Dcs, RuleConfig};
 use crate::policy::{Host, Policy, PolicyFlags};
 use cosched_policy::config::{DynConfig, PredConfig};
+use cosched_policy::predictive::FreqParams;
 
 /// The registry's line for `pred`.
 pub const PRED_SUMMARY: &str =
@@ -90,33 +91,42 @@ pub struct DynFlags {
     pub common: PredictiveFlags,
 }
 
+impl PredictiveFlags {
+    /// The `dcs` policy with the predictive rule of `params` (PRED's or DYN's, checked by the policy core).
+    fn build(
+        &self,
+        params: Result<FreqParams, cosched_policy::config::PolicyConfigError>,
+    ) -> anyhow::Result<Box<dyn Policy>> {
+        let params = params.map_err(|e| anyhow::anyhow!("--p-percent: {}", e.message))?;
+        Ok(Box::new(Dcs::new(
+            self.boost.resolve(RuleConfig::Predictive(params))?,
+        )))
+    }
+}
+
 impl PolicyFlags for PredFlags {
     fn build(self, _host: &Host) -> anyhow::Result<Box<dyn Policy>> {
         let c = &self.common;
-        let params = PredConfig {
-            p_percent: c.p_percent,
-            ceiling: c.ceiling,
-        }
-        .to_params()
-        .map_err(|e| anyhow::anyhow!("--p-percent: {}", e.message))?;
-        Ok(Box::new(Dcs::new(
-            c.boost.resolve(RuleConfig::Predictive(params))?,
-        )))
+        c.build(
+            PredConfig {
+                p_percent: c.p_percent,
+                ceiling: c.ceiling,
+            }
+            .to_params(),
+        )
     }
 }
 
 impl PolicyFlags for DynFlags {
     fn build(self, _host: &Host) -> anyhow::Result<Box<dyn Policy>> {
         let c = &self.common;
-        let params = DynConfig {
-            p_percent: c.p_percent,
-            ceiling: c.ceiling,
-        }
-        .to_params()
-        .map_err(|e| anyhow::anyhow!("--p-percent: {}", e.message))?;
-        Ok(Box::new(Dcs::new(
-            c.boost.resolve(RuleConfig::Predictive(params))?,
-        )))
+        c.build(
+            DynConfig {
+                p_percent: c.p_percent,
+                ceiling: c.ceiling,
+            }
+            .to_params(),
+        )
     }
 }
 
@@ -128,7 +138,7 @@ mod tests {
     use crate::policy::dcs::{PREDICTED_BOOSTS, REFUSED_PRED};
     use crate::tracker::Mode;
     use cosched_policy::predictive::{Counted, Rounding};
-    use cosched_policy::predictive::{FreqParams, FreqTable, SocketQueue};
+    use cosched_policy::predictive::{FreqTable, SocketQueue};
     use cosched_policy::MILLIS;
 
     fn flags(args: &[&str]) -> PredictiveFlags {
