@@ -236,9 +236,18 @@ impl Agent {
                     }
                     TOK_SIGNAL => {
                         if let Ok(Some(sig)) = self.signals.read_signal() {
+                            // Who sent it, so an unexpected stop can be traced to its sender.
+                            let sender = std::fs::read(format!("/proc/{}/cmdline", sig.ssi_pid))
+                                .map(|c| {
+                                    String::from_utf8_lossy(&c)
+                                        .replace('\0', " ")
+                                        .trim()
+                                        .to_string()
+                                })
+                                .unwrap_or_else(|_| "gone".into());
                             eprintln!(
-                                "cosched agent: signal {}, restoring and exiting",
-                                sig.ssi_signo
+                                "cosched agent: signal {} from pid {} ({sender}), restoring and exiting",
+                                sig.ssi_signo, sig.ssi_pid
                             );
                             return Ok(());
                         }

@@ -26,7 +26,12 @@ pub fn root_or_skip(test: &str) -> bool {
 
 /// Namespaces and cgroups this test process created that still exist.
 pub fn leftovers() -> Vec<String> {
-    let prefix = format!("cosched-l{}x", std::process::id());
+    leftovers_of(std::process::id())
+}
+
+/// What a lab run by process `lab_pid` left: its network namespaces and cgroups.
+pub fn leftovers_of(lab_pid: u32) -> Vec<String> {
+    let prefix = format!("cosched-l{lab_pid}x");
     let mut found: Vec<String> = cosched_lab::netns::list_namespaces()
         .unwrap()
         .into_iter()
@@ -117,7 +122,22 @@ pub fn pingpong_experiment(
     program: &str,
     configuration: &str,
 ) -> LabExperiment {
-    experiment(&format!(
+    experiment(&pingpong_experiment_text(
+        competitors,
+        receive_mode,
+        program,
+        configuration,
+    ))
+}
+
+/// The text of [`pingpong_experiment`], for a test that hands the file to the `cosched lab` command.
+pub fn pingpong_experiment_text(
+    competitors: &[u32],
+    receive_mode: &str,
+    program: &str,
+    configuration: &str,
+) -> String {
+    format!(
         r#"
 name = "t"
 nodes = 2
@@ -132,5 +152,5 @@ kind = "pingpong"
 settle_ms = 50
 rt_runtime_us = 10000
 "#
-    ))
+    )
 }
