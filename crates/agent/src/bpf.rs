@@ -32,6 +32,8 @@ pub struct BpfOptions {
     pub grace_ns: u64,
     /// A flagged arrival still pending after this long is handed to user space again.
     pub renotify_ns: u64,
+    /// Whether a receiver runs is read as sampled every this many ns (0: at the arrival).
+    pub running_view_ns: u64,
     /// A local task waking on a boosted thread's CPU is reported (the boost then yields).
     pub yield_to_local: bool,
 }
@@ -68,6 +70,7 @@ impl Observer {
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.grace_ns = opts.grace_ns;
             ro.renotify_ns = opts.renotify_ns;
+            ro.running_view_ns = opts.running_view_ns;
             ro.yield_to_local = u32::from(opts.yield_to_local);
             ro.nr_cpus = online_cpus();
         }
@@ -395,6 +398,11 @@ impl crate::ctx::Probe for Observer {
         tgids: &[u32],
     ) -> std::collections::HashMap<u32, Vec<cosched_policy::predictive::SocketQueue>> {
         crate::sockets::sample(tgids)
+    }
+    fn runnable_milli_per_cpu(&self) -> Option<u32> {
+        let per_cpu = u64::from(crate::stats::runnable_tasks()?) * intf::COSCHED_R_ONE_MILLI
+            / u64::from(online_cpus());
+        u32::try_from(per_cpu).ok()
     }
 }
 

@@ -36,6 +36,11 @@ pub struct CoreArgs {
     /// A refused arrival whose receiver still waits after this long is reconsidered.
     #[arg(long, default_value_t = 1000)]
     pub renotify_us: u64,
+    /// Whether a receiver is running, for an arrival, is read from a view sampled every this many µs instead of
+    /// at the arrival itself: seed 002's design (Windows NT: the NIC scans the current thread about once a
+    /// millisecond, 1000), to measure what a stale view costs. 0 = exact.
+    #[arg(long, default_value_t = 0)]
+    pub running_view_us: u64,
     /// Keep a boost when a local task (a user task in the fair class that the agent does not manage) wakes on
     /// the boosted thread's CPU. By default the boost ends at once, so the local user waits one agent reaction
     /// for its CPU, not the rest of a window and its extensions.
@@ -260,6 +265,13 @@ impl AgentArgs {
             policy: a.policy.clone(),
             grace_ns: us(a.grace_us, "grace-us")?,
             renotify_ns: us(a.renotify_us.max(1), "renotify-us")?,
+            running_view_ns: match us(a.running_view_us, "running-view-us")? {
+                ns if ns <= 1_000_000_000 => ns,
+                _ => anyhow::bail!(
+                    "--running-view-us must be at most 1000000 (1 s; seed 002's NIC sampled about every 1000), got {}",
+                    a.running_view_us
+                ),
+            },
             mechanism: a.mechanism,
             rt_prio: a.rt_prio,
             yield_to_local: !a.no_yield_to_local,
@@ -365,7 +377,7 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.config.join(" ")
     );
     out += &format!(
-        "arrivals {:>10} ({:>8.0}/s)  flagged {:>8} ({:>7.0}/s)  on-cpu {:>10}  alone {:>8}  boosted {:>8}  recent {:>8}  pending {:>8}\n",
+        "arrivals {:>10} ({:>8.0}/s)  flagged {:>8} ({:>7.0}/s)  on-cpu {:>10}  alone {:>8}  boosted {:>8}  recent {:>8}  pending {:>8}  stale-missed {:>8}\n",
         s.arrivals,
         rate(s.arrivals, |p| p.arrivals),
         s.flagged,
@@ -374,7 +386,8 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.arrivals_alone,
         s.arrivals_boosted,
         s.arrivals_recent,
-        s.arrivals_pending
+        s.arrivals_pending,
+        s.arrivals_stale_missed
     );
     out += &format!(
         "watching {:<5}  message hooks {}  (gate closed {} times: no managed thread shared its CPU)\n",
@@ -782,6 +795,8 @@ mod tests {
             "max-extend-us",
             "grace-us",
             "renotify-us",
+            "running-view-us",
+            "r-average-ms",
             "rt-prio",
             "exponent",
             "constant-ms",

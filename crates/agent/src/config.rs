@@ -15,6 +15,8 @@ pub struct Config {
     pub grace_ns: Nanos,
     /// A refused arrival still waiting after this long is reconsidered (BPF).
     pub renotify_ns: Nanos,
+    /// Whether a receiver runs is read from a view sampled this often (seed 002's NIC); 0 = at the arrival (BPF).
+    pub running_view_ns: Nanos,
     /// How a boost is carried out (`--mechanism`).
     pub mechanism: crate::actuator::Mechanism,
     /// `SCHED_FIFO` priority of a boosted thread.
@@ -57,6 +59,7 @@ impl Config {
             format!("policy={}", self.policy),
             format!("grace_us={}", self.grace_ns / 1000),
             format!("renotify_us={}", self.renotify_ns / 1000),
+            format!("running_view_us={}", self.running_view_ns / 1000),
             format!("mechanism={}", self.mechanism.name()),
             format!("rt_prio={}", self.rt_prio),
             format!("yield_to_local={}", self.yield_to_local),

@@ -38,6 +38,9 @@ pub trait Probe {
     }
     /// The queues of every socket each of `tgids` holds, bytes ([`crate::sockets::sample`]).
     fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>>;
+    /// Tasks runnable on the machine now, the agent left out ([`crate::stats::runnable_tasks`]), per online
+    /// CPU, in thousandths (the unit of `R`, [`intf::COSCHED_R_ONE_MILLI`]).
+    fn runnable_milli_per_cpu(&self) -> Option<u32>;
 }
 
 /// The mechanism's settings.
@@ -182,6 +185,12 @@ impl Ctx<'_> {
     /// at most.
     pub fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>> {
         self.probe.socket_queues(tgids)
+    }
+
+    /// Tasks runnable on the machine now per CPU, the agent left out, in thousandths (seed 002's monitor
+    /// samples this).
+    pub fn runnable_milli_per_cpu(&self) -> Option<u32> {
+        self.probe.runnable_milli_per_cpu()
     }
 
     /// The tracked processes, ascending.

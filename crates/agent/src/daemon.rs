@@ -119,6 +119,7 @@ impl Agent {
         })?;
         let mut obs = Observer::load(BpfOptions {
             grace_ns: cfg.grace_ns,
+            running_view_ns: cfg.running_view_ns,
             renotify_ns: cfg.renotify_ns,
             yield_to_local: cfg.yield_to_local,
         })?;

@@ -555,6 +555,8 @@ pub(crate) mod tests {
         pub job_tgids: RefCell<HashMap<u64, Vec<u32>>>,
         /// The socket queues of each process (none: no sockets).
         pub sockets: RefCell<HashMap<u32, Vec<SocketQueue>>>,
+        /// Tasks runnable on the machine per CPU, thousandths (none: unreadable).
+        pub runnable_milli: RefCell<Option<u32>>,
     }
 
     impl Probe for FakeProbe {
@@ -594,6 +596,9 @@ pub(crate) mod tests {
                 .iter()
                 .map(|t| (*t, sockets.get(t).cloned().unwrap_or_default()))
                 .collect()
+        }
+        fn runnable_milli_per_cpu(&self) -> Option<u32> {
+            *self.runnable_milli.borrow()
         }
     }
 

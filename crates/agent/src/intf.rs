@@ -58,8 +58,10 @@ pub const COSCHED_STAT_ALONE: u64 = 12;
 pub const COSCHED_STAT_BOOSTED: u64 = 13;
 /// Local tasks woken on a CPU a boosted managed thread held.
 pub const COSCHED_STAT_LOCAL_WAKES: u64 = 14;
+/// Arrivals the sampled running view (`--running-view-us`) took for a running receiver that was off its CPU.
+pub const COSCHED_STAT_STALE_MISSES: u64 = 15;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 15;
+pub const COSCHED_NR_STATS: u64 = 16;
 /// u64 words in a cache line: the gap between the field groups of [`Task`].
 pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
@@ -286,6 +288,7 @@ mod tests {
             ("COSCHED_STAT_ALONE", COSCHED_STAT_ALONE),
             ("COSCHED_STAT_BOOSTED", COSCHED_STAT_BOOSTED),
             ("COSCHED_STAT_LOCAL_WAKES", COSCHED_STAT_LOCAL_WAKES),
+            ("COSCHED_STAT_STALE_MISSES", COSCHED_STAT_STALE_MISSES),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),

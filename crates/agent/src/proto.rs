@@ -135,6 +135,10 @@ pub struct AgentStats {
     /// it runs again as soon as that one is done, so they are not handed over.
     pub arrivals_boosted: u64,
     pub arrivals_pending: u64,
+    /// Arrivals the sampled running view (`--running-view-us`) took for a running receiver that was off its CPU:
+    /// left to wait, the cost of a stale view.
+    #[serde(default)]
+    pub arrivals_stale_missed: u64,
     pub ringbuf_drops: u64,
     pub sock_misses: u64,
     pub task_misses: u64,
@@ -238,6 +242,16 @@ impl AgentStats {
         }
         m.extra
             .insert("agent_watch_closes".into(), self.watch_closes as f64);
+        // How the arrivals went: flagged to user space, or left alone and why (the sampled running view's
+        // misses among them).
+        for (name, n) in [
+            ("arrivals", self.arrivals),
+            ("flagged", self.flagged),
+            ("arrivals_on_cpu", self.arrivals_on_cpu),
+            ("arrivals_stale_missed", self.arrivals_stale_missed),
+        ] {
+            m.extra.insert(format!("agent_{name}"), n as f64);
+        }
     }
 }
 

@@ -212,6 +212,24 @@ pub fn self_cpu_s() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The tasks runnable on the whole machine right now, the reader (this agent) left out: the kernel's
+/// `nr_running()`, the fourth field's numerator of `/proc/loadavg` (one small read; every class counted).
+pub fn runnable_tasks() -> Option<u32> {
+    runnable_from_loadavg(&std::fs::read_to_string("/proc/loadavg").ok()?)
+}
+
+/// [`runnable_tasks`] from the text of `/proc/loadavg` (`0.52 0.58 0.59 3/467 12345`).
+fn runnable_from_loadavg(text: &str) -> Option<u32> {
+    let running: u32 = text
+        .split_whitespace()
+        .nth(3)?
+        .split('/')
+        .next()?
+        .parse()
+        .ok()?;
+    Some(running.saturating_sub(1))
+}
+
 /// What the loop read from BPF for a statistics reply.
 pub struct BpfReadings {
     /// `COSCHED_STAT_*`, summed over CPUs.
@@ -263,6 +281,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         arrivals_alone: stat(intf::COSCHED_STAT_ALONE),
         arrivals_boosted: stat(intf::COSCHED_STAT_BOOSTED),
         arrivals_pending: stat(intf::COSCHED_STAT_PENDING),
+        arrivals_stale_missed: stat(intf::COSCHED_STAT_STALE_MISSES),
         ringbuf_drops: stat(intf::COSCHED_STAT_RINGBUF_DROPS),
         sock_misses: stat(intf::COSCHED_STAT_SOCK_MISSES),
         task_misses: stat(intf::COSCHED_STAT_TASK_MISSES),
@@ -323,5 +342,18 @@ mod tests {
         let j = t.job(job).unwrap();
         assert_eq!(j.done_cpu_s, 2.0);
         assert_eq!(j.done_shares, vec![(0.5, 1.0)]);
+    }
+
+    #[test]
+    fn the_runnable_count_is_read_from_loadavg_without_the_reader() {
+        assert_eq!(
+            runnable_from_loadavg("0.52 0.58 0.59 3/467 12345\n"),
+            Some(2)
+        );
+        assert_eq!(runnable_from_loadavg("0.00 0.00 0.00 1/80 1"), Some(0));
+        assert_eq!(runnable_from_loadavg("0.00 0.00"), None);
+        assert_eq!(runnable_from_loadavg("a b c x/y z"), None);
+        // This machine's own file parses (the agent itself at least is running while it reads).
+        assert!(runnable_tasks().is_some());
     }
 }

@@ -210,6 +210,60 @@ impl<K: Copy + Eq + Hash> DcsState<K> {
     }
 }
 
+/// Seed `002`'s Fairness monitor: `R` for the rule as an *average* of the run-queue length, published once a
+/// window, instead of the length at the arrival (notes §002: the monitor "periodically writes the average
+/// run-queue length to the NIC"; its period is not given).
+///
+/// Each sample holds since the previous one (or since the monitor started): once the samples cover
+/// `window_ns`, the monitor publishes `round(Σ value × Δt / Σ Δt)` (half up, in the value's own units) and starts
+/// a new window. Until the first publication there is nothing to read. Sampled every tick of equal length, this
+/// is the plain mean of the window's samples (the NT model's monitor).
+#[derive(Clone, Debug)]
+pub struct QueueLengthMonitor {
+    window_ns: Nanos,
+    /// Time of the previous sample (the monitor's start before the first).
+    last_at: Nanos,
+    /// `Σ value × Δt` over the current window.
+    weighted: u128,
+    /// `Σ Δt` over the current window.
+    covered: Nanos,
+    published: Option<u64>,
+}
+
+impl QueueLengthMonitor {
+    /// A monitor started at `start_ns` that publishes every `window_ns` (at least 1 ns).
+    pub fn new(window_ns: Nanos, start_ns: Nanos) -> Self {
+        QueueLengthMonitor {
+            window_ns: window_ns.max(1),
+            last_at: start_ns,
+            weighted: 0,
+            covered: 0,
+            published: None,
+        }
+    }
+
+    /// The run-queue length seen at `now` (samples older than the previous one are ignored).
+    pub fn sample(&mut self, now: Nanos, value: u64) {
+        let Some(held) = now.checked_sub(self.last_at).filter(|&d| d > 0) else {
+            return;
+        };
+        self.last_at = now;
+        self.weighted += u128::from(value) * u128::from(held);
+        self.covered += held;
+        if self.covered >= self.window_ns {
+            let covered = u128::from(self.covered);
+            self.published = Some(((self.weighted + covered / 2) / covered) as u64);
+            self.weighted = 0;
+            self.covered = 0;
+        }
+    }
+
+    /// The last published average, if a window has completed.
+    pub fn published(&self) -> Option<u64> {
+        self.published
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,5 +408,28 @@ mod tests {
         }
         .validate()
         .is_ok());
+    }
+
+    #[test]
+    fn the_monitor_publishes_the_time_weighted_mean_once_a_window() {
+        let mut m = QueueLengthMonitor::new(100, 0);
+        // Ticks every 10: values 1 ×5 then 2 ×4 cover 90 < 100: nothing yet.
+        for (i, v) in [1, 1, 1, 1, 1, 2, 2, 2, 2].into_iter().enumerate() {
+            m.sample(10 * (i as u64 + 1), v);
+        }
+        assert_eq!(m.published(), None);
+        // The tenth tick completes the window: mean (5 × 1 + 5 × 2) / 10 = 1.5, rounded half up to 2.
+        m.sample(100, 2);
+        assert_eq!(m.published(), Some(2));
+        // Uneven samples: 3 held 20, 0 held 80 → (60 + 0) / 100 = 0.6 → 1; published stays until then.
+        m.sample(120, 3);
+        assert_eq!(m.published(), Some(2));
+        m.sample(200, 0);
+        assert_eq!(m.published(), Some(1));
+        // A sample not after the previous one is ignored.
+        m.sample(200, 50);
+        m.sample(150, 50);
+        m.sample(300, 0);
+        assert_eq!(m.published(), Some(0));
     }
 }

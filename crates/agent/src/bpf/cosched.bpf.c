@@ -50,6 +50,8 @@ const volatile u64 rq_refresh_ns = 1000000; /* 1 ms: how stale R may get before 
 const volatile u64 poll_grain_ns = 50000;   /* 50 us: resolution of a task's last empty poll (last_poll_ns) */
 const volatile u64 relearn_ns = 1000000;    /* 1 ms: how often a thread's socket is written to the socket map again */
 const volatile u64 share_wait_ns = 1000000; /* 1 ms: a managed thread that waited this long for its CPU shares it */
+const volatile u64 running_view_ns = 0;   /* 0: whether a receiver runs is read at its arrival; else as seen at the
+                                          * last sample, one every running_view_ns (seed 002's NIC, ~1 ms) */
 const volatile u32 nr_cpus = 1;            /* CPUs online (a group's configured share spreads over them) */
 const volatile u32 yield_to_local = 1;      /* a local task waking on a boosted thread's CPU ends the boost */
 
@@ -640,6 +642,19 @@ int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
+/* With a sampled view (running_view_ns > 0, seed 002's design: the NIC reads the running thread about once a
+ * millisecond), whether `t` was on its CPU at the last sample, `now - now % running_view_ns`: its current stint
+ * began at or before it, or its last one covered it. A thread that switched more than once since the sample is
+ * taken as not seen (only its last stint is kept), as the simulator does beyond its switch history. Both errors
+ * of such a view follow: a receiver off its CPU seen running is left to wait (COSCHED_STAT_STALE_MISSES), one
+ * on its CPU seen idle is handed to user space (and boosted, running). */
+static __always_inline bool seen_running_at_sample(const struct cosched_task *t, u64 now)
+{
+	u64 sample_at = now - now % running_view_ns;
+
+	return t->switched_in_ns <= sample_at && (t->on_cpu || t->last_ran_ns > sample_at);
+}
+
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(cosched_data_ready, const struct sock *sk)
 {
@@ -675,8 +690,8 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 			bpf_task_release(p);
 		}
 	}
-	if (t->on_cpu) {
-		stat_inc(COSCHED_STAT_ON_CPU);
+	if (running_view_ns ? seen_running_at_sample(t, now) : t->on_cpu) {
+		stat_inc(t->on_cpu ? COSCHED_STAT_ON_CPU : COSCHED_STAT_STALE_MISSES);
 		return 0;
 	}
 	/* Boosted, and preempted only by a higher real-time task (the agent itself, a kernel thread): it runs again

@@ -61,7 +61,9 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_ALONE 12          /* arrivals for a receiver with its CPU to itself (R <= 1): nothing to preempt */
 #define COSCHED_STAT_BOOSTED 13        /* arrivals for a boosted receiver preempted by a higher real-time task */
 #define COSCHED_STAT_LOCAL_WAKES 14    /* local tasks woken on a CPU a boosted managed thread held (boost told to yield) */
-#define COSCHED_NR_STATS 15
+#define COSCHED_STAT_STALE_MISSES 15  /* arrivals the sampled running view (running_view_ns) took for a running receiver
+                                       * that was off its CPU: left to wait, as seed 002's NIC did */
+#define COSCHED_NR_STATS 16
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 16     /* u64 per row (>= COSCHED_NR_STATS; 128 bytes, two cache lines) */
 

@@ -13,7 +13,10 @@
 //! 1. DCS ([`cosched_policy::dcs::DcsState`], keyed by tgid) with `Tc` = now, `Tp` = the process's last boost
 //!    carried out, `Tq` = the kernel tick (or `--quantum-us`), `R` = how many tasks of its weight share the
 //!    receiver's CPU at the arrival, every cgroup and autogroup counted by the weight CFS gives it (read in BPF
-//!    in thousandths, rounded here; `docs/lab-local.md` has the formula and the readings measured);
+//!    in thousandths, rounded here; `docs/lab-local.md` has the formula and the readings measured) — or, with
+//!    `--r-average-ms W`, as seed `002`'s fairness monitor gave it on NT: the machine's runnable tasks per CPU
+//!    (`/proc/loadavg`, the agent left out) sampled every tick and averaged over `W`, published once a window
+//!    ([`cosched_policy::dcs::QueueLengthMonitor`], the simulator's NT model uses the same);
 //! 2. the budget ([`cosched_policy::budget::Budget`]), one per *account*: every job of one user (the registered
 //!    process's real uid) shares one, so that a user who starts many jobs gets one burst and one debt, not one
 //!    per job; root's jobs (the lab's, an operator's) each have their own. An account covers every process and
@@ -97,7 +100,7 @@ use crate::policy::{
     has_unread, spin_waiting, Arrival, Counter, Ctx, Host, Mode, Policy, PolicyFlags,
 };
 use cosched_policy::budget::{Budget, BudgetParams};
-use cosched_policy::dcs::{DcsDecision, DcsParams, DcsState, NodeNow};
+use cosched_policy::dcs::{DcsDecision, DcsParams, DcsState, NodeNow, QueueLengthMonitor};
 use cosched_policy::predictive::{FreqParams, FreqTable, Rounding};
 use cosched_policy::Nanos;
 use std::collections::HashMap;
@@ -112,6 +115,10 @@ pub const AGENT_ONLY: &[(&str, &str)] = &[
     ("max_extend_us", "longest extension of a boost while arrivals keep coming"),
     ("max_boost_ms", "longest a boost lasts, extensions included: what the local user waits at most"),
     ("quantum_us", "DCS Tq; the simulator's OS model has its own quantum"),
+    (
+        "r_average_ms",
+        "seed 002's fairness monitor on Linux; the simulator's NT model has its own (`monitor_window_ms`)",
+    ),
     ("no_demote", "only refuse boosts past the budget, never lower an overdrawn job"),
 ];
 
@@ -196,6 +203,11 @@ pub struct DcsFlags {
     /// DCS minimum quantum Tq; default: the kernel tick (CONFIG_HZ from /boot/config-*, else 4000).
     #[arg(long)]
     pub quantum_us: Option<u64>,
+    /// R for the DCS rule as seed 002's fairness monitor gave it (Windows NT): the machine's runnable tasks per
+    /// CPU, sampled every tick and averaged over this window, published once a window — instead of the
+    /// receiver's own CPU at the arrival. 0 = exact (the default).
+    #[arg(long, default_value_t = 0.0)]
+    pub r_average_ms: f64,
 }
 
 impl DcsFlags {
@@ -211,7 +223,18 @@ impl DcsFlags {
             constant_ns: ms(self.constant_ms, "constant-ms")?,
         };
         params.validate()?;
-        self.boost.resolve(RuleConfig::Dcs { params, quantum_ns })
+        let r_average_ns = ms(self.r_average_ms, "r-average-ms")?;
+        if r_average_ns > 60_000 * cosched_policy::MILLIS {
+            anyhow::bail!(
+                "--r-average-ms must be at most 60000 (a minute), got {}",
+                self.r_average_ms
+            );
+        }
+        self.boost.resolve(RuleConfig::Dcs {
+            params,
+            quantum_ns,
+            r_average_ns,
+        })
     }
 }
 
@@ -245,6 +268,8 @@ pub enum RuleConfig {
     Dcs {
         params: DcsParams,
         quantum_ns: Nanos,
+        /// `R` averaged over this window by seed 002's fairness monitor (0: the receiver's CPU at the arrival).
+        r_average_ns: Nanos,
     },
     /// PRED or DYN (seed `003`): the process's moving average of its socket queues is positive ([`super::pred`]).
     Predictive(FreqParams),
@@ -256,6 +281,9 @@ enum Rule {
         /// `Tp` per process (tgid).
         state: DcsState<u32>,
         quantum_ns: Nanos,
+        r_average_ns: Nanos,
+        /// Seed 002's fairness monitor (started at its first sample), when `r_average_ns > 0`.
+        monitor: Option<QueueLengthMonitor>,
     },
     /// `freq` per process (tgid).
     Predictive(FreqTable<u32>),
@@ -264,9 +292,15 @@ enum Rule {
 impl Rule {
     fn new(cfg: RuleConfig) -> Rule {
         match cfg {
-            RuleConfig::Dcs { params, quantum_ns } => Rule::Dcs {
+            RuleConfig::Dcs {
+                params,
+                quantum_ns,
+                r_average_ns,
+            } => Rule::Dcs {
                 state: DcsState::new(params),
                 quantum_ns,
+                r_average_ns,
+                monitor: None,
             },
             RuleConfig::Predictive(params) => Rule::Predictive(FreqTable::new(params)),
         }
@@ -276,7 +310,18 @@ impl Rule {
     /// thousandths, to run now.
     fn wants(&self, tgid: u32, now: Nanos, r_milli: u32) -> bool {
         match self {
-            Rule::Dcs { state, quantum_ns } => {
+            Rule::Dcs {
+                state,
+                quantum_ns,
+                monitor,
+                ..
+            } => {
+                // The monitor's average once it has published one; until then, and without it, the receiver's
+                // own CPU as BPF saw it.
+                let r_milli = monitor
+                    .as_ref()
+                    .and_then(QueueLengthMonitor::published)
+                    .map_or(r_milli, |avg| avg as u32);
                 let node = NodeNow {
                     now,
                     min_quantum: *quantum_ns,
@@ -285,6 +330,28 @@ impl Rule {
                 state.consider(tgid, false, node) == DcsDecision::Boost
             }
             Rule::Predictive(p) => p.freq(tgid) > 0,
+        }
+    }
+
+    /// Seed 002's fairness monitor takes its sample of the machine's run queues (a tick; DCS with
+    /// `--r-average-ms` only).
+    fn sample_load(&mut self, ctx: &Ctx) {
+        if let Rule::Dcs {
+            r_average_ns,
+            monitor,
+            ..
+        } = self
+        {
+            if *r_average_ns == 0 {
+                return;
+            }
+            let now = ctx.now();
+            let Some(runnable) = ctx.runnable_milli_per_cpu() else {
+                return;
+            };
+            monitor
+                .get_or_insert_with(|| QueueLengthMonitor::new(*r_average_ns, now))
+                .sample(now, u64::from(runnable));
         }
     }
 
@@ -752,10 +819,15 @@ impl Policy for Dcs {
             format!("max_boost_ms={}", c.max_boost_ns as f64 / 1e6),
         ];
         out.extend(match c.rule {
-            RuleConfig::Dcs { params, quantum_ns } => vec![
+            RuleConfig::Dcs {
+                params,
+                quantum_ns,
+                r_average_ns,
+            } => vec![
                 format!("exponent={}", params.exponent),
                 format!("constant_ms={}", params.constant_ns as f64 / 1e6),
                 format!("quantum_us={}", quantum_ns / 1000),
+                format!("r_average_ms={}", r_average_ns as f64 / 1e6),
             ],
             RuleConfig::Predictive(p) => vec![
                 format!("counted={:?}", p.counted),
@@ -945,6 +1017,7 @@ impl Policy for Dcs {
     }
 
     fn on_tick(&mut self, ctx: &mut Ctx) {
+        self.rule.sample_load(ctx);
         let now = ctx.now();
         let mut may_boost = HashMap::new();
         for job in ctx.live_jobs() {
@@ -1054,6 +1127,7 @@ mod tests {
                     constant_ns: 0,
                 },
                 quantum_ns: 4 * MILLIS,
+                r_average_ns: 0,
             },
             budget: BudgetParams {
                 slack_ppm: 1_000_000,
@@ -1141,6 +1215,41 @@ mod tests {
         e.on_arrival(&arrival(10, 2, 3 * MILLIS), 3 * MILLIS);
         assert!(matches!(mode(&e), Mode::Boosted { .. }));
         assert_eq!(e.counters.boosts_granted, 2);
+    }
+
+    #[test]
+    fn with_the_fairness_monitor_r_is_the_published_average_not_the_receivers_cpu() {
+        // Seed 002's monitor, a 20 ms window: R from the machine's runnable tasks per CPU, averaged.
+        let mut cfg = config();
+        cfg.rule = RuleConfig::Dcs {
+            params: DcsParams {
+                exponent: 2,
+                constant_ns: 0,
+            },
+            quantum_ns: 4 * MILLIS,
+            r_average_ns: 20 * MILLIS,
+        };
+        let dcs = Dcs::new(cfg);
+        assert!(dcs.describe().contains(&"r_average_ms=20".to_string()));
+        let mut e = engine(Box::new(dcs), &[10]);
+        task(&e, |t| {
+            t.r_milli = 2000;
+            t.preempted = 1;
+        });
+        // Ticks at 0, 10, 20 ms with 4 runnable tasks per CPU: the 10 + 10 ms they hold complete the window,
+        // which publishes 4.
+        *e.probe.runnable_milli.borrow_mut() = Some(4000);
+        for t in [0, 10, 20] {
+            e.on_tick(t * MILLIS);
+        }
+        e.on_arrival(&arrival(10, 2, 21 * MILLIS), 21 * MILLIS); // boost, Tp = 21 ms
+        e.on_timer(21_500 * US); // restore
+                                 // At 24 ms: 4 × 3 = 12 >= 4 × 2 = 8 with the receiver's R, but < 4 × 4 = 16 with the monitor's: refused.
+        e.on_arrival(&arrival(10, 2, 24 * MILLIS), 24 * MILLIS);
+        assert_eq!(count(&e, REFUSED_DCS), 1);
+        // At 25 ms: 4 × 4 = 16 >= 16: boosted.
+        e.on_arrival(&arrival(10, 2, 25 * MILLIS), 25 * MILLIS);
+        assert!(matches!(mode(&e), Mode::Boosted { .. }));
     }
 
     #[test]
@@ -1698,7 +1807,8 @@ mod tests {
                     exponent: 2,
                     constant_ns: 0
                 },
-                quantum_ns: 4 * MILLIS
+                quantum_ns: 4 * MILLIS,
+                r_average_ns: 0
             }
         );
         assert_eq!(c.budget, BudgetParams::DEFAULT);

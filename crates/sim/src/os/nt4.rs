@@ -45,6 +45,7 @@
 //! | monitor | a sample every tick, the mean of 100 ms published every 100 ms | notes 002 §5.2 [A] |
 
 use super::OsScheduler;
+use cosched_policy::dcs::QueueLengthMonitor;
 use cosched_policy::{Nanos, MILLIS};
 use std::collections::VecDeque;
 
@@ -101,22 +102,15 @@ impl Cpu {
     }
 }
 
-/// The fairness monitor of one node.
-#[derive(Clone, Debug, Default)]
-struct Monitor {
-    samples: Vec<u32>,
-    published: u32,
-}
-
 /// NT 4.0 Server for every CPU of the cluster.
 #[derive(Clone, Debug)]
 pub struct Nt4 {
     quantum: Nanos,
     cpus_per_node: u32,
-    monitor_window_ticks: u64,
     threads: Vec<Thread>,
     cpus: Vec<Cpu>,
-    monitors: Vec<Monitor>,
+    /// The fairness monitor of each node (the policy core's, shared with the agent's `--r-average-ms`).
+    monitors: Vec<QueueLengthMonitor>,
     /// Ticks seen by each node.
     ticks: Vec<u64>,
     boosts: u64,
@@ -130,7 +124,6 @@ impl Nt4 {
         Nt4 {
             quantum,
             cpus_per_node,
-            monitor_window_ticks: (monitor_window / TICK).max(1),
             threads: Vec::new(),
             cpus: (0..nodes * cpus_per_node)
                 .map(|_| Cpu {
@@ -138,7 +131,10 @@ impl Nt4 {
                     running: None,
                 })
                 .collect(),
-            monitors: vec![Monitor::default(); nodes as usize],
+            monitors: vec![
+                QueueLengthMonitor::new((monitor_window / TICK).max(1) * TICK, 0);
+                nodes as usize
+            ],
             ticks: vec![0; nodes as usize],
             boosts: 0,
             starvation_lifts: 0,
@@ -316,14 +312,7 @@ impl OsScheduler for Nt4 {
         let node = self.node_of(cpus.start);
         self.ticks[node] += 1;
         let ready: u32 = cpus.clone().map(|c| self.cpus[c as usize].ready()).sum();
-        let window = self.monitor_window_ticks;
-        let m = &mut self.monitors[node];
-        m.samples.push(ready);
-        if m.samples.len() as u64 >= window {
-            let sum: u64 = m.samples.iter().map(|&s| s as u64).sum();
-            m.published = ((sum as f64 / m.samples.len() as f64).round()) as u32;
-            m.samples.clear();
-        }
+        self.monitors[node].sample(self.ticks[node] * TICK, u64::from(ready));
         if self.ticks[node].is_multiple_of(BALANCE_EVERY_TICKS) {
             self.balance(node);
         }
@@ -353,7 +342,8 @@ impl OsScheduler for Nt4 {
     }
 
     fn published_run_queue_len(&self, cpu: u32) -> Option<u32> {
-        Some(self.monitors[self.node_of(cpu)].published)
+        // Nothing published yet reads as an empty queue, as the NIC's zeroed memory would.
+        Some(self.monitors[self.node_of(cpu)].published().unwrap_or(0) as u32)
     }
 }
 
