@@ -4,7 +4,7 @@
 
 use crate::channel::Receiver;
 use crate::message::HEADER_BYTES;
-use crate::net::{Group, GroupConfig};
+use crate::net::{Group, GroupConfig, Links};
 use anyhow::{bail, Result};
 use clap::Args;
 use cosched_policy::spin::ReceiveMode;
@@ -40,13 +40,14 @@ pub struct GroupArgs {
 }
 
 impl GroupArgs {
-    /// The group to join; `settings` are the flags every rank must share (checked by rank 0).
+    /// The group to join; `settings` are the flags every rank must share (checked by rank 0), `links` the
+    /// connections the program needs besides the star.
     pub fn config(
         &self,
         program: &str,
         role: &str,
         settings: String,
-        neighbour_links: bool,
+        links: Links,
     ) -> Result<GroupConfig> {
         if !(self.connect_timeout_s.is_finite() && self.connect_timeout_s > 0.0) {
             bail!(
@@ -63,7 +64,7 @@ impl GroupArgs {
             timeout: Duration::from_secs_f64(self.connect_timeout_s),
             role: role.to_string(),
             settings,
-            neighbour_links,
+            links,
         })
     }
 }
@@ -101,7 +102,7 @@ impl RankArgs {
             program,
             role,
             format!("bytes={bytes} length={length:?}"),
-            false,
+            Links::Star,
         )?)?;
         Ok((group, Receiver::new(self.recv.mode)))
     }

@@ -13,6 +13,9 @@
 //! - block: a blocking `recv` on the one link owed a message, or `poll` on several, then non-blocking `recv`s.
 //! - spin-block: spin; the policy's `ReceiveMode::after_spinning(spun)` says when to block. The spin clock starts
 //!   at the first empty poll and restarts whenever bytes arrive (each message is a new wait).
+//! - sending while receiving ([`Receiver::exchange`], the all-to-all's and the multigrid's exchanges): the sends
+//!   are non-blocking and go in the same sweeps, and a blocked wait also wakes when a socket has room again, so
+//!   ranks that all send before they receive never deadlock on full socket buffers, whatever the message size.
 //!
 //! ## Terminology
 //! - `Link` — a connected TCP stream to one peer rank (TCP_NODELAY).
@@ -105,8 +108,10 @@ pub struct WaitStats {
 pub struct Receiver {
     mode: ReceiveMode,
     pub stats: WaitStats,
-    /// Reused per-call state of [`Receiver::recv_each`] (no allocation in the data path).
+    /// Reused per-call state of [`Receiver::exchange`] (no allocation in the data path): bytes received from
+    /// each pending link, bytes sent of each outgoing message.
     received: Vec<usize>,
+    sent: Vec<usize>,
 }
 
 impl Receiver {
@@ -115,6 +120,7 @@ impl Receiver {
             mode,
             stats: WaitStats::default(),
             received: Vec::new(),
+            sent: Vec::new(),
         }
     }
 
@@ -142,61 +148,121 @@ impl Receiver {
 
     /// Receive exactly one buffer's worth from each link, in whatever order they arrive.
     pub fn recv_each(&mut self, pending: &mut [(&Link, &mut [u8])]) -> Result<(), CommError> {
+        self.exchange(&[], pending)
+    }
+
+    /// Send each of `outgoing` and receive exactly one buffer's worth from each link of `pending`, all at once:
+    /// the sends go out as far as the sockets take them, without blocking, and whatever does not fit yet is sent
+    /// while receiving. A program whose ranks all send to each other before they receive (an all-to-all, a halo
+    /// exchange) so never waits on a peer that waits on it, whatever the message size: with [`send_all`] then
+    /// [`Receiver::recv_each`], a message larger than the sockets' buffers deadlocks. The wait follows the mode as
+    /// in [`Receiver::recv_each`]: spin over non-blocking sends and receives, or block in `poll` until a socket
+    /// owed bytes is readable or one still sending is writable; bytes moved either way restart the spin. With
+    /// `outgoing` empty this is [`Receiver::recv_each`]. A link appears at most once in each list (its bytes are one
+    /// stream: put two messages to one peer in one buffer).
+    pub fn exchange(
+        &mut self,
+        outgoing: &[(&Link, &[u8])],
+        pending: &mut [(&Link, &mut [u8])],
+    ) -> Result<(), CommError> {
+        debug_assert!(
+            distinct(outgoing.iter().map(|(l, _)| l.peer))
+                && distinct(pending.iter().map(|(l, _)| l.peer)),
+            "a link appears twice in one exchange"
+        );
         let mode = self.mode;
         self.received.clear();
         self.received.resize(pending.len(), 0);
+        self.sent.clear();
+        self.sent.resize(outgoing.len(), 0);
         let mut remaining = pending.iter().filter(|(_, b)| !b.is_empty()).count();
+        let mut unsent = outgoing.iter().filter(|(_, b)| !b.is_empty()).count();
         let mut blocking = false;
         let mut spin_since: Option<Instant> = None;
         if mode.after_spinning(0) == WaitAction::Block {
             blocking = true;
             self.stats.blocked += 1;
         }
-        while remaining > 0 {
-            if blocking {
-                if remaining == 1 {
-                    // One link owed: a plain blocking recv, as the seed's blocking receiver.
-                    let i = (0..pending.len())
-                        .find(|&i| self.received[i] < pending[i].1.len())
-                        .expect("one link is still owed bytes");
-                    let (link, buf) = &mut pending[i];
-                    match recv(link.fd(), &mut buf[self.received[i]..], MsgFlags::empty()) {
-                        Ok(0) => return Err(closed(link.peer)),
-                        Ok(n) => {
-                            self.received[i] += n;
-                            if self.received[i] == buf.len() {
-                                remaining -= 1;
-                                self.stats.receives += 1;
-                            }
+        while remaining > 0 || unsent > 0 {
+            if blocking && unsent == 0 && remaining == 1 {
+                // One link owed and nothing to send: a plain blocking recv, as the seed's blocking receiver.
+                let i = (0..pending.len())
+                    .find(|&i| self.received[i] < pending[i].1.len())
+                    .expect("one link is still owed bytes");
+                let (link, buf) = &mut pending[i];
+                match recv(link.fd(), &mut buf[self.received[i]..], MsgFlags::empty()) {
+                    Ok(0) => return Err(closed(link.peer)),
+                    Ok(n) => {
+                        self.received[i] += n;
+                        if self.received[i] == buf.len() {
+                            remaining -= 1;
+                            self.stats.receives += 1;
                         }
-                        Err(Errno::EINTR) if stop_requested() => return Err(CommError::Stopped),
-                        Err(Errno::EINTR | Errno::EAGAIN) => {}
-                        Err(errno) => return Err(recv_failed(link.peer, errno)),
                     }
-                    continue;
+                    Err(Errno::EINTR) if stop_requested() => return Err(CommError::Stopped),
+                    Err(Errno::EINTR | Errno::EAGAIN) => {}
+                    Err(errno) => return Err(recv_failed(link.peer, errno)),
                 }
-                // Several links owed: sleep in poll until one has data, then sweep.
-                let mut fds: Vec<PollFd> = pending
+                continue;
+            }
+            if blocking && (unsent > 0 || remaining > 1) {
+                // Sleep in poll until a link owed bytes has some or a link still sending has room, then sweep.
+                let reading = pending
                     .iter()
                     .enumerate()
                     .filter(|(i, (_, b))| self.received[*i] < b.len())
-                    .map(|(_, (l, _))| PollFd::new(l.stream.as_fd(), PollFlags::POLLIN))
-                    .collect();
+                    .map(|(_, (l, _))| PollFd::new(l.stream.as_fd(), PollFlags::POLLIN));
+                let writing = outgoing
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, (_, b))| self.sent[*i] < b.len())
+                    .map(|(_, (l, _))| PollFd::new(l.stream.as_fd(), PollFlags::POLLOUT));
+                let mut fds: Vec<PollFd> = reading.chain(writing).collect();
                 match poll(&mut fds, PollTimeout::NONE) {
                     Ok(_) => {}
                     Err(Errno::EINTR) if stop_requested() => return Err(CommError::Stopped),
                     Err(Errno::EINTR) => continue,
                     Err(errno) => {
+                        let peer = pending
+                            .first()
+                            .map(|(l, _)| l.peer)
+                            .or(outgoing.first().map(|(l, _)| l.peer))
+                            .unwrap_or(0);
                         return Err(CommError::Io {
                             op: "poll",
-                            peer: pending[0].0.peer,
+                            peer,
+                            errno,
+                        });
+                    }
+                }
+            }
+            // One non-blocking sweep: what still has to go out, then every link still owed bytes.
+            let mut progressed = false;
+            for (i, (link, buf)) in outgoing.iter().enumerate() {
+                let have = self.sent[i];
+                if have == buf.len() {
+                    continue;
+                }
+                let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+                match send(link.fd(), &buf[have..], flags) {
+                    Ok(n) => {
+                        progressed = true;
+                        self.sent[i] += n;
+                        if self.sent[i] == buf.len() {
+                            unsent -= 1;
+                        }
+                    }
+                    Err(Errno::EAGAIN | Errno::EINTR) => {}
+                    Err(Errno::EPIPE | Errno::ECONNRESET) => return Err(closed(link.peer)),
+                    Err(errno) => {
+                        return Err(CommError::Io {
+                            op: "send",
+                            peer: link.peer,
                             errno,
                         })
                     }
                 }
             }
-            // One non-blocking sweep over every link still owed bytes.
-            let mut progressed = false;
             for (i, (link, buf)) in pending.iter_mut().enumerate() {
                 let have = self.received[i];
                 if have == buf.len() {
@@ -216,14 +282,14 @@ impl Receiver {
                     Err(errno) => return Err(recv_failed(link.peer, errno)),
                 }
             }
-            if remaining == 0 {
+            if remaining == 0 && unsent == 0 {
                 break;
             }
             if stop_requested() {
                 return Err(CommError::Stopped);
             }
             if progressed {
-                // Bytes arrived: the next message is a new wait with a fresh spin budget.
+                // Bytes moved: the next message is a new wait with a fresh spin budget.
                 spin_since = None;
                 if blocking && mode.after_spinning(0) != WaitAction::Block {
                     blocking = false;
@@ -240,6 +306,15 @@ impl Receiver {
         }
         Ok(())
     }
+}
+
+/// Whether no peer appears twice.
+fn distinct(peers: impl Iterator<Item = usize>) -> bool {
+    let mut seen: Vec<usize> = peers.collect();
+    let n = seen.len();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len() == n
 }
 
 /// Whether a communication step went through: `Ok(true)` if it did, `Ok(false)` if a stop signal ended it (the
@@ -390,6 +465,55 @@ mod tests {
             receiver.stats
         );
         drop(writer.join().unwrap());
+    }
+
+    #[test]
+    fn an_exchange_larger_than_the_socket_buffers_completes_in_every_mode() {
+        // Both ends send 8 MiB before either has read a byte: with blocking sends this deadlocks once the sockets'
+        // buffers are full; the exchange sends what fits and receives in between.
+        const BYTES: usize = 8 << 20;
+        for mode in [
+            ReceiveMode::SpinOnly,
+            ReceiveMode::SpinBlock { spin_ns: 1_000 },
+            ReceiveMode::Block,
+        ] {
+            let (a, b) = pair();
+            let b = Link::new(b, 0);
+            let message =
+                |seed: u8| -> Vec<u8> { (0..BYTES).map(|i| (i % 251) as u8 ^ seed).collect() };
+            let other = std::thread::spawn(move || {
+                let out = message(0x55);
+                let mut inbox = vec![0u8; BYTES];
+                let mut receiver = Receiver::new(mode);
+                receiver
+                    .exchange(&[(&b, &out)], &mut [(&b, &mut inbox)])
+                    .unwrap();
+                assert_eq!(receiver.stats.receives, 1);
+                inbox
+            });
+            let out = message(0xaa);
+            let mut inbox = vec![0u8; BYTES];
+            let mut receiver = Receiver::new(mode);
+            receiver
+                .exchange(&[(&a, &out)], &mut [(&a, &mut inbox)])
+                .unwrap();
+            assert!(inbox == message(0x55), "{mode:?}");
+            assert!(other.join().unwrap() == message(0xaa), "{mode:?}");
+            if mode == ReceiveMode::SpinOnly {
+                assert_eq!(receiver.stats.blocked, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn an_exchange_with_nothing_to_receive_only_sends() {
+        let (a, mut peer) = pair();
+        let mut receiver = Receiver::new(ReceiveMode::Block);
+        receiver.exchange(&[(&a, b"sent")], &mut []).unwrap();
+        let mut got = [0u8; 4];
+        std::io::Read::read_exact(&mut peer, &mut got).unwrap();
+        assert_eq!(&got, b"sent");
+        assert_eq!(receiver.stats.receives, 0);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `cosched bench <program> ...`: the same programs as the `cosched-*` binaries, reachable from the one
 //! `cosched` binary (the CLI crate dispatches here). The flags, result line and exit codes are identical.
 
-use crate::programs::{barrier, calcula, local, masterslave, pingpong, stencil};
+use crate::programs::{
+    alltoall, barrier, calcula, local, masterslave, multigrid, pingpong, stencil,
+};
 use crate::result::ResultLine;
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -24,6 +26,10 @@ pub enum Program {
     Stencil(stencil::StencilArgs),
     /// Master with r / rs slaves (seed 003).
     Masterslave(masterslave::MasterSlaveArgs),
+    /// All-to-all exchange of key blocks, then a reduction (seed 003 NAS IS).
+    Alltoall(alltoall::AlltoallArgs),
+    /// V-cycles with halo exchanges around a ring (seed 003 NAS MG).
+    Multigrid(multigrid::MultigridArgs),
     /// Floating-point loop; prints its CPU share (seed 003 calcula).
     Calcula(calcula::CalculaArgs),
     /// Interactive stand-in with exponential bursts (seed 004 local).
@@ -37,6 +43,8 @@ impl Program {
             Program::Barrier(_) => barrier::PROGRAM,
             Program::Stencil(_) => stencil::PROGRAM,
             Program::Masterslave(_) => masterslave::PROGRAM,
+            Program::Alltoall(_) => alltoall::PROGRAM,
+            Program::Multigrid(_) => multigrid::PROGRAM,
             Program::Calcula(_) => calcula::PROGRAM,
             Program::Local(_) => local::PROGRAM,
         }
@@ -48,6 +56,8 @@ impl Program {
             Program::Barrier(a) => barrier::run(a),
             Program::Stencil(a) => stencil::run(a),
             Program::Masterslave(a) => masterslave::run(a),
+            Program::Alltoall(a) => alltoall::run(a),
+            Program::Multigrid(a) => multigrid::run(a),
             Program::Calcula(a) => calcula::run(a),
             Program::Local(a) => local::run(a),
         }
@@ -96,7 +106,15 @@ mod tests {
             Program::Pingpong(a) => assert_eq!(a.rank.recv.mode, ReceiveMode::Block),
             other => panic!("parsed as {other:?}"),
         }
-        for program in ["barrier", "stencil", "masterslave", "calcula", "local"] {
+        for program in [
+            "barrier",
+            "stencil",
+            "masterslave",
+            "alltoall",
+            "multigrid",
+            "calcula",
+            "local",
+        ] {
             let w = Wrapper::try_parse_from(["cosched", program, "--count", "3"]).unwrap();
             assert_eq!(w.bench.program.name(), program);
         }

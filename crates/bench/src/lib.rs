@@ -10,13 +10,17 @@
 //! | `cosched-barrier` | root broadcasts "passed", all compute ~78 µs, all report "at barrier" (Barrier) | `000` §4.1.2 |
 //! | `cosched-stencil` | red-black SOR on a 2-D grid in row blocks, halo exchange (Mixed's SOR) | `000` §4.1.2 |
 //! | `cosched-masterslave` | 1 master; r_slaves receive, rs_slaves receive and reply | `003_d5c4b72e5fa91aa6.txt` §4 |
+//! | `cosched-alltoall` | compute, all-to-all personalized exchange of key blocks, reduction via rank 0 (NAS IS) | `003` §4 |
+//! | `cosched-multigrid` | V-cycles over L levels: compute and ring halo exchange, both halving per level (NAS MG) | `003` §4 |
 //! | `cosched-calcula` | floating-point loop; prints its CPU share | `003` §4 |
 //! | `cosched-local` | interactive stand-in: bursts of memory, CPU and system calls at exponential intervals | `004_3903357666129396.txt` §3 |
 //! | `mpi/mpi_pingpong.c` | unmodified Open MPI ping-pong (`mpi/build.sh`) | `000` §4.1.2 |
 //!
 //! ## Shared pieces
-//! - [`net`] — connection setup among N ranks (rank 0 listens; retry while peers start; TCP_NODELAY).
-//! - [`channel`] — the three receive modes of `cosched_policy::spin::ReceiveMode`; `--recv` parses with its `FromStr`.
+//! - [`net`] — connection setup among N ranks (rank 0 listens; retry while peers start; TCP_NODELAY): the star,
+//!   neighbour links (a ring with the star) or a full mesh.
+//! - [`channel`] — the three receive modes of `cosched_policy::spin::ReceiveMode`; `--recv` parses with its `FromStr`;
+//!   an exchange that sends while it receives (no deadlock on full socket buffers).
 //! - [`message`] — framing and content checks; [`stats`] — percentiles, histogram, CPU time;
 //!   [`compute`] — the calibrated floating-point delay loop; [`result`] — the JSON result line.
 //! - [`args`] — the flags ([`args::RankArgs`]: those of every program whose ranks exchange messages);

@@ -2,18 +2,21 @@
 //!
 //! ## Approach
 //! Rank 0 listens on `--listen ADDR:PORT`; every other rank connects to it (`--connect ADDR:PORT`), retrying
-//! while rank 0 starts, until `--connect-timeout-s`. That star carries all of ping-pong's, barrier's and
-//! master-slave's traffic. Programs that talk to their neighbours (the stencil) also ask for *neighbour links*:
-//! each rank ≥ 1 opens a listener of its own on the address its star connection uses, and rank 0 hands every
-//! rank the table of those addresses; rank r+1 then connects to rank r (rank 0's neighbour link is the star
-//! connection itself).
+//! while rank 0 starts, until `--connect-timeout-s`. That star ([`Links::Star`]) carries all of ping-pong's,
+//! barrier's and master-slave's traffic. Programs that talk to other ranks directly ask for more *peer links*:
+//! each rank ≥ 1 that a higher rank must reach opens a listener of its own on the address its star connection
+//! uses, and rank 0 hands every rank the table of those addresses; each rank then connects to the listeners of
+//! the lower ranks ≥ 1 it needs (its links to rank 0 are the star connections) and accepts the higher ones.
+//! - [`Links::Neighbours`] (the stencil, the multigrid): rank r+1 connects to rank r. With the star this is also
+//!   a ring: rank N-1's right neighbour, rank 0, is its star connection.
+//! - [`Links::Mesh`] (the all-to-all): rank r connects to every rank 1..r, so every pair of ranks has a link.
 //!
 //! ```text
 //! rank r ≥ 1                         rank 0
 //! connect (retry)      ─────────▶    accept N-1 connections (until the timeout)
 //! Hello{program, rank, ranks, role, peer_port}   ▶ check: same program, same N, ranks distinct and in range
-//!                      ◀─────────    Welcome{addresses of every rank's neighbour listener}
-//! connect to rank r-1's listener, accept rank r+1 (neighbour links only)
+//!                      ◀─────────    Welcome{addresses of every rank's peer listener}
+//! connect to the lower ranks' listeners, accept the higher ranks (peer links only)
 //! Ready                ─────────▶    (all Ready)
 //!                      ◀─────────    Go             — every rank starts its clock here
 //! ```
@@ -50,8 +53,39 @@ pub struct GroupConfig {
     /// The settings every rank must share (message size, grid, ...), as text; rank 0 refuses a rank whose
     /// settings differ from its own.
     pub settings: String,
-    /// Also connect each rank to its neighbours rank-1 and rank+1.
-    pub neighbour_links: bool,
+    /// Which ranks connect to each other besides the star.
+    pub links: Links,
+}
+
+/// The connections of a run: always rank 0 to every rank (the star), and the peer links a program asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Links {
+    /// Rank 0 to every rank only (ping-pong, barrier, master-slave).
+    Star,
+    /// Also rank r to ranks r-1 and r+1 (the stencil's row blocks; with the star, the ring of the multigrid).
+    Neighbours,
+    /// Every rank to every other rank (the all-to-all).
+    Mesh,
+}
+
+impl Links {
+    /// The ranks ≥ 1 below `rank` whose listeners `rank` connects to.
+    fn lower(self, rank: usize) -> Vec<usize> {
+        match self {
+            Links::Star => Vec::new(),
+            Links::Neighbours => (rank > 1).then(|| rank - 1).into_iter().collect(),
+            Links::Mesh => (1..rank).collect(),
+        }
+    }
+
+    /// The ranks above `rank` (of `ranks`) that connect to its listener.
+    fn higher(self, rank: usize, ranks: usize) -> Vec<usize> {
+        match self {
+            Links::Star => Vec::new(),
+            Links::Neighbours => (rank + 1 < ranks).then_some(rank + 1).into_iter().collect(),
+            Links::Mesh => (rank + 1..ranks).collect(),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Debug)]
@@ -61,7 +95,7 @@ struct Hello {
     ranks: usize,
     role: String,
     settings: String,
-    /// Port of this rank's neighbour listener (0: none).
+    /// Port of this rank's peer listener (0: none).
     peer_port: u16,
 }
 
@@ -356,17 +390,18 @@ fn join_as_member(config: &GroupConfig, deadline: Instant) -> Result<Group> {
     let (rank, n) = (config.rank, config.ranks);
     let mut star = connect_before(root, deadline, "rank 0")
         .with_context(|| format!("rank {rank} joining the run"))?;
-    // The neighbour listener lives on the address this rank's star connection uses (its own namespace's).
+    // The peer listener lives on the address this rank's star connection uses (its own namespace's).
     let local_ip: IpAddr = star.local_addr()?.ip();
-    let neighbour_listener =
-        if config.neighbour_links && rank + 1 < n {
-            Some(TcpListener::bind((local_ip, 0)).with_context(|| {
-                format!("rank {rank} opening its neighbour listener on {local_ip}")
-            })?)
-        } else {
-            None
-        };
-    let peer_port = match &neighbour_listener {
+    let (lower, higher) = (config.links.lower(rank), config.links.higher(rank, n));
+    let peer_listener = if higher.is_empty() {
+        None
+    } else {
+        Some(
+            TcpListener::bind((local_ip, 0))
+                .with_context(|| format!("rank {rank} opening its peer listener on {local_ip}"))?,
+        )
+    };
+    let peer_port = match &peer_listener {
         Some(l) => l.local_addr()?.port(),
         None => 0,
     };
@@ -387,29 +422,38 @@ fn join_as_member(config: &GroupConfig, deadline: Instant) -> Result<Group> {
         other => bail!("rank 0 sent {other:?} instead of Welcome"),
     };
     let mut links: Vec<Option<Link>> = (0..n).map(|_| None).collect();
-    if config.neighbour_links {
-        if rank > 1 {
-            let left = rank - 1;
-            let address = peer_addresses
-                .get(left)
-                .copied()
-                .flatten()
-                .with_context(|| format!("rank 0 sent no neighbour address for rank {left}"))?;
-            let mut stream = connect_before(address, deadline, &format!("rank {left}"))?;
-            write_control(&mut stream, &Control::PeerHello { rank })?;
-            links[left] = Some(Link::new(stream, left));
-        }
-        if let Some(listener) = &neighbour_listener {
-            let right = rank + 1;
-            let what = || format!("rank {rank} waited for its neighbour rank {right} to connect");
+    // Connect to the lower ranks first: their listeners were open before rank 0 sent Welcome, and a connection
+    // waits in the listener's backlog until accepted, so no rank waits on another here.
+    for &peer in &lower {
+        let address = peer_addresses
+            .get(peer)
+            .copied()
+            .flatten()
+            .with_context(|| format!("rank 0 sent no peer address for rank {peer}"))?;
+        let mut stream = connect_before(address, deadline, &format!("rank {peer}"))?;
+        write_control(&mut stream, &Control::PeerHello { rank })?;
+        links[peer] = Some(Link::new(stream, peer));
+    }
+    if let Some(listener) = &peer_listener {
+        for _ in 0..higher.len() {
+            let missing = || -> Vec<usize> {
+                higher
+                    .iter()
+                    .copied()
+                    .filter(|&r| links[r].is_none())
+                    .collect()
+            };
+            let what = || format!("rank {rank} waited for rank(s) {:?} to connect", missing());
             let mut stream = accept_before(listener, deadline, &what)?;
-            match read_before::<Control>(&mut stream, deadline, "a neighbour's hello")? {
-                Control::PeerHello { rank: r } if r == right => {}
+            match read_before::<Control>(&mut stream, deadline, "a peer's hello")? {
+                Control::PeerHello { rank: r } if higher.contains(&r) && links[r].is_none() => {
+                    links[r] = Some(Link::new(stream, r));
+                }
                 other => bail!(
-                    "rank {rank} expected rank {right} on its neighbour listener, got {other:?}"
+                    "rank {rank} expected one of rank(s) {:?} on its peer listener, got {other:?}",
+                    missing()
                 ),
             }
-            links[right] = Some(Link::new(stream, right));
         }
     }
     write_control(&mut star, &Control::Ready)?;
@@ -433,7 +477,7 @@ fn join_as_member(config: &GroupConfig, deadline: Instant) -> Result<Group> {
 mod tests {
     use super::*;
 
-    fn config(rank: usize, ranks: usize, address: SocketAddr, neighbours: bool) -> GroupConfig {
+    fn config(rank: usize, ranks: usize, address: SocketAddr, links: Links) -> GroupConfig {
         GroupConfig {
             program: "test".into(),
             rank,
@@ -443,7 +487,7 @@ mod tests {
             timeout: Duration::from_secs(20),
             role: format!("role{rank}"),
             settings: "bytes=128".into(),
-            neighbour_links: neighbours,
+            links,
         }
     }
 
@@ -458,9 +502,13 @@ mod tests {
     fn four_ranks_form_a_star_with_neighbour_links() {
         let address = free_address();
         let members: Vec<_> = (1..4)
-            .map(|r| std::thread::spawn(move || Group::join(&config(r, 4, address, true)).unwrap()))
+            .map(|r| {
+                std::thread::spawn(move || {
+                    Group::join(&config(r, 4, address, Links::Neighbours)).unwrap()
+                })
+            })
             .collect();
-        let root = Group::join(&config(0, 4, address, true)).unwrap();
+        let root = Group::join(&config(0, 4, address, Links::Neighbours)).unwrap();
         assert_eq!(root.members().count(), 3);
         assert_eq!(root.roles, vec!["role0", "role1", "role2", "role3"]);
         let groups: Vec<Group> = members.into_iter().map(|h| h.join().unwrap()).collect();
@@ -474,9 +522,37 @@ mod tests {
     }
 
     #[test]
+    fn five_ranks_form_a_full_mesh() {
+        let address = free_address();
+        let members: Vec<_> = (1..5)
+            .map(|r| {
+                std::thread::spawn(move || {
+                    Group::join(&config(r, 5, address, Links::Mesh)).unwrap()
+                })
+            })
+            .collect();
+        let mut groups = vec![Group::join(&config(0, 5, address, Links::Mesh)).unwrap()];
+        groups.extend(members.into_iter().map(|h| h.join().unwrap()));
+        for g in &groups {
+            for peer in 0..5 {
+                let link = g.try_link(peer);
+                assert_eq!(
+                    link.is_some(),
+                    peer != g.rank,
+                    "rank {} to rank {peer}",
+                    g.rank
+                );
+                if let Some(l) = link {
+                    assert_eq!(l.peer, peer);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_member_without_a_root_times_out_with_a_clear_error() {
         let address = free_address();
-        let mut c = config(1, 2, address, false);
+        let mut c = config(1, 2, address, Links::Star);
         c.timeout = Duration::from_millis(300);
         let err = format!("{:#}", Group::join(&c).unwrap_err());
         assert!(
@@ -488,10 +564,10 @@ mod tests {
     #[test]
     fn mismatched_rank_counts_are_refused() {
         let address = free_address();
-        let member = std::thread::spawn(move || Group::join(&config(1, 3, address, false)));
+        let member = std::thread::spawn(move || Group::join(&config(1, 3, address, Links::Star)));
         let err = format!(
             "{:#}",
-            Group::join(&config(0, 2, address, false)).unwrap_err()
+            Group::join(&config(0, 2, address, Links::Star)).unwrap_err()
         );
         assert!(
             err.contains("--ranks 3") && err.contains("--ranks 2"),
@@ -505,13 +581,13 @@ mod tests {
     fn mismatched_settings_are_refused() {
         let address = free_address();
         let member = std::thread::spawn(move || {
-            let mut c = config(1, 2, address, false);
+            let mut c = config(1, 2, address, Links::Star);
             c.settings = "bytes=64".into();
             Group::join(&c)
         });
         let err = format!(
             "{:#}",
-            Group::join(&config(0, 2, address, false)).unwrap_err()
+            Group::join(&config(0, 2, address, Links::Star)).unwrap_err()
         );
         assert!(
             err.contains("bytes=64") && err.contains("same flags"),
@@ -523,13 +599,13 @@ mod tests {
     #[test]
     fn bad_flags_are_explained() {
         let a = free_address();
-        let mut c = config(0, 2, a, false);
+        let mut c = config(0, 2, a, Links::Star);
         c.listen = None;
         assert!(Group::join(&c)
             .unwrap_err()
             .to_string()
             .contains("--listen"));
-        let c = config(2, 2, a, false);
+        let c = config(2, 2, a, Links::Star);
         assert!(Group::join(&c)
             .unwrap_err()
             .to_string()

@@ -26,6 +26,8 @@ fn binary(program: &str) -> &'static str {
         "barrier" => env!("CARGO_BIN_EXE_cosched-barrier"),
         "stencil" => env!("CARGO_BIN_EXE_cosched-stencil"),
         "masterslave" => env!("CARGO_BIN_EXE_cosched-masterslave"),
+        "alltoall" => env!("CARGO_BIN_EXE_cosched-alltoall"),
+        "multigrid" => env!("CARGO_BIN_EXE_cosched-multigrid"),
         "calcula" => env!("CARGO_BIN_EXE_cosched-calcula"),
         "local" => env!("CARGO_BIN_EXE_cosched-local"),
         other => panic!("no program {other}"),
@@ -365,6 +367,186 @@ fn stencil_by_duration_runs_the_same_iterations_on_every_rank() {
 }
 
 #[test]
+fn alltoall_in_every_mode_verifies_every_block_and_the_reduction() {
+    let _turn = take_turn();
+    for mode in MODES {
+        let exits = run_ranks(
+            "alltoall",
+            4,
+            &[
+                "--count",
+                "20",
+                "--compute-us",
+                "20",
+                "--bytes",
+                "256",
+                "--recv",
+                mode,
+            ],
+            |_| vec![],
+        );
+        for (rank, e) in exits.iter().enumerate() {
+            let v = e.json();
+            assert_eq!(v["program"], "alltoall");
+            assert_eq!(v["mode"], mode);
+            assert_eq!(v["status"], "complete");
+            assert_eq!(u(&v, "work_done"), 20, "{v}");
+            assert_eq!(u(&v, "work_expected"), 20);
+            // 3 blocks in, 3 out, each iteration.
+            assert_eq!(u(&v, "blocks_verified"), 60, "{v}");
+            assert_eq!(u(&v, "bytes_sent"), 20 * 3 * 256, "{v}");
+            // Blocks plus the reduction: rank 0 gathers 3 partials, a member gets 1 total, per iteration.
+            let reduction = if rank == 0 { 60 } else { 20 };
+            assert_eq!(u(&v, "receives"), 60 + reduction, "{v}");
+            if mode == "spin-only" {
+                assert_eq!(u(&v, "blocked_waits"), 0);
+            }
+            assert_eq!(v["latency_of"], "iteration");
+        }
+    }
+}
+
+#[test]
+fn alltoall_blocks_larger_than_the_socket_buffers_go_through() {
+    let _turn = take_turn();
+    // 4 MiB to each of 2 others, every rank sending before it receives.
+    let exits = run_ranks(
+        "alltoall",
+        3,
+        &[
+            "--count",
+            "2",
+            "--compute-us",
+            "10",
+            "--bytes",
+            "4194304",
+            "--recv",
+            "block",
+        ],
+        |_| vec![],
+    );
+    for e in &exits {
+        let v = e.json();
+        assert_eq!(u(&v, "work_done"), 2, "{v}");
+        assert_eq!(u(&v, "blocks_verified"), 4, "{v}");
+    }
+}
+
+#[test]
+fn alltoall_by_duration_ends_every_rank_on_the_same_iteration() {
+    let _turn = take_turn();
+    let exits = run_ranks(
+        "alltoall",
+        3,
+        &[
+            "--duration-s",
+            "0.3",
+            "--compute-us",
+            "20",
+            "--recv",
+            "spin-block:1600",
+        ],
+        |_| vec![],
+    );
+    let done: Vec<u64> = exits.iter().map(|e| u(&e.json(), "work_done")).collect();
+    assert!(
+        done[0] > 0 && done.iter().all(|&d| d == done[0]),
+        "{done:?}"
+    );
+    let root = exits[0].json();
+    assert!(root.get("work_expected").is_none());
+    assert!(f(&root, "wall_s") >= 0.3);
+}
+
+#[test]
+fn multigrid_in_every_mode_checks_every_halo_around_the_ring() {
+    let _turn = take_turn();
+    // 2 ranks (left and right neighbour the same rank), 3 and 4.
+    for (ranks, mode) in [(2, "spin-only"), (3, "spin-block:1600"), (4, "block")] {
+        let exits = run_ranks(
+            "multigrid",
+            ranks,
+            &[
+                "--count",
+                "10",
+                "--levels",
+                "3",
+                "--compute-us",
+                "20",
+                "--bytes",
+                "4096",
+                "--recv",
+                mode,
+            ],
+            |_| vec![],
+        );
+        for (rank, e) in exits.iter().enumerate() {
+            let v = e.json();
+            assert_eq!(v["program"], "multigrid");
+            assert_eq!(v["mode"], mode);
+            assert_eq!(v["status"], "complete");
+            assert_eq!(u(&v, "work_done"), 10, "{v}");
+            assert_eq!(u(&v, "levels"), 3);
+            // 5 level visits a V-cycle (0 1 2 1 0), 2 halos each.
+            assert_eq!(u(&v, "halos_verified"), 100, "{ranks} ranks: {v}");
+            assert_eq!(u(&v, "left"), ((rank + ranks - 1) % ranks) as u64);
+            assert_eq!(u(&v, "right"), ((rank + 1) % ranks) as u64);
+            assert_eq!(v["latency_of"], "V-cycle");
+        }
+    }
+}
+
+#[test]
+fn multigrid_halos_larger_than_the_socket_buffers_go_through() {
+    let _turn = take_turn();
+    for ranks in [2, 3] {
+        let exits = run_ranks(
+            "multigrid",
+            ranks,
+            &[
+                "--count",
+                "2",
+                "--levels",
+                "2",
+                "--compute-us",
+                "10",
+                "--bytes",
+                "4194304",
+                "--recv",
+                "block",
+            ],
+            |_| vec![],
+        );
+        for e in &exits {
+            assert_eq!(u(&e.json(), "work_done"), 2);
+        }
+    }
+}
+
+#[test]
+fn multigrid_by_duration_runs_the_same_v_cycles_on_every_rank() {
+    let _turn = take_turn();
+    let exits = run_ranks(
+        "multigrid",
+        4,
+        &[
+            "--duration-s",
+            "0.3",
+            "--compute-us",
+            "20",
+            "--recv",
+            "block",
+        ],
+        |_| vec![],
+    );
+    let done: Vec<u64> = exits.iter().map(|e| u(&e.json(), "work_done")).collect();
+    assert!(
+        done[0] > 0 && done.iter().all(|&d| d == done[0]),
+        "{done:?}"
+    );
+}
+
+#[test]
 fn calcula_reports_its_cpu_share_and_stops_on_sigterm() {
     let _turn = take_turn();
     let out = Command::new(binary("calcula"))
@@ -560,6 +742,24 @@ fn bad_flags_fail_clearly() {
         &["--listen", "127.0.0.1:0", "--role", "rs"],
         1,
         "rank 0 is the master",
+    );
+    fails_with(
+        "alltoall",
+        &["--listen", "127.0.0.1:0", "--compute-us=-1"],
+        1,
+        "--compute-us",
+    );
+    fails_with(
+        "multigrid",
+        &["--listen", "127.0.0.1:0", "--levels", "0"],
+        1,
+        "--levels 0",
+    );
+    fails_with(
+        "multigrid",
+        &["--listen", "127.0.0.1:0", "--bytes", "20"],
+        1,
+        "8-byte stop mark",
     );
     fails_with("local", &["--min-mb", "5", "--max-mb", "1"], 1, "--min-mb");
     // Nobody listens on a just-closed port: a clear timeout.

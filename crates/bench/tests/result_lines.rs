@@ -1,7 +1,7 @@
 //! The result lines the programs print today, kept in `tests/data/result-lines.jsonl` (one line each, captured
-//! from the built programs: the root and a follower of pingpong, the roots of barrier, stencil and
-//! masterslave, calcula complete and stopped by SIGTERM, local, and `mpi/mpi_pingpong.c` by count and by
-//! duration), read with [`ResultLine::parse`], the lab's reader. A change to `ResultLine` that would stop the lab
+//! from the built programs: the root and a follower of pingpong, the roots of barrier, stencil,
+//! masterslave, alltoall and multigrid, calcula complete and stopped by SIGTERM, local, and
+//! `mpi/mpi_pingpong.c` by count and by duration), read with [`ResultLine::parse`], the lab's reader. A change to `ResultLine` that would stop the lab
 //! reading one of them fails here. (`tests/programs.rs` reads every line the programs print in its runs the same
 //! way.)
 
@@ -25,11 +25,13 @@ fn a_line_of_every_program_parses() {
     assert_eq!(
         programs,
         [
+            "alltoall",
             "barrier",
             "calcula",
             "local",
             "masterslave",
             "mpi_pingpong",
+            "multigrid",
             "pingpong",
             "stencil"
         ]

@@ -9,9 +9,11 @@
 //! repetitions = 3
 //!
 //! [program]
-//! kind = "pingpong"                   # pingpong | barrier | stencil | masterslave | mpi-pingpong
-//! duration_s = 5.0                    # or: count = 100000 (round trips / iterations)
-//! message_bytes = 128
+//! kind = "pingpong"                   # pingpong | barrier | stencil | masterslave | alltoall | multigrid
+//!                                     # | mpi-pingpong
+//! duration_s = 5.0                    # or: count = 100000 (round trips / iterations / V-cycles)
+//! message_bytes = 128                 # alltoall: each block; multigrid: a finest-level halo
+//! args = ["--compute-us", "500"]      # appended to every rank's command line (e.g. multigrid's --levels)
 //!
 //! [[configurations]]
 //! name = "no-agent"
@@ -93,16 +95,23 @@ pub enum ProgramKind {
     Stencil,
     /// `cosched-masterslave`: one master, slaves that receive or receive and reply (seed `003`).
     Masterslave,
+    /// `cosched-alltoall`: compute, all-to-all personalized exchange of key blocks, reduction (seed `003`'s
+    /// NAS IS).
+    Alltoall,
+    /// `cosched-multigrid`: V-cycles of compute and ring halo exchanges, halving per level (seed `003`'s NAS MG).
+    Multigrid,
     /// `mpi_pingpong` (Open MPI, TCP) launched by `mpirun` across the node namespaces.
     MpiPingpong,
 }
 
 impl ProgramKind {
-    pub const ALL: [ProgramKind; 5] = [
+    pub const ALL: [ProgramKind; 7] = [
         ProgramKind::Pingpong,
         ProgramKind::Barrier,
         ProgramKind::Stencil,
         ProgramKind::Masterslave,
+        ProgramKind::Alltoall,
+        ProgramKind::Multigrid,
         ProgramKind::MpiPingpong,
     ];
 
@@ -113,6 +122,8 @@ impl ProgramKind {
             ProgramKind::Barrier => "barrier",
             ProgramKind::Stencil => "stencil",
             ProgramKind::Masterslave => "masterslave",
+            ProgramKind::Alltoall => "alltoall",
+            ProgramKind::Multigrid => "multigrid",
             ProgramKind::MpiPingpong => "mpi-pingpong",
         }
     }
@@ -999,6 +1010,28 @@ dcs_exponent = -1
             .unwrap_err()
             .to_string();
         assert!(err.contains("local_probes"), "{err}");
+    }
+
+    #[test]
+    fn every_program_kind_is_read_by_its_name() {
+        for kind in ProgramKind::ALL {
+            let nodes = kind.max_nodes().unwrap_or(4);
+            let text = MINIMAL
+                .replace(
+                    "kind = \"pingpong\"",
+                    &format!("kind = \"{}\"", kind.name()),
+                )
+                .replace("nodes = 2", &format!("nodes = {nodes}"));
+            let e = parse(&text).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+            assert_eq!(e.program.kind, kind);
+            assert!(e
+                .describe()
+                .contains(&format!("program         {} (", kind.name())));
+        }
+        // The seed-003 NAS programs run on any number of nodes from 2.
+        for kind in [ProgramKind::Alltoall, ProgramKind::Multigrid] {
+            assert_eq!((kind.min_nodes(), kind.max_nodes()), (2, None));
+        }
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub fn program_binary(kind: ProgramKind) -> &'static str {
         ProgramKind::Barrier => "cosched-barrier",
         ProgramKind::Stencil => "cosched-stencil",
         ProgramKind::Masterslave => "cosched-masterslave",
+        ProgramKind::Alltoall => "cosched-alltoall",
+        ProgramKind::Multigrid => "cosched-multigrid",
         ProgramKind::MpiPingpong => "mpi_pingpong",
     }
 }
@@ -149,6 +151,22 @@ mod tests {
         assert_eq!(r.rtt_p50_us, Some(40.0));
         assert_eq!(r.rtt_p99_us, None);
         assert_eq!(r.rtt_under_100us_s, None);
+    }
+
+    #[test]
+    fn every_program_kind_names_a_binary_cosched_bench_builds() {
+        let bins = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/src/bin");
+        for kind in ProgramKind::ALL {
+            let binary = program_binary(kind);
+            if kind == ProgramKind::MpiPingpong {
+                continue; // built by crates/bench/mpi/build.sh
+            }
+            assert!(
+                bins.join(format!("{binary}.rs")).is_file(),
+                "{} runs {binary}, which crates/bench does not build",
+                kind.name()
+            );
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@
 use crate::args::{RankArgs, RunLength};
 use crate::channel::{send_all, CommError, Link, Receiver};
 use crate::message::{Header, HEADER_BYTES};
-use crate::net::Group;
+use crate::net::{Group, Links};
 use crate::rank::Tally;
 use crate::result::{ResultLine, Status};
 use crate::signals::stop_requested;
@@ -173,7 +173,7 @@ pub fn run(args: StencilArgs) -> Result<ResultLine> {
         PROGRAM,
         "",
         format!("grid={grid} omega={} length={length:?}", args.omega),
-        true,
+        Links::Neighbours,
     )?)?;
     let rank = group.rank;
     let (first, rows) = partition(grid, ranks, rank);
