@@ -35,6 +35,11 @@ pub struct LabArgs {
     /// Only check the file and the machine, print the resolved configuration, run nothing.
     #[arg(long)]
     pub check: bool,
+    /// Also write the comparison table for the docs as `<DIR>/lab-<experiment name>.json`, stamped with this
+    /// command, the commit and the machine (`--doc-data docs/data`, then `cosched docs tables` re-renders the
+    /// pages that show it).
+    #[arg(long, value_name = "DIR", conflicts_with = "check")]
+    pub doc_data: Option<PathBuf>,
 }
 
 struct Bar {
@@ -91,6 +96,20 @@ pub fn run(args: LabArgs) -> anyhow::Result<()> {
     }
     let file = args.file.context("an experiment file is needed")?;
     let experiment = LabExperiment::load(&file)?;
+    if args.doc_data.is_some() {
+        // Checked before hours of runs, not after.
+        let name = crate::output::doc_table_name(&experiment);
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            anyhow::bail!(
+                "--doc-data: the docs table would be named `{name}`, but a table name may hold only lower-case \
+                 letters, digits and `-`: rename the experiment (`name = ...` in {})",
+                file.display()
+            );
+        }
+    }
     print!("{}", experiment.describe());
     let mut binaries = Binaries::beside_current_exe()?;
     if let Some(dir) = args.bench_dir {
@@ -125,6 +144,15 @@ pub fn run(args: LabArgs) -> anyhow::Result<()> {
     println!("{}", written.comparison);
     for file in &written.files {
         println!("wrote {}", file.display());
+    }
+    if let (Some(dir), Some(table)) = (&args.doc_data, written.doc_table) {
+        let stamp =
+            cosched_report::docdata::Stamp::here(&format!("cosched lab {}", file.display()));
+        let path = table.stamped(&stamp).write(dir)?;
+        println!(
+            "wrote {} (`cosched docs tables` puts it in every page that shows it)",
+            path.display()
+        );
     }
     Ok(())
 }

@@ -24,6 +24,7 @@ use crate::runner::{series_label, LabRun};
 use anyhow::{Context, Result};
 use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
+use cosched_report::docdata::DocTable;
 use cosched_report::plot::{plot_histograms, plot_sweep, Metric, Scale};
 use cosched_report::stats::{mean, mean_ci90, Estimate};
 use cosched_report::table::significant;
@@ -340,17 +341,16 @@ fn pair(
     }
 }
 
-/// The comparison as a Markdown table; with `local` (one cell per row: experiments with `lab.local_probe`) a
-/// column of the local user's wake-up delays, before the foreign CPUs.
-pub fn render_comparison(
+/// The comparison's header and cells; with `local` (one cell per row: experiments with `lab.local_probe`) a
+/// column of the local user's wake-up delays, before the foreign CPUs. Printed by [`render_comparison`] and
+/// stored for the docs by [`comparison_doc_table`].
+pub fn comparison_cells(
     rows: &[ComparisonRow],
     baseline: Option<&str>,
     local: Option<&[Option<LocalCell>]>,
-) -> String {
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN);
+) -> (Vec<String>, Vec<Vec<String>>) {
     let vs = format!("× {}", baseline.unwrap_or("baseline"));
-    let mut header = vec![
+    let mut header: Vec<String> = [
         "configuration",
         "mode",
         "K",
@@ -364,51 +364,72 @@ pub fn render_comparison(
         "reaction p50/p99 µs",
         "RTT p50/p99 µs",
         "coscheduled: share / RTT µs",
-    ];
+    ]
+    .map(String::from)
+    .to_vec();
     if local.is_some() {
-        header.push("local p50/p99/max µs");
+        header.push("local p50/p99/max µs".into());
     }
-    header.push("foreign CPUs");
+    header.push("foreign CPUs".into());
+    let cells = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut line = vec![
+                r.configuration.clone(),
+                r.mode.clone(),
+                r.competitors.to_string(),
+                r.runs.to_string(),
+                cosched_report::table::with_interval(&r.rate),
+                r.vs_baseline.map_or("-".into(), |v| v.display()),
+                r.vs_fair_bound.map_or("-".into(), |v| v.display()),
+                format!("{:.2}", r.job_fairness.mean),
+                r.competitor_fairness
+                    .map_or("-".into(), |f| format!("{:.2}", f.mean)),
+                opt(r.agent_cpu_fraction, |v| format!("{:.2}", 100.0 * v)),
+                pair(
+                    r.reaction_p50_us,
+                    r.reaction_p99_us,
+                    significant,
+                    significant,
+                ),
+                pair(r.rtt_p50_us, r.rtt_p99_us, significant, significant),
+                pair(
+                    r.coscheduled_fraction,
+                    r.coscheduled_rtt_us,
+                    |v| format!("{v:.2}"),
+                    |v| format!("{v:.1}"),
+                ),
+            ];
+            if let Some(local) = local {
+                line.push(local.get(i).copied().flatten().map_or("-".into(), |c| {
+                    format!(
+                        "{} / {} / {}",
+                        significant(c.p50_us),
+                        significant(c.p99_us),
+                        significant(c.max_us)
+                    )
+                }));
+            }
+            line.push(format!("{:.2}", r.foreign_cpus.mean));
+            line
+        })
+        .collect();
+    (header, cells)
+}
+
+/// The comparison as a Markdown table ([`comparison_cells`]).
+pub fn render_comparison(
+    rows: &[ComparisonRow],
+    baseline: Option<&str>,
+    local: Option<&[Option<LocalCell>]>,
+) -> String {
+    let (header, cells) = comparison_cells(rows, baseline, local);
     let columns = header.len();
+    let mut table = Table::new();
+    table.load_preset(ASCII_MARKDOWN);
     table.set_header(header);
-    for (i, r) in rows.iter().enumerate() {
-        let mut line = vec![
-            r.configuration.clone(),
-            r.mode.clone(),
-            r.competitors.to_string(),
-            r.runs.to_string(),
-            cosched_report::table::with_interval(&r.rate),
-            r.vs_baseline.map_or("-".into(), |v| v.display()),
-            r.vs_fair_bound.map_or("-".into(), |v| v.display()),
-            format!("{:.2}", r.job_fairness.mean),
-            r.competitor_fairness
-                .map_or("-".into(), |f| format!("{:.2}", f.mean)),
-            opt(r.agent_cpu_fraction, |v| format!("{:.2}", 100.0 * v)),
-            pair(
-                r.reaction_p50_us,
-                r.reaction_p99_us,
-                significant,
-                significant,
-            ),
-            pair(r.rtt_p50_us, r.rtt_p99_us, significant, significant),
-            pair(
-                r.coscheduled_fraction,
-                r.coscheduled_rtt_us,
-                |v| format!("{v:.2}"),
-                |v| format!("{v:.1}"),
-            ),
-        ];
-        if let Some(local) = local {
-            line.push(local.get(i).copied().flatten().map_or("-".into(), |c| {
-                format!(
-                    "{} / {} / {}",
-                    significant(c.p50_us),
-                    significant(c.p99_us),
-                    significant(c.max_us)
-                )
-            }));
-        }
-        line.push(format!("{:.2}", r.foreign_cpus.mean));
+    for line in cells {
         table.add_row(line);
     }
     for i in 2..columns {
@@ -417,6 +438,42 @@ pub fn render_comparison(
         }
     }
     table.to_string()
+}
+
+/// The name of an experiment's table in the docs' data (`docs/data/lab-<name>.json`).
+pub fn doc_table_name(experiment: &LabExperiment) -> String {
+    format!("lab-{}", experiment.name)
+}
+
+/// The comparison as a table of the docs (`cosched lab FILE --doc-data docs/data`), with the reading notes the
+/// results' README gives, not yet stamped.
+pub fn comparison_doc_table(
+    experiment: &LabExperiment,
+    rows: &[ComparisonRow],
+    local: Option<&[Option<LocalCell>]>,
+) -> DocTable {
+    let baseline = baseline_of(experiment);
+    let (header, cells) = comparison_cells(rows, baseline, local);
+    let mut table = DocTable::new(&doc_table_name(experiment), header).with_notes(&format!(
+        "{} repetition(s) per row. Rate × {}: the paired ratio against it in the same mode, K and repetition \
+         (geometric mean, 90 % interval); of fair bound: rate / (its rate at K = 0 / (K + 1)). \
+         F = N·Tc/Te. Foreign CPUs: load on the experiment's CPUs that was not the experiment's.",
+        experiment.repetitions,
+        baseline.unwrap_or("the baseline"),
+    ));
+    for line in cells {
+        table.push(line);
+    }
+    table
+}
+
+/// The configuration without an agent that every other is compared against, if any.
+fn baseline_of(experiment: &LabExperiment) -> Option<&str> {
+    experiment
+        .configurations
+        .iter()
+        .find(|c| c.agent.is_none())
+        .map(|c| c.name.as_str())
 }
 
 /// Files written for one experiment.
@@ -428,6 +485,8 @@ pub struct Written {
     pub comparison: String,
     /// The common summary table of `cosched-report`.
     pub summary: String,
+    /// The comparison as a docs table, not yet stamped (`--doc-data`).
+    pub doc_table: Option<DocTable>,
 }
 
 /// Write everything under `dir` (normally `results/<experiment>/`).
@@ -493,17 +552,14 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
         .files
         .extend(["runs.json", "runs.csv", "summary.csv"].map(path));
 
-    let baseline = experiment
-        .configurations
-        .iter()
-        .find(|c| c.agent.is_none())
-        .map(|c| c.name.as_str());
+    let baseline = baseline_of(experiment);
     let rows = compare(experiment, records);
     let local = experiment
         .lab
         .local_probe
         .then(|| local_cells(&rows, records));
     written.comparison = render_comparison(&rows, baseline, local.as_deref());
+    written.doc_table = Some(comparison_doc_table(experiment, &rows, local.as_deref()));
     let doc = format!(
         "# {} (real, emulated cluster)\n\n```text\n{}```\n\n{}\n\nRate × baseline: against `{}` in the same mode, K and repetition (runs back to back); \
          geometric mean of the paired ratios with its 90 % interval. \
@@ -732,6 +788,23 @@ mod tests {
         let agent = lines.iter().find(|l| l.contains("| agent ")).unwrap();
         // Every line has the same number of cells as the header.
         assert_eq!(agent.matches('|').count(), lines[0].matches('|').count());
+        // The docs' copy holds the same cells, named after the experiment, and is a valid table once stamped.
+        let doc = comparison_doc_table(&experiment, &rows, Some(&cells));
+        assert_eq!(doc.name, "lab-t");
+        assert_eq!(doc.columns.len(), 15);
+        assert_eq!(doc.columns[5], "× no-agent");
+        assert_eq!(doc.rows.len(), 2);
+        assert!(doc
+            .rows
+            .iter()
+            .any(|r| r.contains(&"55.00 / 610.0 / 8100".to_string())));
+        let stamp = cosched_report::docdata::Stamp {
+            source_command: "cosched lab t.toml".into(),
+            commit: "abc".into(),
+            machine: "m".into(),
+            date: "2026-11-26".into(),
+        };
+        assert_eq!(doc.stamped(&stamp).problems(), Vec::<String>::new());
     }
 
     #[test]
