@@ -56,7 +56,8 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
     /// Also write each seed's measured tables for the docs, built from this run's results, as DIR/<name>.json
-    /// (`--doc-data docs/data`, then `cosched docs tables` to re-render the pages). Full scale only.
+    /// (`--doc-data docs/data`, then `cosched docs tables` to re-render the pages); with the real half, the lab's
+    /// comparison too (`lab-<experiment>.json`). Full scale only.
     #[arg(long, value_name = "DIR")]
     pub doc_data: Option<PathBuf>,
 }
@@ -411,6 +412,8 @@ fn run_lab(args: &ReproduceArgs, name: &str) -> anyhow::Result<RealResults> {
         mpi_dir: None,
         results_dir: args.out.clone(),
         check: false,
+        // The lab's comparison for docs/lab-*.md, when the docs' tables are asked for.
+        doc_data: args.doc_data.clone(),
     })?;
     let records = read_fresh(&runs, &file, name)?;
     Ok(RealResults {
