@@ -58,7 +58,9 @@
 //! - `run_queue_len` — `R`: the processes on the receiver's CPU run queue (runnable, not running) at the
 //!   instant the message arrives, *before* any wake-up it causes. A spinning (runnable, preempted) receiver
 //!   therefore counts itself, a blocked one does not; the running process is never counted. This is the
-//!   Solaris dispatcher's own count of the run queue, which is what the seed's driver could read.
+//!   Solaris dispatcher's own count of the run queue, which is what the seed's driver could read. With a
+//!   shared run queue (`[os] run_queue = "shared"`) it is the node's queue: every process of the node that
+//!   waits for any of its CPUs.
 //! - `min_quantum` — `Tq`, from the OS model (20 ms on Solaris 2.4).
 //!
 //! ## Algorithm

@@ -9,7 +9,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`engine`] | integer-nanosecond event queue (ties broken by insertion order), the one seeded RNG |
-//! | [`os`] | the node OS scheduler seam ([`os::OsScheduler`], one run queue per CPU) and its Solaris 2.4 TS model ([`os::solaris_ts`]) |
+//! | [`os`] | the node OS scheduler seam ([`os::OsScheduler`], one run queue per CPU, or per node with `[os] run_queue = "shared"`) and its Solaris 2.4 TS model ([`os::solaris_ts`]) |
 //! | [`network`] | message latency + bandwidth, per-sender serialisation, send/delivery counts |
 //! | [`process`] | programs (instruction lists) and process state |
 //! | [`workloads`] | Latency, Barrier, Mixed (SOR + sequential jobs) and arriving parallel jobs as programs placed on CPUs |
@@ -47,7 +47,9 @@
 //!   operations ([`os::OsOperation`]: per-process quantum, priority bonus, migration) a model says it
 //!   supports; a hook declares the ones it needs, and a run that cannot have them fails before it starts
 //!   ([`SimError::Unsupported`]). Each CPU has its own run queue; a process may move between its node's
-//!   CPUs (placement rule in [`world`]).
+//!   CPUs (placement rule in [`world`]). With `[os] run_queue = "shared"` each node has one, every CPU of the
+//!   node picks from it ([`os::OsScheduler::share_run_queue`]; a model without it refuses the run before it
+//!   starts, [`SimError::SharedRunQueue`]).
 //! - **Jobs** ([`workloads`], [`scenario::ArrivingJob`]): every parallel job is measured, none is assumed to
 //!   be job 0, and a job may arrive at a given time ([`SimOutput::measured_jobs`]; the first measured job's
 //!   figures are the measurement's own, the others' are `<name>.<figure>` extras).

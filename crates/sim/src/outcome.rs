@@ -29,4 +29,7 @@ pub enum SimError {
         policy: &'static str,
         source: crate::os::Unsupported,
     },
+    /// The scenario's `os.run_queue = "shared"` needs a model that can share one run queue among a node's CPUs.
+    #[error("os.run_queue = \"shared\" cannot run here: {source}; use run_queue = \"per-cpu\"")]
+    SharedRunQueue { source: crate::os::Unsupported },
 }

@@ -81,7 +81,8 @@ pub enum Phase {
 #[derive(Clone, Debug)]
 pub struct Process {
     pub node: u32,
-    /// The CPU it runs on, or is queued or asleep for (global index); it changes only when a hook moves it.
+    /// The CPU it runs on, or is queued or asleep for (global index); it changes only when a hook moves it, or,
+    /// with a shared run queue, when another CPU of its node picks it (then it is the CPU it last ran on).
     pub cpu: u32,
     /// The CPUs of its node it may run on (at first only its own CPU).
     pub allowed_cpus: CpuSet,
@@ -110,8 +111,11 @@ pub struct Process {
     pub last_iteration: Nanos,
     pub started_at: Nanos,
     pub finished_at: Option<Nanos>,
-    /// How many processes share its CPU (the `N` of fairness).
+    /// How many processes share its CPU (the `N` of fairness); with a shared run queue, its node's CPUs.
     pub sharing: u32,
+    /// How many CPUs those `sharing` processes share: 1, or with a shared run queue the node's CPUs (at most
+    /// one each), so a fair share of a window `Te` is `sharing_cpus × Te / sharing`.
+    pub sharing_cpus: u32,
     /// Time spent waiting on communication: from a receive that finds too few messages until it completes
     /// (seed `004`'s MWT).
     pub comm_wait_ns: Nanos,
@@ -150,6 +154,7 @@ impl Process {
             started_at: 0,
             finished_at: None,
             sharing: 1,
+            sharing_cpus: 1,
             comm_wait_ns: 0,
             recv_since: None,
             last_burst_ns: 0,

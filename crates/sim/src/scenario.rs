@@ -245,13 +245,16 @@ impl ParallelProgram {
 /// The node's own timesharing scheduler.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 /// In an experiment file it is the `[os]` table (or a configuration's `os = { model = "...", ... }`), tagged by
-/// `model`; unknown fields are rejected.
+/// `model`; unknown fields are rejected. Every model has the field `run_queue` ([`RunQueue`]; default
+/// `per-cpu`); a model that cannot share one queue among a node's CPUs refuses `shared` before the run starts.
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum OsModel {
     /// Solaris 2.4 TS dispatcher, seed `000` Table 1. `slpret_ablation` sets `ts_slpret[n] = n` (Figure 9).
     SolarisTs {
         #[serde(default)]
         slpret_ablation: bool,
+        #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
+        run_queue: RunQueue,
     },
     /// Linux 2.2 counters, goodness and epochs, seed `003` §2 ([`crate::os::linux22`]): every task's static
     /// `priority` (default 20, a 210 ms slice).
@@ -262,6 +265,8 @@ pub enum OsModel {
         /// How tasks get their quantum (seed `004`): 2.2's own `priority`, STATICQ or DYNAMICQ.
         #[serde(default, skip_serializing_if = "QuantumConfig::is_priority")]
         quantum: QuantumConfig,
+        #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
+        run_queue: RunQueue,
     },
     /// Windows NT 4.0 Server, seed `002` ([`crate::os::nt4`]): a fixed `quantum_ms` (120; 180 for the MP HAL),
     /// the fairness monitor publishing the mean ready count every `monitor_window_ms` (100), and the NIC's scan of
@@ -275,7 +280,80 @@ pub enum OsModel {
         monitor_window_ms: u64,
         #[serde(default = "default_nt_scan_us")]
         nic_scan_us: u64,
+        #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
+        run_queue: RunQueue,
     },
+}
+
+/// How a node's CPUs share out its runnable processes: the `[os]` table's `run_queue = "per-cpu" | "shared"`.
+///
+/// It is a field of the OS model (not of `[cluster]`) because it is the scheduler's own organisation —
+/// Solaris 2.4 keeps a dispatch queue per CPU, Linux 2.2 and IRIX one run queue for the whole machine — and
+/// because a configuration's `os = { ... }` may then set it, so one experiment compares both as lines of one
+/// figure.
+///
+/// Read by hand rather than derived: `[os]` is an internally tagged enum, whose fields serde reads from a buffer
+/// that loses their path, so the message itself names the field and the allowed values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunQueue {
+    /// One run queue per CPU; a process stays on its CPU unless a hook moves it (every seed's experiments).
+    #[default]
+    PerCpu,
+    /// One run queue per node: every CPU of the node picks from all of the node's runnable processes, and a
+    /// woken process may run on any idle CPU of its node (Linux 2.2's single run queue; [`crate::os::linux22`]).
+    /// Only a model that supports [`crate::os::OsOperation::SharedRunQueue`] runs it.
+    Shared,
+}
+
+impl RunQueue {
+    /// Every value, in the order messages list them.
+    pub const ALL: [RunQueue; 2] = [RunQueue::PerCpu, RunQueue::Shared];
+
+    fn is_per_cpu(&self) -> bool {
+        *self == RunQueue::PerCpu
+    }
+
+    /// The allowed values for messages: `"per-cpu" or "shared"`.
+    fn allowed() -> String {
+        let names: Vec<String> = Self::ALL
+            .iter()
+            .map(|q| format!("\"{}\"", q.name()))
+            .collect();
+        names.join(" or ")
+    }
+
+    /// Its name in experiment files.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunQueue::PerCpu => "per-cpu",
+            RunQueue::Shared => "shared",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RunQueue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = RunQueue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "run_queue = {}", RunQueue::allowed())
+            }
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<RunQueue, E> {
+                RunQueue::ALL
+                    .into_iter()
+                    .find(|q| q.name() == value)
+                    .ok_or_else(|| {
+                        E::custom(format!(
+                            "run_queue = \"{value}\" is not a run queue; use {}",
+                            RunQueue::allowed()
+                        ))
+                    })
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
 }
 
 fn default_nt_quantum_ms() -> u64 {
@@ -367,16 +445,38 @@ fn default_linux_priority() -> u32 {
 }
 
 impl OsModel {
-    /// One line for run headers: the model and any change to its tables, e.g. `solaris-ts, ts_slpret[n]=n`.
+    /// How the model's nodes share out their runnable processes among their CPUs.
+    pub fn run_queue(&self) -> RunQueue {
+        match *self {
+            OsModel::SolarisTs { run_queue, .. }
+            | OsModel::Linux22 { run_queue, .. }
+            | OsModel::Nt4 { run_queue, .. } => run_queue,
+        }
+    }
+
+    /// One line for run headers: the model and any change to its tables, e.g. `solaris-ts, ts_slpret[n]=n`;
+    /// a shared run queue adds `, shared run queue`.
     pub fn label(&self) -> String {
+        let mut label = self.model_label();
+        if self.run_queue() == RunQueue::Shared {
+            label += ", shared run queue";
+        }
+        label
+    }
+
+    fn model_label(&self) -> String {
         match self {
             OsModel::SolarisTs {
                 slpret_ablation: false,
+                ..
             } => "solaris-ts".to_string(),
             OsModel::SolarisTs {
                 slpret_ablation: true,
+                ..
             } => "solaris-ts, ts_slpret[n]=n".to_string(),
-            OsModel::Linux22 { priority, quantum } => {
+            OsModel::Linux22 {
+                priority, quantum, ..
+            } => {
                 let mut label = "linux-2.2".to_string();
                 if *priority != default_linux_priority() {
                     label += &format!(", priority={priority}");
@@ -392,6 +492,7 @@ impl OsModel {
                 quantum_ms,
                 monitor_window_ms,
                 nic_scan_us,
+                ..
             } => format!(
                 "nt-4.0, quantum {quantum_ms} ms, monitor {monitor_window_ms} ms, NIC scan {nic_scan_us} µs"
             ),
@@ -564,6 +665,7 @@ impl Scenario {
             quantum_ms,
             monitor_window_ms,
             nic_scan_us,
+            ..
         } = self.os
         {
             if !(1..=1_000_000).contains(&nic_scan_us) {
@@ -833,6 +935,7 @@ impl Scenario {
             cpus_per_node: 1,
             os: OsModel::SolarisTs {
                 slpret_ablation: false,
+                run_queue: RunQueue::PerCpu,
             },
             context_switch_ns: 750 * MICROS,
             network: NetworkParams::default(),

@@ -2,8 +2,8 @@
 //! ablation, and invariants over random small scenarios (proptest).
 
 use crate::scenario::{
-    NetworkParams, OsModel, ParallelProgram, Scenario, SeedConfig, SequentialJob, SorParams,
-    Workload,
+    NetworkParams, OsModel, ParallelProgram, RunQueue, Scenario, SeedConfig, SequentialJob,
+    SorParams, Workload,
 };
 use crate::{simulate, simulate_with_trace};
 use cosched_policy::{MICROS, MILLIS, SECONDS};
@@ -126,9 +126,11 @@ fn slpret_ablation_loses_implicit_coscheduling() {
     let mut ablated = normal.clone();
     ablated.os = OsModel::SolarisTs {
         slpret_ablation: true,
+        run_queue: RunQueue::PerCpu,
     };
     normal.os = OsModel::SolarisTs {
         slpret_ablation: false,
+        run_queue: RunQueue::PerCpu,
     };
     let (n, a) = (run(&normal, 1), run(&ablated, 1));
     assert_eq!((n.work_done, a.work_done), (5_000, 5_000));
@@ -351,6 +353,7 @@ fn arbitrary_scenario() -> impl Strategy<Value = Scenario> {
                 s.context_switch_ns = switch_us * MICROS;
                 s.os = OsModel::SolarisTs {
                     slpret_ablation: ablation,
+                    run_queue: RunQueue::PerCpu,
                 };
                 s.network = NetworkParams::default();
                 s
@@ -430,6 +433,7 @@ fn seed_003(program: ParallelProgram, k: u32, policy: crate::scenario::PolicyCon
     s.os = OsModel::Linux22 {
         priority: 20,
         quantum: Default::default(),
+        run_queue: RunQueue::PerCpu,
     };
     s.context_switch_ns = 10 * MICROS;
     s.network = NetworkParams {
@@ -492,6 +496,7 @@ fn pred_runs_only_on_a_model_with_goodness_and_samples_the_sockets() {
     let mut solaris = seed_003(small_is(), 1, pred(90));
     solaris.os = OsModel::SolarisTs {
         slpret_ablation: false,
+        run_queue: RunQueue::PerCpu,
     };
     let err = simulate(&solaris, 1).unwrap_err().to_string();
     assert!(err.contains("linux") || err.contains("goodness"), "{err}");
@@ -567,6 +572,7 @@ fn seed_004(quantum: crate::scenario::QuantumConfig, local_nodes: u32) -> Scenar
     s.os = OsModel::Linux22 {
         priority: 20,
         quantum,
+        run_queue: RunQueue::PerCpu,
     };
     s.cache = Some(crate::scenario::CacheConfig::default());
     s.arrivals.push(crate::scenario::ArrivingJob {
@@ -662,6 +668,7 @@ fn seed_002(round_trips: u64, k: u32, policy: crate::scenario::PolicyConfig) -> 
         quantum_ms: 120,
         monitor_window_ms: 100,
         nic_scan_us: 1_000,
+        run_queue: RunQueue::PerCpu,
     };
     s.context_switch_ns = 20 * MICROS;
     s.network = NetworkParams {
@@ -701,5 +708,128 @@ fn nt_alone_puts_every_round_trip_in_the_fastest_bin_and_dcs_boosts_under_conten
         "{} vs {}",
         dcs.jobs[0].response_s,
         plain.jobs[0].response_s
+    );
+}
+
+// ---- the shared run queue (`[os] run_queue = "shared"`) ----
+
+/// [`seed_003`]'s IS beside `k` calcula tasks per node, on nodes of `cpus_per_node` CPUs, with `run_queue`.
+fn seed_003_smp(k: u32, cpus_per_node: u32, run_queue: RunQueue) -> Scenario {
+    let mut s = seed_003(small_is(), k, linux());
+    s.cpus_per_node = cpus_per_node;
+    s.os = OsModel::Linux22 {
+        priority: 20,
+        quantum: Default::default(),
+        run_queue,
+    };
+    s
+}
+
+#[test]
+fn a_shared_run_queue_on_one_cpu_nodes_is_the_per_cpu_model_bit_for_bit() {
+    // One CPU a node: the node's queue is the CPU's, no affinity bonus applies (every task's last CPU is the
+    // only one), so every decision and every figure is the same.
+    for policy in [linux(), pred(90)] {
+        let per_cpu = seed_003(small_is(), 2, policy);
+        let mut shared = per_cpu.clone();
+        shared.os = OsModel::Linux22 {
+            priority: 20,
+            quantum: Default::default(),
+            run_queue: RunQueue::Shared,
+        };
+        assert_eq!(
+            simulate(&per_cpu, 3).unwrap(),
+            simulate(&shared, 3).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_shared_run_queue_lets_a_rank_use_the_cpu_its_node_leaves_idle() {
+    // Two CPUs a node, one calcula task a node. The workloads place the IS rank and the node's first calcula
+    // task both on CPU 0 (competitor k goes to CPU k mod 2), so with a queue per CPU they share CPU 0 and CPU 1
+    // idles: IS takes ~2 × its dedicated 0.49 s. With one queue per node, the second CPU picks whichever of the
+    // two CPU 0 did not: IS runs as if alone (within 1 %), and each calcula task has a CPU to itself — F = N Tc
+    // / (C Te) with N = 2 processes over C = 2 CPUs, = 1.
+    let alone = run(&seed_003_smp(0, 2, RunQueue::PerCpu), 1).jobs[0].response_s;
+    let per_cpu = run(&seed_003_smp(1, 2, RunQueue::PerCpu), 1);
+    let shared = run(&seed_003_smp(1, 2, RunQueue::Shared), 1);
+    assert_eq!((shared.work_done, shared.work_expected), (3, 3));
+    assert!(per_cpu.jobs[0].response_s > 1.8 * alone, "{per_cpu:?}");
+    assert!(
+        (shared.jobs[0].response_s / alone - 1.0).abs() < 0.01,
+        "{alone} {shared:?}"
+    );
+    let competitors = |m: &Measurement| {
+        m.jobs
+            .iter()
+            .find(|j| j.role == JobRole::Competitor)
+            .unwrap()
+            .fairness
+    };
+    assert!((competitors(&shared) - 1.0).abs() < 1e-9, "{shared:?}");
+    assert!(competitors(&per_cpu) > 1.3, "{per_cpu:?}");
+}
+
+#[test]
+fn with_a_shared_run_queue_processes_move_between_their_nodes_cpus_one_cpu_at_a_time() {
+    // Two CPUs a node, three processes a node (the IS rank and calcula 0 placed on CPU 0, calcula 1 on CPU 1):
+    // the node's CPUs pick from one queue, so processes run on both CPUs of their node, never on another
+    // node's, and never on two CPUs at once.
+    let (out, trace) = simulate_with_trace(&seed_003_smp(2, 2, RunQueue::Shared), 1).unwrap();
+    assert_eq!(out.measurement.work_done, 3);
+    let mut moved = 0;
+    for pid in 0..12 {
+        let mut runs: Vec<_> = trace.intervals.iter().filter(|r| r.pid == pid).collect();
+        assert!(!runs.is_empty());
+        let node = runs[0].cpu / 2;
+        assert!(
+            runs.iter().all(|r| r.cpu / 2 == node),
+            "pid {pid}: {runs:?}"
+        );
+        moved += usize::from(runs.iter().any(|r| r.cpu != runs[0].cpu));
+        runs.sort_by_key(|r| r.start_ns);
+        for pair in runs.windows(2) {
+            assert!(pair[0].end_ns <= pair[1].start_ns, "pid {pid}: {pair:?}");
+        }
+    }
+    assert!(moved >= 4, "{moved} processes changed CPU");
+    // The same file with a queue per CPU: nobody moves.
+    let (_, trace) = simulate_with_trace(&seed_003_smp(2, 2, RunQueue::PerCpu), 1).unwrap();
+    for r in &trace.intervals {
+        assert!(trace
+            .intervals
+            .iter()
+            .all(|o| o.pid != r.pid || o.cpu == r.cpu));
+    }
+}
+
+#[test]
+fn a_model_without_a_shared_run_queue_refuses_it_before_the_run() {
+    // Solaris 2.4 keeps a dispatch queue per CPU, and the NT model places threads on CPUs: both refuse.
+    let mut solaris = Scenario::seed_latency(10, 0, SeedConfig::NoDcsSpinOnly);
+    solaris.cpus_per_node = 2;
+    solaris.os = OsModel::SolarisTs {
+        slpret_ablation: false,
+        run_queue: RunQueue::Shared,
+    };
+    let err = simulate(&solaris, 1).unwrap_err();
+    assert!(matches!(err, crate::SimError::SharedRunQueue { .. }));
+    assert_eq!(
+        err.to_string(),
+        "os.run_queue = \"shared\" cannot run here: the OS model 'solaris-ts' cannot keep one run queue per \
+         node that every CPU of the node picks from; use run_queue = \"per-cpu\""
+    );
+    let mut nt = solaris.clone();
+    nt.os = OsModel::Nt4 {
+        quantum_ms: 120,
+        monitor_window_ms: 100,
+        nic_scan_us: 1_000,
+        run_queue: RunQueue::Shared,
+    };
+    let err = simulate(&nt, 1).unwrap_err().to_string();
+    assert!(
+        err.contains("the OS model 'nt-4.0' cannot keep one run queue per node"),
+        "{err}"
     );
 }

@@ -6,10 +6,11 @@
 //!
 //! ## Approach
 //! Each CPU runs at most one process (`Cpu::running`); everything else is on the OS model's run queues (one
-//! per CPU) or asleep. A CPU is *serviced* whenever something may have changed for it: its own timer (the running
-//! process's next deadline: end of a computation, end of its spin limit, quantum expiry, end of a context
-//! switch), a message for its running process, or a process becoming runnable there. Servicing accounts CPU
-//! time up to now, then runs the process's program until it must wait.
+//! per CPU, or one per node with a shared run queue) or asleep. A CPU is *serviced* whenever something may
+//! have changed for it: its own timer (the running process's next deadline: end of a computation, end of its
+//! spin limit, quantum expiry, end of a context switch), a message for its running process, or a process
+//! becoming runnable there. Servicing accounts CPU time up to now, then runs the process's program until it
+//! must wait.
 //!
 //! ## Terminology
 //! - `dispatched_at` — when the running process got the CPU; `exec_from` — when its context switch is over and
@@ -26,6 +27,14 @@
 //!   else the lowest idle allowed CPU, else the allowed CPU with the fewest processes (running + queued), its
 //!   own CPU on a tie, then the lowest. A process allowed on one CPU (every process, unless a hook says
 //!   otherwise) stays on it: that is the seed `000` model, bit for bit.
+//! - shared run queue — the scenario's `[os] run_queue = "shared"` ([`crate::scenario::RunQueue`]; refused
+//!   before the run by a model without [`crate::os::OsOperation::SharedRunQueue`]): no placement. Every
+//!   process may run on any CPU of its node (its allowed set is the node), the OS model picks for a CPU among
+//!   all of the node's runnable processes, and a process's CPU becomes the CPU that picked it. Wherever one CPU
+//!   is re-examined after a process became runnable or more urgent (arrival, I/O completion, job start, boost,
+//!   priority bonus), every CPU of the node is, the process's own first: an idle one picks it up, or the CPU
+//!   the OS model marked is preempted (a boost is not forced onto the process's last CPU: the model says
+//!   where). The `N` of fairness is then the node's live processes, sharing its CPUs (at most one each).
 //!
 //! ## Algorithm
 //! ```text
@@ -42,6 +51,7 @@
 //!           if p blocked on a receive: place p; os.on_wakeup(p) (ts_slpret applies); hook.on_wakeup → commands
 //!           carry out the commands (BoostToMax: os.boost_to_max(p); preempt the running process)
 //!           preempt the running process of p's CPU only if os.should_preempt (strictly higher priority)
+//!           (shared run queue: each CPU of p's node, p's own first; an idle one picks)
 //! ts_update (per node, once per OS update period, at a random phase per node): os.periodic_update;
 //!     hook.on_tick → commands, carried out; preempt where a raised process now has a strictly higher priority
 //! hook timer (its own period per node, or armed by a command): hook.on_timer → commands, carried out
@@ -67,7 +77,7 @@ use crate::os::solaris_ts::SolarisTs;
 use crate::os::{CpuSet, OsScheduler, Unsupported};
 use crate::outcome::{SimError, SimOutput};
 use crate::process::{Op, Phase, Process, Program, Status, PORTS};
-use crate::scenario::{OsModel, Scenario, Workload};
+use crate::scenario::{OsModel, RunQueue, Scenario, Workload};
 use crate::workloads::{self, Job, JobStart};
 use cosched_policy::spin::{ReceiveMode, WaitAction};
 use cosched_policy::Nanos;
@@ -210,6 +220,9 @@ struct World<'a, S: OsScheduler> {
     sampled_running_suppressed: u64,
     /// Phase of each node's network-interface sampling of the running process.
     sample_phase: Vec<Nanos>,
+    /// The OS model keeps one run queue per node ([`RunQueue::Shared`]): after a change to a process's queue
+    /// every CPU of its node is examined, and a CPU that picks a process makes it that process's CPU.
+    shared_run_queue: bool,
     /// Whether the OS model is told the bytes on each socket (a hook needs
     /// [`crate::os::OsOperation::GoodnessFreq`]); off, nothing of it costs a thing.
     track_sockets: bool,
@@ -237,14 +250,18 @@ pub(crate) fn run(
     // The one place an OS model is chosen: one arm per model (the world is generic over it, so each model
     // gets its own monomorphised loop).
     match scenario.os {
-        OsModel::SolarisTs { slpret_ablation } => run_on(
+        OsModel::SolarisTs {
+            slpret_ablation, ..
+        } => run_on(
             SolarisTs::new(cpus, slpret_ablation),
             scenario,
             seed,
             hook,
             traced,
         ),
-        OsModel::Linux22 { priority, quantum } => {
+        OsModel::Linux22 {
+            priority, quantum, ..
+        } => {
             let rule = quantum
                 .to_rule()
                 .expect("Scenario::validate checked the quantum rule");
@@ -267,9 +284,10 @@ pub(crate) fn run(
     }
 }
 
-/// [`run`] on a constructed OS model.
+/// [`run`] on a constructed OS model; refused before it starts when the model lacks an operation the hook
+/// needs, or cannot share a run queue the scenario asks to share.
 fn run_on<S: OsScheduler>(
-    os: S,
+    mut os: S,
     scenario: &Scenario,
     seed: u64,
     hook: Box<dyn CoschedHook>,
@@ -283,6 +301,10 @@ fn run_on<S: OsScheduler>(
                 operation,
             },
         });
+    }
+    if scenario.os.run_queue() == RunQueue::Shared {
+        os.share_run_queue(scenario.cpus_per_node)
+            .map_err(|source| SimError::SharedRunQueue { source })?;
     }
     Ok(World::new(scenario, seed, os, hook, traced).run())
 }
@@ -361,12 +383,19 @@ impl<'a, S: OsScheduler> World<'a, S> {
         } else {
             Vec::new()
         };
+        let shared_run_queue = scenario.os.run_queue() == RunQueue::Shared;
+        let mut processes = setup.processes;
+        if shared_run_queue {
+            // One queue for the node's CPUs (Linux 2.2 has no affinity mask): any CPU of its node may run it.
+            for p in &mut processes {
+                p.allowed_cpus = CpuSet::first(scenario.cpus_per_node);
+            }
+        }
         let caches = scenario
             .cache
             .map(|config| Caches::new(config.hardware, cpus));
         let profiles = match scenario.cache {
-            Some(config) => setup
-                .processes
+            Some(config) => processes
                 .iter()
                 .map(|p| {
                     if setup.jobs[p.job as usize].interactive {
@@ -409,7 +438,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
                 .map(|job| job.work_expected.map(|_| JobWork::default()))
                 .collect(),
             programs: setup.programs,
-            procs: setup.processes,
+            procs: processes,
             jobs: setup.jobs,
             receive: scenario.receive,
             min_quantum,
@@ -426,6 +455,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
             context_switches: 0,
             sampled_running_suppressed: 0,
             sample_phase: Vec::new(),
+            shared_run_queue,
             track_sockets,
             inboxes,
             caches,
@@ -524,16 +554,22 @@ impl<'a, S: OsScheduler> World<'a, S> {
             p.started_at = now;
             p.last_iteration = now;
         }
-        // N of fairness: the live processes sharing each started process's CPU, itself included.
-        let mut live_on_cpu = vec![0u32; self.cpus.len()];
+        // N of fairness: the live processes sharing each started process's CPU, itself included; with a shared
+        // run queue, those sharing its node's CPUs, of which they can use at most one each.
+        let shared = self.shared_run_queue;
+        let pool = |q: &Process| if shared { q.node } else { q.cpu } as usize;
+        let mut live_in_pool = vec![0u32; self.cpus.len()];
         for q in &self.procs {
             if !matches!(q.status, Status::NotStarted | Status::Done) {
-                live_on_cpu[q.cpu as usize] += 1;
+                live_in_pool[pool(q)] += 1;
             }
         }
         for &pid in &pids {
-            let cpu = self.procs[pid as usize].cpu;
-            self.procs[pid as usize].sharing = live_on_cpu[cpu as usize];
+            let p = &mut self.procs[pid as usize];
+            p.sharing = live_in_pool[pool(p)];
+            if shared {
+                p.sharing_cpus = self.scenario.cpus_per_node.min(p.sharing);
+            }
         }
         // The initial run-queue order is random.
         self.engine.shuffle(&mut pids);
@@ -544,7 +580,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
             if self.jobs[self.procs[pid as usize].job as usize].interactive {
                 self.os.interactive_user(pid);
             }
-            cpus.push(cpu);
+            cpus.extend(self.queue_cpus(cpu));
         }
         cpus.sort_unstable();
         cpus.dedup();
@@ -637,6 +673,8 @@ impl<'a, S: OsScheduler> World<'a, S> {
     /// Gives an idle CPU its next process; `None` if nothing is runnable there.
     fn dispatch(&mut self, cpu: u32) -> Option<u32> {
         let pid = self.os.pick_next(cpu)?;
+        // A shared run queue hands out its node's processes to whichever CPU picks (else this is their CPU).
+        self.procs[pid as usize].cpu = cpu;
         let now = self.engine.now();
         // The cache refill after a switch stalls the process before it executes (seed `004`).
         let refill = match &mut self.caches {
@@ -759,6 +797,29 @@ impl<'a, S: OsScheduler> World<'a, S> {
                     self.leave(cpu, Leave::Preempted);
                     self.service(cpu);
                 }
+            }
+        }
+    }
+
+    /// The CPUs that pick from `cpu`'s run queue: `cpu` alone, or with a shared run queue every CPU of its node.
+    fn queue_cpus(&self, cpu: u32) -> std::ops::Range<u32> {
+        if self.shared_run_queue {
+            let per_node = self.scenario.cpus_per_node;
+            let first = cpu / per_node * per_node;
+            first..first + per_node
+        } else {
+            cpu..cpu + 1
+        }
+    }
+
+    /// [`World::preempt_if_needed`] (not forced) on every CPU that picks from `cpu`'s run queue, `cpu` first:
+    /// after a process of that queue became runnable or more urgent. With a shared run queue an idle CPU of the
+    /// node picks it up, or the OS model has marked the CPU to preempt.
+    fn preempt_where_needed(&mut self, cpu: u32) {
+        self.preempt_if_needed(cpu, false);
+        for other in self.queue_cpus(cpu) {
+            if other != cpu {
+                self.preempt_if_needed(other, false);
             }
         }
     }
@@ -1003,13 +1064,14 @@ impl<'a, S: OsScheduler> World<'a, S> {
         }
         self.carry_out_commands();
         let cpu = self.procs[to as usize].cpu;
-        self.preempt_if_needed(cpu, false);
+        self.preempt_where_needed(cpu);
     }
 
     /// The blocked `pid`, already marked runnable, goes back to a run queue: placed (if it may run on several
     /// CPUs), woken by the OS model, then shown to the hook.
     fn wake(&mut self, pid: u32) {
-        if !self.procs[pid as usize].allowed_cpus.is_single() {
+        // With a shared run queue the OS model places it (it is on its node's queue, whatever its CPU).
+        if !self.shared_run_queue && !self.procs[pid as usize].allowed_cpus.is_single() {
             let cpu = self.placement(pid);
             self.relocate(pid, cpu);
         }
@@ -1053,7 +1115,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
         self.wake(pid);
         self.carry_out_commands();
         let cpu = self.procs[pid as usize].cpu;
-        self.preempt_if_needed(cpu, false);
+        self.preempt_where_needed(cpu);
     }
 
     fn update(&mut self, node: u32) {
@@ -1139,7 +1201,12 @@ impl<'a, S: OsScheduler> World<'a, S> {
                 }
                 self.boosts_granted += 1;
                 self.os.boost_to_max(pid);
-                self.preempt_if_needed(cpu, true);
+                if self.shared_run_queue {
+                    // The model marked the CPU to preempt, unless an idle CPU of the node picks it up.
+                    self.preempt_where_needed(cpu);
+                } else {
+                    self.preempt_if_needed(cpu, true);
+                }
             }
             Command::RefuseBoost { .. } => self.boosts_refused += 1,
             Command::SetPriorityBonus { pid, bonus } => {
@@ -1149,7 +1216,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
                 let done = self.os.set_priority_bonus(pid, bonus);
                 self.expect_supported(done);
                 if self.procs[pid as usize].status == Status::Runnable {
-                    self.preempt_if_needed(self.procs[pid as usize].cpu, false);
+                    self.preempt_where_needed(self.procs[pid as usize].cpu);
                 }
             }
             Command::SetQuantum { pid, quantum } => {
@@ -1284,15 +1351,18 @@ impl<'a, S: OsScheduler> World<'a, S> {
                 .iter()
                 .map(|&pid| {
                     let p = &self.procs[pid as usize];
+                    // N processes share C CPUs: over a window Te they share C × Te of CPU time.
+                    let f = |cpu: Nanos, window: Nanos| {
+                        fairness(
+                            p.sharing,
+                            cpu as f64,
+                            window as f64 * f64::from(p.sharing_cpus),
+                        )
+                    };
                     match mixed_window {
-                        Some(window) => {
-                            let cpu = self.cpu_at_first_job_end[pid as usize];
-                            fairness(p.sharing, cpu as f64, window as f64)
-                        }
-                        None if job.role == JobRole::Competitor => {
-                            fairness(p.sharing, p.cpu_ns as f64, end as f64)
-                        }
-                        None => fairness(p.sharing, p.cpu_ns as f64, response as f64),
+                        Some(window) => f(self.cpu_at_first_job_end[pid as usize], window),
+                        None if job.role == JobRole::Competitor => f(p.cpu_ns, end),
+                        None => f(p.cpu_ns, response),
                     }
                 })
                 .collect();

@@ -1,7 +1,7 @@
 //! Experiment files: every shipped file resolves; malformed files give errors naming the field.
 
 use super::*;
-use crate::scenario::{OsModel, ParallelProgram, PolicyConfig, Workload};
+use crate::scenario::{OsModel, ParallelProgram, PolicyConfig, RunQueue, Workload};
 use cosched_policy::config::NoneConfig;
 use cosched_policy::dcs::DcsParams;
 use cosched_policy::registry;
@@ -730,6 +730,79 @@ fn the_os_table_is_the_scenarios_model_tagged_and_strict() {
 }
 
 #[test]
+fn the_run_queue_is_read_from_the_os_table_and_checked_by_the_model() {
+    // Default: a queue per CPU, and the serialised scenario does not mention it (experiment.json as before).
+    let e = parse(Path::new("x.toml"), &smoke_text(), &Overrides::default()).unwrap();
+    assert!(e
+        .configs
+        .iter()
+        .all(|c| c.scenario.os.run_queue() == RunQueue::PerCpu));
+    assert!(!serde_json::to_string(&e.configs[0].scenario)
+        .unwrap()
+        .contains("run_queue"));
+    // An unknown value names the field and the allowed values.
+    let err = error_after(
+        "model = \"solaris-ts\"",
+        "model = \"solaris-ts\"\nrun_queue = \"global\"",
+    );
+    assert!(
+        err.contains(
+            "os: run_queue = \"global\" is not a run queue; use \"per-cpu\" or \"shared\""
+        ),
+        "{err}"
+    );
+    let err = error_after(
+        "model = \"solaris-ts\"",
+        "model = \"solaris-ts\"\nrun_queue = 2",
+    );
+    assert!(
+        err.contains("expected run_queue = \"per-cpu\" or \"shared\""),
+        "{err}"
+    );
+    // `shared` parses for every model (it is the model's to refuse): Solaris 2.4's dispatch queues are per CPU,
+    // so its first run is refused before it starts, by the model, naming the field.
+    let text = smoke_text().replacen(
+        "model = \"solaris-ts\"",
+        "model = \"solaris-ts\"\nrun_queue = \"shared\"",
+        1,
+    );
+    let e = parse(Path::new("x.toml"), &text, &Overrides::default()).unwrap();
+    assert_eq!(e.configs[0].scenario.os.run_queue(), RunQueue::Shared);
+    assert_eq!(
+        e.configs[0].scenario.os.label(),
+        "solaris-ts, shared run queue"
+    );
+    let err = runner::run_one(&e, &e.runs[0]).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "os.run_queue = \"shared\" cannot run here: the OS model 'solaris-ts' cannot keep one run queue \
+             per node"
+        ),
+        "{err}"
+    );
+    // A configuration's `os` may set it: the shipped Linux 2.2 file compares both organisations in one figure.
+    let e = load(
+        &shipped_dir().join("linux-smp-run-queue.toml"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let queues: Vec<RunQueue> = e
+        .configs
+        .iter()
+        .map(|c| c.scenario.os.run_queue())
+        .collect();
+    assert!(queues.contains(&RunQueue::PerCpu) && queues.contains(&RunQueue::Shared));
+    for c in &e.configs {
+        assert_eq!(
+            c.scenario.os.run_queue() == RunQueue::Shared,
+            c.label.contains("shared"),
+            "{}",
+            c.label
+        );
+    }
+}
+
+#[test]
 fn a_configuration_may_replace_the_os_model() {
     // Figure 9 puts both dispatch tables in one experiment: the ablated configurations say so themselves.
     let e = load(
@@ -744,6 +817,7 @@ fn a_configuration_may_replace_the_os_model() {
             c.scenario.os
                 == OsModel::SolarisTs {
                     slpret_ablation: true,
+                    run_queue: RunQueue::PerCpu,
                 }
         })
         .collect();

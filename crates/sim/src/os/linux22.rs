@@ -11,17 +11,37 @@
 //! test on counters that the patch does not touch. Reproducing the seed needs that scheduler.
 //!
 //! ## Approach
-//! One run-queue list per CPU, as the kernel keeps it: every runnable task, the running one included, woken
+//! One run-queue list per CPU (on the seed's uniprocessor nodes the kernel's one list is the CPU's; the
+//! shared list of an SMP node is below): every runnable task, the running one included, woken
 //! and new tasks inserted at the **front**; a task that is preempted keeps its place. `schedule()` scans the
 //! list from the front and takes the largest goodness (strict `>`: the first found wins a tie), the task that
 //! ran last evaluated first (`prev_goodness`), so it wins ties. The clock ticks every 10 ms per node (the
 //! world's periodic update, at a random phase per node), and each tick charges the task running at that
 //! instant — a task that blocks between two ticks is charged nothing, as on the real kernel.
 //!
-//! Simplifications, stated: uniprocessor nodes are the seed's (4 × Pentium II), so a CPU's tasks are its own
-//! (no SMP `can_schedule`, no `PROC_CHANGE_PENALTY`) and the epoch refill runs over the tasks bound to that CPU;
-//! no real-time tasks and no `sched_yield`; a new task starts with `counter = priority` (the paper, §2) rather
-//! than half its parent's; no migration.
+//! Simplifications, stated: uniprocessor nodes are the seed's (4 × Pentium II), so by default a CPU's tasks are
+//! its own (no SMP `can_schedule`, no `PROC_CHANGE_PENALTY`) and the epoch refill runs over the tasks bound to
+//! that CPU; no real-time tasks and no `sched_yield`; a new task starts with `counter = priority` (the paper, §2)
+//! rather than half its parent's; no migration.
+//!
+//! ## The SMP run queue (`[os] run_queue = "shared"`)
+//! An SMP 2.2 kernel keeps one list for all its CPUs. With [`OsScheduler::share_run_queue`] the model does too,
+//! one list per node: `schedule()` on any CPU of the node scans the node's list, skipping tasks running on the
+//! other CPUs (`can_schedule`), and goodness adds `PROC_CHANGE_PENALTY` (15) for the CPU the task last ran on
+//! (`p->processor`), so a task returns to its last CPU unless another waits with 15 or more goodness to spare;
+//! the picked task's CPU becomes the picking one. The epoch refills every task of the node (2.2's `for_each_task`,
+//! the tasks running on the other CPUs included). A woken (or boosted) task: if a CPU of the node is idle, it is
+//! left to the idle CPU (the world has an idle CPU pick at once, its last CPU first: 2.2's
+//! `reschedule_idle_slow`, which prefers `p->processor` and else takes any idle CPU); else the counter test
+//! `counter > current + 3` is made against the running task with the **smallest counter** on the node (its last
+//! CPU first on a tie, then the lowest), and that CPU gets `need_resched`. Stated: 2.2.x makes the counter test
+//! against the task running on the CPU that executes the wake-up — for a message, the CPU that takes the
+//! interrupt, which the simulator does not model — and looks for an idle CPU only after that test fails; the
+//! model looks for an idle CPU first (an idle CPU is never left idle while a woken task preempts a busy one)
+//! and tests the CPU where the test is most likely to pass (2.4's `reschedule_idle` also searches every CPU).
+//! The test is on counters and the pick on goodness, as in the kernel, so a marked CPU may pick its own task
+//! again (it gets `+15 + 1`). The `related()` / `avg_slice` heuristics are left out. On a one-CPU node the
+//! shared queue is the CPU's: the same model, decision for decision.
 //!
 //! ## Terminology
 //! - `counter` — ticks left in the task's slice (0..); `priority` — its static priority, 1..=40, default 20.
@@ -30,6 +50,7 @@
 //! - `need_resched` — the CPU's flag: `schedule()` runs at the next opportunity (here: at once).
 //! - `prev` — the task that left the CPU last, when it is still runnable (preempted); `schedule()` evaluates it
 //!   first, and its goodness gets the kernel's `+1` for "same `mm` as prev".
+//! - last CPU — `p->processor`: the CPU a task last ran on (with a queue per CPU, always its own).
 //! - epoch — when the best goodness on the run queue is 0 (every runnable counter is 0), *every* task of the
 //!   CPU, sleepers included, gets `counter = counter/2 + priority`; a sleeper climbs 20 → 30 → 35 → … → 39.
 //! - `freq` — the PRED/DYN patch's moving average (`cosched_policy::predictive`), per task, when installed.
@@ -38,19 +59,24 @@
 //!
 //! ## Algorithm
 //! ```text
-//! goodness(p, prev):   boosted: 1000
+//! goodness(p, prev, cpu): boosted: 1000
 //!                      counter == 0: 0
 //!                      else counter + priority + (1 if p is prev) + bonus + freq(p)   (freq: the PRED patch,
 //!                           which samples p's socket queues: one step of its moving average per evaluation)
+//!                           + 15 if the queue is shared and cpu is p's last CPU
 //! schedule(cpu):       c = -1; next = none
-//!                      if prev runnable: c = goodness(prev, prev); next = prev
-//!                      for p in the list, front to back: if goodness(p, prev) > c: c, next = that, p
-//!                      if next and c == 0: every task of the cpu: counter = counter/2 + priority; again
-//!                      need_resched = false
+//!                      if prev runnable: c = goodness(prev, prev, cpu); next = prev
+//!                      for p in the list, front to back, not running on another CPU:
+//!                          if goodness(p, prev, cpu) > c: c, next = that, p
+//!                      if next and c == 0: every task of the queue: counter = counter/2 + priority; again
+//!                      need_resched = false; next's last CPU = cpu
 //! tick (10 ms):        running p: if counter == 0: need_resched else counter -= 1
-//! wake-up(p):          p to the FRONT of the list; if p.counter > current.counter + 3: need_resched
+//! wake-up(p):          p to the FRONT of the list; target = p's CPU (per-CPU queue), or with a shared
+//!                      queue none if a CPU of the node is idle, else the CPU whose running task has the
+//!                      smallest counter; if p.counter > target's current.counter + 3: need_resched on target
 //! new task:            counter = priority; to the FRONT; the same preemption test
-//! preempt, boost:      the world asks should_preempt = need_resched
+//! boost:               goodness 1000, to the FRONT; need_resched on the same target
+//! preempt:             the world asks should_preempt = need_resched
 //! ```
 //!
 //! ## Parameters
@@ -60,6 +86,7 @@
 //! | `priority` | 20 (`DEF_PRIORITY`), 1..=40 | seed §2 |
 //! | fresh slice | (20 + 1) ticks = 210 ms | seed §2 |
 //! | wake-up preemption margin | `counter > current + 3` | 2.2 `reschedule_idle` (notes, 003 §2) |
+//! | last-CPU bonus, shared queue only | `PROC_CHANGE_PENALTY` = 15 | 2.2 `goodness()` on SMP, the i386 value |
 //!
 //! ## Quanta other than 210 ms (seed `004`, [`QuantumRule`])
 //! Seed `004_3903357666129396.txt` gives tasks quanta of 0.2–12.8 s on Linux 2.2.15. A quantum `q` is the
@@ -85,6 +112,9 @@ pub const DEF_PRIORITY: u32 = 20;
 pub const MAX_PRIORITY: u32 = 40;
 /// A woken task preempts the running one only if its counter is larger by more than this.
 pub const WAKEUP_MARGIN: u32 = 3;
+/// With a shared run queue, the goodness bonus of a task on the CPU it last ran on (2.2's `PROC_CHANGE_PENALTY`
+/// on i386 SMP: "a largish advantage to the same processor").
+pub const PROC_CHANGE_PENALTY: i64 = 15;
 /// Goodness of a boosted task: a real-time task's `1000 + rt_priority`, above every normal task.
 pub const BOOSTED_GOODNESS: i64 = 1000;
 /// What [`OsScheduler::time_left`] answers: the slice ends by the tick, never by a deadline of its own.
@@ -131,13 +161,18 @@ struct Task {
 
 #[derive(Clone, Debug, Default)]
 struct Cpu {
-    /// The run-queue list, front first: every runnable task, the running one included.
-    list: Vec<u32>,
     running: Option<u32>,
     /// The last task to leave the CPU, while it is still runnable.
     prev: Option<u32>,
     need_resched: bool,
-    /// Every task bound to this CPU that has not exited (the epoch refills them all).
+}
+
+/// One run queue: a CPU's own, or with a shared run queue a whole node's.
+#[derive(Clone, Debug, Default)]
+struct Queue {
+    /// The run-queue list, front first: every runnable task, the running ones included.
+    list: Vec<u32>,
+    /// Every task of this queue that has not exited (the epoch refills them all).
     members: Vec<u32>,
     /// L1 and L2 misses counted since the epoch began.
     epoch_l1: f64,
@@ -155,6 +190,10 @@ pub struct Linux22 {
     priority: u32,
     tasks: Vec<Task>,
     cpus: Vec<Cpu>,
+    /// The run queues: CPU `c` picks from queue `c / cpus_per_queue`.
+    queues: Vec<Queue>,
+    /// 1: a run queue per CPU; a node's CPU count: one per node ([`OsScheduler::share_run_queue`]).
+    cpus_per_queue: u32,
     /// The largest socket buffer one socket's `rmem` / `wmem` may hold (`SK_RMEM_MAX`, `SK_WMEM_MAX`).
     socket_buffer: u64,
     epochs: u64,
@@ -181,6 +220,8 @@ impl Linux22 {
             priority: priority.clamp(1, MAX_PRIORITY),
             tasks: Vec::new(),
             cpus: (0..cpus).map(|_| Cpu::default()).collect(),
+            queues: (0..cpus).map(|_| Queue::default()).collect(),
+            cpus_per_queue: 1,
             socket_buffer: SOCKET_BUFFER_BYTES,
             epochs: 0,
             wakeup_preemptions: 0,
@@ -214,11 +255,12 @@ impl Linux22 {
         self.tasks[pid as usize].priority as Nanos * TICK
     }
 
-    /// MMR: the mean over CPUs that counted misses of each one's mean epoch miss ratio; the epoch in progress
-    /// counts as one (a run ends inside it: a short run may have no completed epoch).
+    /// MMR: the mean over run queues (CPUs; nodes with a shared run queue) that counted misses of each one's
+    /// mean epoch miss ratio; the epoch in progress counts as one (a run ends inside it: a short run may have no
+    /// completed epoch).
     pub fn mean_miss_ratio(&self) -> Option<f64> {
         let per_cpu: Vec<f64> = self
-            .cpus
+            .queues
             .iter()
             .filter_map(|c| {
                 let open = (c.epoch_l1 > 0.0).then(|| c.epoch_l2 / c.epoch_l1);
@@ -239,9 +281,22 @@ impl Linux22 {
         self.tasks[pid as usize].freq.map(|(_, f)| f.value)
     }
 
-    /// `goodness(p, prev)`; advances `p`'s moving average when the patch is installed and its counter is > 0.
-    fn goodness(&mut self, pid: u32, prev: Option<u32>) -> i64 {
+    /// The run queue `cpu` picks from.
+    fn queue_of(&self, cpu: usize) -> usize {
+        cpu / self.cpus_per_queue as usize
+    }
+
+    /// The CPUs that pick from queue `queue`.
+    fn cpus_of(&self, queue: usize) -> std::ops::Range<usize> {
+        let per = self.cpus_per_queue as usize;
+        queue * per..(queue + 1) * per
+    }
+
+    /// `goodness(p, prev, cpu)` for a pick on `cpu`; advances `p`'s moving average when the patch is installed
+    /// and its counter is > 0.
+    fn goodness(&mut self, pid: u32, prev: Option<u32>, cpu: usize) -> i64 {
         let buffer = self.socket_buffer;
+        let shared = self.cpus_per_queue > 1;
         let t = &mut self.tasks[pid as usize];
         if t.boosted {
             return BOOSTED_GOODNESS;
@@ -250,6 +305,9 @@ impl Linux22 {
             return 0;
         }
         let mut weight = t.counter as i64 + t.priority as i64 + t.bonus as i64;
+        if shared && t.cpu as usize == cpu {
+            weight += PROC_CHANGE_PENALTY;
+        }
         if prev == Some(pid) {
             weight += 1;
         }
@@ -269,9 +327,32 @@ impl Linux22 {
         weight
     }
 
-    /// `reschedule_idle` for the task `pid` just put on `cpu`'s list.
+    /// The CPU whose running task the runnable `pid` is weighed against (`reschedule_idle`): its own CPU with a
+    /// run queue per CPU. With a shared run queue, `None` while a CPU of the node is idle (the world gives an
+    /// idle CPU its next task at once, and the pick favours `pid` on its last CPU); else the CPU running the task
+    /// with the smallest counter, `pid`'s last CPU first on a tie, then the lowest.
+    fn preemption_target(&self, pid: u32) -> Option<usize> {
+        let own = self.tasks[pid as usize].cpu as usize;
+        if self.cpus_per_queue == 1 {
+            return Some(own);
+        }
+        let counter_running = |cpu: usize| {
+            self.cpus[cpu]
+                .running
+                .map(|current| self.tasks[current as usize].counter)
+        };
+        let cpus = self.cpus_of(self.queue_of(own));
+        if cpus.clone().any(|cpu| counter_running(cpu).is_none()) {
+            return None;
+        }
+        cpus.min_by_key(|&cpu| (counter_running(cpu), cpu != own, cpu))
+    }
+
+    /// `reschedule_idle` for the task `pid` just put on its queue's list.
     fn reschedule_idle(&mut self, pid: u32) {
-        let cpu = self.tasks[pid as usize].cpu as usize;
+        let Some(cpu) = self.preemption_target(pid) else {
+            return;
+        };
         if let Some(current) = self.cpus[cpu].running {
             let woken = &self.tasks[pid as usize];
             if woken.boosted || woken.counter > self.tasks[current as usize].counter + WAKEUP_MARGIN
@@ -285,8 +366,8 @@ impl Linux22 {
     }
 
     fn remove_from_list(&mut self, pid: u32) {
-        let cpu = self.tasks[pid as usize].cpu as usize;
-        let list = &mut self.cpus[cpu].list;
+        let queue = self.queue_of(self.tasks[pid as usize].cpu as usize);
+        let list = &mut self.queues[queue].list;
         if let Some(at) = list.iter().position(|&p| p == pid) {
             list.remove(at);
         }
@@ -301,10 +382,11 @@ impl Linux22 {
         self.cpus[cpu].prev = Some(pid);
     }
 
-    /// The epoch: the epoch's miss ratio is recorded and, under DYNAMICQ, every task's quantum set by
-    /// Algorithm 1; then every task of `cpu`, sleepers included, gets `counter = counter/2 + priority`.
-    fn recalculate(&mut self, cpu: usize) {
-        let c = &mut self.cpus[cpu];
+    /// The epoch of run queue `queue`: the epoch's miss ratio is recorded and, under DYNAMICQ, every task's
+    /// quantum set by Algorithm 1; then every task of the queue, sleepers (and, on a shared queue, the tasks
+    /// running on the node's other CPUs) included, gets `counter = counter/2 + priority`.
+    fn recalculate(&mut self, queue: usize) {
+        let c = &mut self.queues[queue];
         let miss = (c.epoch_l1 > 0.0).then(|| {
             let current = c.epoch_l2 / c.epoch_l1;
             let rates = MissRates {
@@ -319,11 +401,11 @@ impl Linux22 {
         c.epoch_l1 = 0.0;
         c.epoch_l2 = 0.0;
         if let (QuantumRule::Dynamicq(params), Some(miss)) = (self.quantum_rule, miss) {
-            let interactive_user = self.cpus[cpu]
+            let interactive_user = self.queues[queue]
                 .members
                 .iter()
                 .any(|pid| self.interactive.contains(pid));
-            for &pid in &self.cpus[cpu].members {
+            for &pid in &self.queues[queue].members {
                 let t = &mut self.tasks[pid as usize];
                 let q = t.priority as Nanos * TICK;
                 let next = next_quantum(q, miss, interactive_user, &params);
@@ -336,7 +418,7 @@ impl Linux22 {
                 t.priority = ticks_of(next);
             }
         }
-        for &pid in &self.cpus[cpu].members {
+        for &pid in &self.queues[queue].members {
             let t = &mut self.tasks[pid as usize];
             t.counter = t.counter / 2 + t.priority;
         }
@@ -376,28 +458,33 @@ impl OsScheduler for Linux22 {
             self.tasks.resize(pid as usize + 1, placeholder);
         }
         self.tasks[pid as usize] = task;
-        let c = &mut self.cpus[cpu as usize];
-        c.members.push(pid);
-        c.list.insert(0, pid);
+        let queue = self.queue_of(cpu as usize);
+        let q = &mut self.queues[queue];
+        q.members.push(pid);
+        q.list.insert(0, pid);
         self.reschedule_idle(pid);
     }
 
     fn pick_next(&mut self, cpu: u32) -> Option<u32> {
         let cpu = cpu as usize;
-        let prev = self.cpus[cpu]
-            .prev
-            .filter(|&p| self.tasks[p as usize].state == State::Queued);
+        let queue = self.queue_of(cpu);
+        // prev: still runnable, and not picked by another CPU of a shared queue since.
+        let prev = self.cpus[cpu].prev.filter(|&p| {
+            let t = &self.tasks[p as usize];
+            t.state == State::Queued && t.cpu as usize == cpu
+        });
         loop {
             let mut best: Option<(i64, u32)> = None;
             if let Some(p) = prev {
-                best = Some((self.goodness(p, prev), p));
+                best = Some((self.goodness(p, prev, cpu), p));
             }
-            for i in 0..self.cpus[cpu].list.len() {
-                let p = self.cpus[cpu].list[i];
+            for i in 0..self.queues[queue].list.len() {
+                let p = self.queues[queue].list[i];
+                // `can_schedule`: a task running on another CPU of a shared queue is no candidate.
                 if self.tasks[p as usize].state != State::Queued {
                     continue;
                 }
-                let w = self.goodness(p, prev);
+                let w = self.goodness(p, prev, cpu);
                 match best {
                     Some((c, _)) if w <= c => {}
                     _ => best = Some((w, p)),
@@ -405,12 +492,13 @@ impl OsScheduler for Linux22 {
             }
             let (c, next) = best?;
             if c == 0 {
-                self.recalculate(cpu);
+                self.recalculate(queue);
                 continue;
             }
             let t = &mut self.tasks[next as usize];
             t.state = State::Running;
             t.boosted = false;
+            t.cpu = cpu as u32;
             let c = &mut self.cpus[cpu];
             c.running = Some(next);
             c.prev = None;
@@ -445,10 +533,12 @@ impl OsScheduler for Linux22 {
         self.remove_from_list(pid);
         let t = &mut self.tasks[pid as usize];
         t.state = State::Exited;
-        let c = &mut self.cpus[t.cpu as usize];
+        let cpu = t.cpu as usize;
+        let c = &mut self.cpus[cpu];
         c.running = None;
         c.prev = None;
-        c.members.retain(|&p| p != pid);
+        let queue = self.queue_of(cpu);
+        self.queues[queue].members.retain(|&p| p != pid);
     }
 
     fn on_wakeup(&mut self, pid: u32) {
@@ -458,8 +548,8 @@ impl OsScheduler for Linux22 {
             "only a sleeper wakes up"
         );
         self.tasks[pid as usize].state = State::Queued;
-        let cpu = self.tasks[pid as usize].cpu as usize;
-        self.cpus[cpu].list.insert(0, pid);
+        let queue = self.queue_of(self.tasks[pid as usize].cpu as usize);
+        self.queues[queue].list.insert(0, pid);
         self.reschedule_idle(pid);
     }
 
@@ -469,8 +559,11 @@ impl OsScheduler for Linux22 {
         let t = &mut self.tasks[pid as usize];
         t.boosted = true;
         let cpu = t.cpu as usize;
-        self.cpus[cpu].list.insert(0, pid);
-        self.cpus[cpu].need_resched = true;
+        let queue = self.queue_of(cpu);
+        self.queues[queue].list.insert(0, pid);
+        if let Some(cpu) = self.preemption_target(pid) {
+            self.cpus[cpu].need_resched = true;
+        }
     }
 
     fn periodic_update(&mut self, cpus: std::ops::Range<u32>) {
@@ -494,8 +587,13 @@ impl OsScheduler for Linux22 {
     }
 
     fn run_queue_len(&self, cpu: u32) -> u32 {
-        let c = &self.cpus[cpu as usize];
-        c.list.len() as u32 - u32::from(c.running.is_some_and(|r| c.list.contains(&r)))
+        let queue = self.queue_of(cpu as usize);
+        let list = &self.queues[queue].list;
+        let running = self
+            .cpus_of(queue)
+            .filter(|&c| self.cpus[c].running.is_some_and(|r| list.contains(&r)))
+            .count();
+        (list.len() - running) as u32
     }
 
     fn priority(&self, pid: u32) -> u32 {
@@ -526,7 +624,8 @@ impl OsScheduler for Linux22 {
     }
 
     fn cache_misses(&mut self, cpu: u32, l1: f64, l2: f64) {
-        let c = &mut self.cpus[cpu as usize];
+        let queue = self.queue_of(cpu as usize);
+        let c = &mut self.queues[queue];
         c.epoch_l1 += l1;
         c.epoch_l2 += l2;
     }
@@ -540,8 +639,21 @@ impl OsScheduler for Linux22 {
     fn supports(&self, operation: OsOperation) -> bool {
         matches!(
             operation,
-            OsOperation::SetPriorityBonus | OsOperation::GoodnessFreq
+            OsOperation::SetPriorityBonus | OsOperation::GoodnessFreq | OsOperation::SharedRunQueue
         )
+    }
+
+    fn share_run_queue(&mut self, cpus_per_node: u32) -> Result<(), Unsupported> {
+        let cpus = self.cpus.len() as u32;
+        assert!(
+            self.tasks.is_empty() && cpus_per_node >= 1 && cpus.is_multiple_of(cpus_per_node),
+            "share_run_queue: before any task, with {cpus} CPUs in whole nodes of {cpus_per_node}"
+        );
+        self.cpus_per_queue = cpus_per_node;
+        self.queues = (0..cpus / cpus_per_node)
+            .map(|_| Queue::default())
+            .collect();
+        Ok(())
     }
 
     fn set_priority_bonus(&mut self, pid: u32, bonus: i32) -> Result<(), Unsupported> {
@@ -783,5 +895,136 @@ mod tests {
         assert_eq!(os.quantum(0), 400 * MILLIS);
         epoch(&mut os, 1000.0, 30.0);
         assert_eq!(os.quantum(0), 400 * MILLIS);
+    }
+
+    /// Two CPUs, tasks 0 and 2 placed on CPU 0 and 1 on CPU 1, admitted 0, 1, 2 (list [2, 1, 0], front
+    /// first); one run queue for both CPUs when `shared`.
+    fn two_cpus_three_tasks(shared: bool) -> Linux22 {
+        let mut os = Linux22::new(2, DEF_PRIORITY);
+        if shared {
+            os.share_run_queue(2).unwrap();
+        }
+        os.admit(0, 0);
+        os.admit(1, 1);
+        os.admit(2, 0);
+        os
+    }
+
+    #[test]
+    fn a_shared_queue_lets_a_task_wait_for_whichever_cpu_frees_first() {
+        // Shared: CPU 0 scans [2, 1, 0]: 2 = 20 + 20 + 15 (last CPU 0) = 55, 1 = 40, 0 = 55 (not > 55) → 2.
+        // CPU 1: 1 = 20 + 20 + 15 = 55, 0 = 40 → 1. Task 0 waits, counted on both CPUs' queue.
+        let mut os = two_cpus_three_tasks(true);
+        assert_eq!(os.pick_next(0), Some(2));
+        assert_eq!(os.pick_next(1), Some(1));
+        assert_eq!((os.run_queue_len(0), os.run_queue_len(1)), (1, 1));
+        // 1 blocks: CPU 1 frees first and takes 0 (goodness 40, no bonus: it was placed on CPU 0).
+        os.on_block(1, 0);
+        assert_eq!(os.pick_next(1), Some(0));
+        assert_eq!(os.tasks[0].cpu, 1, "its CPU is now the one that picked it");
+        assert_eq!((os.run_queue_len(0), os.run_queue_len(1)), (0, 0));
+        // Per-CPU queues: CPU 0's list is [2, 0], CPU 1's [1]. When 1 blocks, CPU 1 has nothing to run and 0
+        // waits for CPU 0.
+        let mut os = two_cpus_three_tasks(false);
+        assert_eq!(os.pick_next(0), Some(2));
+        assert_eq!(os.pick_next(1), Some(1));
+        assert_eq!((os.run_queue_len(0), os.run_queue_len(1)), (1, 0));
+        os.on_block(1, 0);
+        assert_eq!(os.pick_next(1), None);
+        assert_eq!(os.tasks[0].cpu, 0);
+    }
+
+    /// Two CPUs sharing a queue; A (pid 0) last ran on CPU 0, B (pid 1) on CPU 1, both queued (list [B, A]);
+    /// which one CPU 0 picks with these counters.
+    fn cpu_0_picks(counter_a: u32, counter_b: u32) -> u32 {
+        let mut os = Linux22::new(2, DEF_PRIORITY);
+        os.share_run_queue(2).unwrap();
+        os.admit(0, 0);
+        os.admit(1, 1);
+        os.tasks[0].counter = counter_a;
+        os.tasks[1].counter = counter_b;
+        os.pick_next(0).unwrap()
+    }
+
+    #[test]
+    fn the_affinity_bonus_brings_a_task_back_to_its_last_cpu_unless_the_gap_is_over_15() {
+        // On CPU 0, A gets PROC_CHANGE_PENALTY = 15. Gap 14: B = 24 + 20 = 44, A = 10 + 20 + 15 = 45 → A,
+        // though B is first on the list and has 14 ticks more.
+        assert_eq!(cpu_0_picks(10, 24), 0);
+        // Gap 15: B = 45, A = 45: a tie, and the first on the list (B) wins it (strict >).
+        assert_eq!(cpu_0_picks(10, 25), 1);
+        // Gap 16: B = 46 > A = 45 → B moves to CPU 0.
+        assert_eq!(cpu_0_picks(10, 26), 1);
+    }
+
+    /// The shared-queue node of [`two_cpus_three_tasks`] with 0 running on CPU 0 (counter 18), 1 on CPU 1
+    /// (counter 10) and 2 asleep (last CPU 0).
+    fn two_running_one_asleep() -> Linux22 {
+        let mut os = two_cpus_three_tasks(true);
+        assert_eq!(os.pick_next(0), Some(2));
+        assert_eq!(os.pick_next(1), Some(1));
+        os.on_block(2, 0);
+        assert_eq!(os.pick_next(0), Some(0));
+        os.tasks[0].counter = 18;
+        os.tasks[1].counter = 10;
+        os
+    }
+
+    #[test]
+    fn a_woken_task_takes_an_idle_cpu_else_preempts_the_smallest_counter_by_more_than_3() {
+        // No CPU idle: 2 is weighed against the running task with the smallest counter, 1 on CPU 1 (10), not
+        // against 0 on its own last CPU (18). Woken with 13: 13 > 10 + 3 is false → nobody is preempted.
+        let mut os = two_running_one_asleep();
+        os.tasks[2].counter = 13;
+        os.on_wakeup(2);
+        assert!(!os.should_preempt(0, 0) && !os.should_preempt(1, 1));
+        assert_eq!((os.run_queue_len(0), os.run_queue_len(1)), (1, 1));
+        // Woken with 14: 14 > 13 → CPU 1 must reschedule; CPU 0 keeps 0.
+        let mut os = two_running_one_asleep();
+        os.tasks[2].counter = 14;
+        os.on_wakeup(2);
+        assert!(!os.should_preempt(0, 0) && os.should_preempt(1, 1));
+        os.on_preempt(1, 0);
+        // The test is on counters, the pick on goodness (2.2's two rules): CPU 1 scans 2 = 14 + 20 = 34 and
+        // prev 1 = 10 + 20 + 15 (its CPU) + 1 (prev) = 46, so 1 runs on.
+        assert_eq!(os.pick_next(1), Some(1));
+        // CPU 1 idle (1 blocked): a woken 2 marks nobody; the idle CPU picks it and it moves there.
+        let mut os = two_running_one_asleep();
+        os.on_block(1, 0);
+        os.on_wakeup(2);
+        assert!(!os.should_preempt(0, 0));
+        assert_eq!(os.pick_next(1), Some(2));
+        assert_eq!(os.tasks[2].cpu, 1);
+    }
+
+    #[test]
+    fn a_boost_on_a_shared_queue_preempts_the_cpu_with_the_smallest_counter() {
+        // 2 woken (20 > 10 + 3: CPU 1 marked), picked by nobody yet; the boost marks CPU 1 (counter 10 < 18)
+        // and the next pick there takes 2 (goodness 1000), which moves to CPU 1.
+        let mut os = two_running_one_asleep();
+        os.on_wakeup(2);
+        os.cpus[1].need_resched = false;
+        os.boost_to_max(2);
+        assert!(!os.should_preempt(0, 0) && os.should_preempt(1, 1));
+        os.on_preempt(1, 0);
+        assert_eq!(os.pick_next(1), Some(2));
+        assert_eq!(os.tasks[2].cpu, 1);
+        assert!(!os.tasks[2].boosted);
+    }
+
+    #[test]
+    fn a_shared_epoch_refills_every_task_of_the_node() {
+        // CPU 1 runs 1 (counter 5), 2 sleeps (20), 0 is queued with counter 0 and CPU 0 picks: the best
+        // goodness is 0 → the node's epoch: 0 → 0/2 + 20 = 20, 1 (running on the other CPU) → 5/2 + 20 = 22,
+        // 2 → 20/2 + 20 = 30; then 0 runs (20 + 20 + 15 = 55).
+        let mut os = two_cpus_three_tasks(true);
+        assert_eq!(os.pick_next(0), Some(2));
+        assert_eq!(os.pick_next(1), Some(1));
+        os.on_block(2, 0);
+        os.tasks[0].counter = 0;
+        os.tasks[1].counter = 5;
+        assert_eq!(os.pick_next(0), Some(0));
+        assert_eq!([os.counter(0), os.counter(1), os.counter(2)], [20, 22, 30]);
+        assert_eq!(os.epochs, 1);
     }
 }

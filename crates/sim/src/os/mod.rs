@@ -17,6 +17,7 @@
 //! | [`OsScheduler::set_priority_bonus`]: a bonus added to the priority (Linux 2.2 `goodness += freq`) | predictive coscheduling (`003`), DYNAMICQ on top of it (`004`) | optional ([`OsOperation::SetPriorityBonus`]) |
 //! | [`OsScheduler::migrate`]: move a process to another CPU of its node | SCS partitions (`001`) | optional ([`OsOperation::Migrate`]) |
 //! | [`OsScheduler::set_goodness_freq`]: the PRED/DYN patch inside `goodness()`, fed by [`OsScheduler::socket_bytes`] | predictive coscheduling (`003`) | optional ([`OsOperation::GoodnessFreq`]) |
+//! | [`OsScheduler::share_run_queue`]: one run queue per node, every CPU of it picks from it (`[os] run_queue = "shared"`) | Linux 2.2 on SMP nodes (`003` §2; the seed's were uniprocessors) | optional ([`OsOperation::SharedRunQueue`]) |
 //!
 //! A model says which optional operations it carries out ([`OsScheduler::supports`]); a hook says which it
 //! needs ([`crate::hook::CoschedHook::operations`]); a run whose hook needs what its model lacks is refused
@@ -26,10 +27,16 @@
 //! ## Terminology
 //! - `pid` — index of a simulated process (0..processes), `cpu` — global CPU index (node × cpus_per_node + k).
 //! - run queue — the processes of a CPU that are runnable but not running (the running one is not in it).
-//!   Every CPU has its own run queue (Solaris 2.4 keeps one dispatch queue per CPU); a node with several CPUs
-//!   therefore has several queues, and a process is on exactly one of them. It stays on that CPU until it is
-//!   moved ([`OsScheduler::migrate`]); which CPU of its allowed set ([`CpuSet`]) a waking process goes to is
-//!   the world's placement rule (see [`crate::world`]), the same for every model.
+//!   By default every CPU has its own run queue (Solaris 2.4 keeps one dispatch queue per CPU); a node with
+//!   several CPUs therefore has several queues, and a process is on exactly one of them. It stays on that CPU
+//!   until it is moved ([`OsScheduler::migrate`]); which CPU of its allowed set ([`CpuSet`]) a waking process
+//!   goes to is the world's placement rule (see [`crate::world`]), the same for every model.
+//! - shared run queue — with [`OsScheduler::share_run_queue`] (the scenario's `run_queue = "shared"`), one queue
+//!   per node instead: [`OsScheduler::pick_next`] for any CPU of the node chooses among all of the node's
+//!   runnable processes that are not running, and the process's CPU becomes the CPU that picked it (its *last
+//!   CPU*, which the model may favour). Which CPU a woken or boosted process takes is then the model's rule, not
+//!   the world's placement: an idle CPU of the node picks it up, else the model marks the CPU to preempt
+//!   ([`OsScheduler::should_preempt`]). [`OsScheduler::run_queue_len`] of a CPU counts the node's queue.
 //! - quantum — the CPU time a process may use before the scheduler demotes it.
 
 use cosched_policy::predictive::FreqParams;
@@ -91,6 +98,7 @@ pub enum OsOperation {
     SetPriorityBonus,
     Migrate,
     GoodnessFreq,
+    SharedRunQueue,
 }
 
 impl OsOperation {
@@ -102,6 +110,9 @@ impl OsOperation {
             OsOperation::Migrate => "move a process to another CPU",
             OsOperation::GoodnessFreq => {
                 "add the socket-queue frequency to goodness (the Linux 2.2 PRED/DYN patch)"
+            }
+            OsOperation::SharedRunQueue => {
+                "keep one run queue per node that every CPU of the node picks from"
             }
         }
     }
@@ -127,7 +138,8 @@ pub trait OsScheduler {
     fn update_period(&self) -> Option<Nanos>;
     /// A new runnable process on `cpu`, put at the end of its run queue.
     fn admit(&mut self, pid: u32, cpu: u32);
-    /// Removes the next process to run from `cpu`'s run queue and marks it running; `None` if the queue is empty.
+    /// Removes the next process to run from `cpu`'s run queue (its node's, when shared: the process's CPU is then
+    /// `cpu`) and marks it running; `None` if the queue is empty.
     fn pick_next(&mut self, cpu: u32) -> Option<u32>;
     /// CPU time the running process `pid` may still use before its quantum expires.
     fn time_left(&self, pid: u32) -> Nanos;
@@ -182,6 +194,15 @@ pub trait OsScheduler {
         Err(Unsupported {
             model: self.name(),
             operation: OsOperation::Migrate,
+        })
+    }
+
+    /// From now on the CPUs of each node (`cpus_per_node` consecutive CPUs) share one run queue (see the module
+    /// doc's terminology). Called once, before the first process is admitted.
+    fn share_run_queue(&mut self, _cpus_per_node: u32) -> Result<(), Unsupported> {
+        Err(Unsupported {
+            model: self.name(),
+            operation: OsOperation::SharedRunQueue,
         })
     }
 

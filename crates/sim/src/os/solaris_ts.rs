@@ -508,7 +508,10 @@ impl OsScheduler for SolarisTs {
     fn supports(&self, operation: OsOperation) -> bool {
         match operation {
             OsOperation::SetQuantum | OsOperation::Migrate => true,
-            OsOperation::SetPriorityBonus | OsOperation::GoodnessFreq => false,
+            // Solaris 2.4 keeps one dispatch queue per CPU.
+            OsOperation::SetPriorityBonus
+            | OsOperation::GoodnessFreq
+            | OsOperation::SharedRunQueue => false,
         }
     }
 
