@@ -87,7 +87,8 @@ pub struct Task {
     pub exec_in_ns: u64,
     pub _gap0: [u64; COSCHED_LINE_WORDS as usize],
     pub pending: u32,
-    pub _pad1: u32,
+    /// The pending arrival was handed over while the receiver ran (the sampled running view took it for idle).
+    pub flagged_running: u32,
     pub last_arrival_ns: u64,
     pub flagged_ns: u64,
     pub notified_ns: u64,

@@ -376,7 +376,10 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		 * moment on it: what DCS exists to cut short. */
 		if (t->r_milli > COSCHED_R_ALONE_MILLI && waited_ns(next) >= share_wait_ns)
 			saw_sharing(now);
-		if (t->pending) {
+		if (t->pending && t->flagged_running) {
+			/* Handed over while it ran (a sampled view's error): this switch-in answers nothing. */
+			t->pending = 0;
+		} else if (t->pending) {
 			/* The agent boosts with SCHED_FIFO (1) or RR (2); managed tasks are otherwise CFS. A boosted
 			 * switch-in answers the arrival last handed over (notified_ns); an unboosted one has waited since
 			 * the first flagged arrival. */
@@ -719,8 +722,10 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 	/* Off its CPU behind others with a message for it: sharing, whether or not the boost to come keeps its
 	 * waits short. */
 	saw_sharing(now);
-	if (!t->pending)
+	if (!t->pending) {
 		t->flagged_ns = now;
+		t->flagged_running = t->on_cpu != 0;
+	}
 	t->pending = 1;
 	t->notified_ns = now;
 	if (!emit_event(COSCHED_EV_ARRIVAL, tid, t->tgid, t->last_cpu, t->r_milli, now, 0)) {

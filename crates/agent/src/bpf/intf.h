@@ -95,7 +95,8 @@ struct cosched_task {
 	u64 _gap0[COSCHED_LINE_WORDS];
 	/* arrival group: written by arrivals, on the sender's CPU (pending also cleared at the switch-in) */
 	u32 pending;           /* 1 between a flagged arrival and the next switch-in */
-	u32 _pad1;
+	u32 flagged_running;   /* the pending arrival was handed over while the receiver ran (a sampled running view
+	                        * took it for idle, --running-view-us): its next switch-in answers no arrival */
 	u64 last_arrival_ns;   /* last arrival on one of its sockets, flagged or not (window extension) */
 	u64 flagged_ns;        /* arrival time of the pending flagged arrival (the reaction is measured from it) */
 	u64 notified_ns;       /* when user space was last told about it (re-told after `renotify_ns`) */
