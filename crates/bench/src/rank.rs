@@ -7,9 +7,12 @@ use crate::channel::{completed, send_all, CommError, Link, Receiver};
 use crate::message::{check, fill, Header, Kind};
 use crate::result::{ResultLine, Status};
 use crate::signals::stop_requested;
-use crate::stats::CpuTimes;
+use crate::stats::{CpuTimes, LatencyRecorder};
 use anyhow::{bail, Context, Result};
 use std::time::{Duration, Instant};
+
+/// `stop_at` before rank 0 has asked for a stop ([`Tally::run_in_step`]).
+pub const NO_STOP: u64 = u64::MAX;
 
 /// One rank's timed run: its clocks (wall and CPU), the units of work done, and how it ended.
 #[derive(Debug)]
@@ -32,6 +35,39 @@ impl Tally {
             status: Status::Complete,
             cpu_start,
             start: Instant::now(),
+        }
+    }
+
+    /// The agreed-stop loop of the programs whose ranks all step together (stencil, multigrid): rank 0 alone
+    /// watches the run length, and when it is reached at step `i` it asks for `stop_at = i + ranks`; each `step`
+    /// carries the smallest `stop_at` it has seen in its messages and returns it, so every rank stops after the
+    /// same step. `step(index, stop_at)` does one unit of work and returns the `stop_at` it saw; each unit's
+    /// duration goes to `units`. Returns the final `stop_at`; a stop signal is `CommError::Stopped`.
+    pub fn run_in_step<E: From<CommError>>(
+        &mut self,
+        rank: usize,
+        ranks: usize,
+        units: &mut LatencyRecorder,
+        mut step: impl FnMut(u64, u64) -> Result<u64, E>,
+    ) -> Result<u64, E> {
+        let mut stop_at = match self.length {
+            RunLength::Count(n) => n,
+            _ => NO_STOP,
+        };
+        loop {
+            let began = Instant::now();
+            if rank == 0 && stop_at == NO_STOP && !self.keep_going(began) {
+                stop_at = self.done + ranks as u64;
+            }
+            if self.done >= stop_at {
+                return Ok(stop_at);
+            }
+            if stop_requested() {
+                return Err(CommError::Stopped.into());
+            }
+            stop_at = step(self.done, stop_at)?;
+            units.record_ns(began.elapsed().as_nanos() as u64);
+            self.done += 1;
         }
     }
 

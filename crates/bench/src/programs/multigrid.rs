@@ -41,7 +41,6 @@ use crate::result::{ResultLine, Status};
 use crate::stats::LatencyRecorder;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use std::time::Instant;
 
 pub const PROGRAM: &str = "multigrid";
 /// V-cycles when no length is given.
@@ -52,7 +51,6 @@ pub const MAX_LEVELS: u32 = 16;
 pub const MIN_HALO_BYTES: usize = HEADER_BYTES + 8;
 const LEFTWARDS: u32 = 0;
 const RIGHTWARDS: u32 = 1;
-const NO_STOP: u64 = u64::MAX;
 
 /// V-cycles over L levels with halo exchanges around a ring of ranks (seed 003's NAS MG).
 /// Without --count or --duration-s: 100 V-cycles.
@@ -208,35 +206,19 @@ pub fn run(args: MultigridArgs) -> Result<ResultLine> {
     let mut receiver = Receiver::new(args.rank.recv.mode);
     let mut cycles = LatencyRecorder::default();
     let mut value = 0.0;
-    let mut stop_at = match length {
-        RunLength::Count(n) => n,
-        _ => NO_STOP,
-    };
     let mut tally = Tally::start(length);
 
-    let outcome: Result<(), ExchangeError> = (|| loop {
-        let began = Instant::now();
-        if rank == 0 && stop_at == NO_STOP && !tally.keep_going(began) {
-            stop_at = tally.done + ranks as u64;
-        }
-        let cycle = tally.done;
-        if cycle >= stop_at {
-            return Ok(());
-        }
-        if crate::signals::stop_requested() {
-            return Err(CommError::Stopped.into());
-        }
+    let outcome = tally.run_in_step(rank, ranks, &mut cycles, |cycle, mut stop_at| {
         for (visit, &level) in visits.iter().enumerate() {
             value = flops(compute_iterations[level as usize], value);
             let size = halo_bytes(bytes, level);
             stop_at = ring.exchange(&mut receiver, visit, size, cycle, stop_at)?;
         }
-        cycles.record_ns(began.elapsed().as_nanos() as u64);
-        tally.done += 1;
-    })();
+        Ok::<_, ExchangeError>(stop_at)
+    });
     let done = tally.done;
     match outcome {
-        Ok(()) => {}
+        Ok(_) => {}
         Err(ExchangeError::Comm(e)) => {
             if !completed(Err(e), || format!("rank {rank}, V-cycle {done}"))? {
                 tally.status = Status::Stopped;

@@ -18,14 +18,12 @@ use crate::args::{RankArgs, RunLength};
 use crate::channel::{send_all, CommError, Link, Receiver};
 use crate::message::{Header, HEADER_BYTES};
 use crate::net::{Group, Links};
-use crate::rank::Tally;
+use crate::rank::{Tally, NO_STOP};
 use crate::result::{ResultLine, Status};
-use crate::signals::stop_requested;
 use crate::stats::LatencyRecorder;
 use crate::stencil::{partition, serial, Block, Checksum, MAX_GRID, MIN_GRID};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use std::time::Instant;
 
 pub const PROGRAM: &str = "stencil";
 /// Iterations when no length is given.
@@ -35,7 +33,6 @@ const BLACK_PHASE: u32 = 1;
 const FINAL_PHASE: u32 = 2;
 const ROW_SUMS: u32 = 3;
 const BODY: usize = HEADER_BYTES + 8;
-const NO_STOP: u64 = u64::MAX;
 
 /// Red-black SOR on a 2-D grid in row blocks with halo exchange (seed 000 Mixed's SOR).
 /// Without --count or --duration-s: 1,000 iterations. --ranks 1 runs the serial reference (needs --count).
@@ -190,37 +187,24 @@ pub fn run(args: StencilArgs) -> Result<ResultLine> {
     };
     let mut receiver = Receiver::new(args.rank.recv.mode);
     let mut iterations = LatencyRecorder::default();
-    let mut stop_at = match length {
-        RunLength::Count(n) => n,
-        _ => NO_STOP,
-    };
     let mut tally = Tally::start(length);
 
-    let outcome: Result<(), ExchangeError> = (|| loop {
-        let began = Instant::now();
-        if rank == 0 && stop_at == NO_STOP && !tally.keep_going(began) {
-            stop_at = tally.done + ranks as u64;
-        }
-        let done = tally.done;
-        if done >= stop_at {
-            return Ok(());
-        }
-        if stop_requested() {
-            return Err(CommError::Stopped.into());
-        }
-        stop_at = halo.exchange(&mut block, &mut receiver, RED_PHASE, done, stop_at)?;
+    let outcome = tally.run_in_step(rank, ranks, &mut iterations, |done, stop_at| {
+        let stop_at = halo.exchange(&mut block, &mut receiver, RED_PHASE, done, stop_at)?;
         block.sweep(0, args.omega);
-        stop_at = halo.exchange(&mut block, &mut receiver, BLACK_PHASE, done, stop_at)?;
+        let stop_at = halo.exchange(&mut block, &mut receiver, BLACK_PHASE, done, stop_at)?;
         block.sweep(1, args.omega);
-        iterations.record_ns(began.elapsed().as_nanos() as u64);
-        tally.done += 1;
-    })();
+        Ok::<_, ExchangeError>(stop_at)
+    });
     let done = tally.done;
-    match outcome {
-        Ok(()) => {}
-        Err(ExchangeError::Comm(CommError::Stopped)) => tally.status = Status::Stopped,
+    let stop_at = match outcome {
+        Ok(agreed) => agreed,
+        Err(ExchangeError::Comm(CommError::Stopped)) => {
+            tally.status = Status::Stopped;
+            NO_STOP
+        }
         Err(e) => return Err(anyhow::anyhow!(e)).context(format!("rank {rank}, iteration {done}")),
-    }
+    };
 
     // The checksum: fresh halos, then every rank's per-row sums to rank 0.
     let mut checksum = None;
