@@ -71,6 +71,15 @@ pub struct CoreArgs {
     /// hooks return at once otherwise, so a job with its CPUs to itself pays nothing for them); 0 = always.
     #[arg(long, default_value_t = 200.0)]
     pub watch_hold_ms: f64,
+    /// Coschedule without checking that it pays. By default the agent measures it while jobs share their CPUs:
+    /// it alternates epochs coscheduling and epochs standing aside (message hooks detached, no boost) by the
+    /// rule of `cosched_policy::selfcheck`, with the jobs' TCP bytes received per second as the measure of
+    /// progress, and stands aside while that is measurably faster (docs/lab-selfcheck.md).
+    #[arg(long)]
+    pub no_self_check: bool,
+    /// The self-check's epoch: how long each mode runs before its progress is judged.
+    #[arg(long, default_value_t = 100.0)]
+    pub self_check_epoch_ms: f64,
     /// The agent's own SCHED_FIFO priority, so it reacts promptly on a busy CPU (0 = stay SCHED_OTHER).
     /// Must be above --rt-prio.
     #[arg(long, default_value_t = 2)]
@@ -288,6 +297,18 @@ impl AgentArgs {
                 0 => None,
                 hold => Some(hold),
             },
+            self_check: if a.no_self_check {
+                None
+            } else {
+                let params = cosched_policy::selfcheck::Params {
+                    epoch_ns: ms(a.self_check_epoch_ms, "self-check-epoch-ms")?,
+                    ..Default::default()
+                };
+                params
+                    .validate()
+                    .map_err(|e| anyhow::anyhow!("--self-check-epoch-ms: {e}"))?;
+                Some(params)
+            },
             agent_prio: a.agent_prio,
             guard_lease_ms: a.guard_lease_ms,
             log_actions: a.log_actions,
@@ -395,6 +416,20 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         if s.message_hooks_attached { "attached" } else { "detached" },
         s.watch_closes
     );
+    if let Some(c) = &s.self_check {
+        out += &format!(
+            "self-check {:<11} (favours {}; epochs coscheduling {}, standing aside {}; probes {}, switches {}, blind {}; the other mode's gain {}; boosts not started {})\n",
+            c.mode,
+            c.chosen,
+            c.epochs_coscheduling,
+            c.epochs_standing_aside,
+            c.probes,
+            c.switches,
+            c.blind_epochs,
+            c.mean_gain.map_or("-".into(), |g| format!("{:+.1} %", g * 100.0)),
+            c.actions_stood_aside
+        );
+    }
     out += &format!(
         "boosts   {:>10} ({:>8.0}/s)  restores {:>7}  refused {:>7}  gone {:>5}  boosted now {}\n",
         s.boosts_granted,
@@ -831,6 +866,39 @@ mod tests {
             "{described:?}"
         );
         assert!(described.contains(&"slack_ppm=1100000".to_string()));
+    }
+
+    #[test]
+    fn the_self_check_is_on_by_default_and_its_epoch_is_checked() {
+        let resolve = |extra: &[&str]| {
+            let cmd = AgentArgs::augment_args(clap::Command::new("agent"));
+            let m = cmd
+                .try_get_matches_from(std::iter::once("agent").chain(extra.iter().copied()))
+                .unwrap();
+            AgentArgs::from_arg_matches(&m)
+                .unwrap()
+                .resolve()
+                .map(|(cfg, _)| cfg)
+        };
+        let cfg = resolve(&[]).unwrap();
+        assert_eq!(cfg.self_check.unwrap().epoch_ns, 100_000_000);
+        assert!(cfg
+            .describe()
+            .contains(&"self_check_epoch_ms=100".to_string()));
+        assert!(resolve(&["--no-self-check"]).unwrap().self_check.is_none());
+        assert_eq!(
+            resolve(&["--self-check-epoch-ms", "250"])
+                .unwrap()
+                .self_check
+                .unwrap()
+                .epoch_ns,
+            250_000_000
+        );
+        for bad in ["0.5", "100000", "-1", "NaN"] {
+            let flag = format!("--self-check-epoch-ms={bad}");
+            let err = resolve(&[flag.as_str()]).err().unwrap().to_string();
+            assert!(err.contains("--self-check-epoch-ms"), "{bad}: {err}");
+        }
     }
 
     #[test]

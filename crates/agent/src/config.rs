@@ -32,6 +32,8 @@ pub struct Config {
     pub idle_tick_ns: Nanos,
     /// Close the BPF watch gate once no managed thread has shared its CPU for this long (`None`: never).
     pub watch_hold_ns: Option<Nanos>,
+    /// The self-check's parameters (`None`: `--no-self-check`, always coschedule).
+    pub self_check: Option<cosched_policy::selfcheck::Params>,
     /// The agent's own SCHED_FIFO priority (0 = stay SCHED_OTHER).
     pub agent_prio: u32,
     /// How old the agent's heartbeat may get while it holds a boost before the guardian revokes its boosts
@@ -69,6 +71,10 @@ impl Config {
             format!(
                 "watch_hold_ms={}",
                 self.watch_hold_ns.map_or(0.0, |h| h as f64 / 1e6)
+            ),
+            format!(
+                "self_check_epoch_ms={}",
+                self.self_check.map_or(0.0, |p| p.epoch_ns as f64 / 1e6)
             ),
             format!("agent_prio={}", self.agent_prio),
             format!("guard_lease_ms={}", self.guard_lease_ms),

@@ -58,6 +58,9 @@ pub struct Settings {
     pub started_ns: Nanos,
     /// How long a boost pauses for a local task that woke on its CPU (0: it ends).
     pub yield_ns: Nanos,
+    /// The self-check's epoch stands aside: the job runs as if there were no agent — no boost, no demotion, no
+    /// group lowered (a job's debt waits for the next epoch that coschedules).
+    pub stand_aside: bool,
 }
 
 /// A process's CPU time while managed (ns).
@@ -215,6 +218,9 @@ impl Ctx<'_> {
         if self.job_group_lowered(job) {
             return true;
         }
+        if self.standing_aside() {
+            return false;
+        }
         let Some(pid) = self.tracker.processes_of(job).map(|p| p.tgid).min() else {
             return false;
         };
@@ -251,9 +257,21 @@ impl Ctx<'_> {
         true
     }
 
+    /// Whether the self-check stands aside ([`Settings::stand_aside`]): then no thread or group is changed (a
+    /// change asked for is counted and refused), only given back.
+    fn standing_aside(&mut self) -> bool {
+        if self.settings.stand_aside {
+            self.counters.actions_stood_aside += 1;
+        }
+        self.settings.stand_aside
+    }
+
     /// Boosts `tid` to `SCHED_FIFO` until `until`; for a boosted thread, moves its window end to `until`.
     /// Returns whether the thread is boosted now.
     pub fn boost(&mut self, tid: u32, until: Nanos) -> bool {
+        if self.standing_aside() {
+            return false;
+        }
         let Some(t) = self.tracker.thread(tid) else {
             return false;
         };
@@ -338,6 +356,9 @@ impl Ctx<'_> {
     /// Gives a time-sharing thread (its own policy `SCHED_OTHER` or `SCHED_BATCH`) nice level `nice`; ends a
     /// boost. Returns whether it has that level now.
     pub fn nice(&mut self, tid: u32, nice: i32) -> bool {
+        if self.standing_aside() {
+            return false;
+        }
         let Some(t) = self.tracker.thread(tid) else {
             return false;
         };
@@ -362,6 +383,9 @@ impl Ctx<'_> {
     /// keeps it within 0.1–100 ms). It holds until the thread is restored, under any nice level; a boosted
     /// thread gets it when its boost ends. Returns whether it was carried out.
     pub fn slice(&mut self, tid: u32, slice_ns: Option<Nanos>) -> bool {
+        if slice_ns.is_some() && self.standing_aside() {
+            return false;
+        }
         let Some(t) = self.tracker.thread(tid) else {
             return false;
         };
@@ -382,6 +406,9 @@ impl Ctx<'_> {
     /// Pins a thread to `cpus` (or with `None` gives it its own CPU affinity back); it holds in every mode until
     /// the thread is restored. Returns whether it was carried out (an empty set is refused).
     pub fn affinity(&mut self, tid: u32, cpus: Option<Vec<u32>>) -> bool {
+        if cpus.is_some() && self.standing_aside() {
+            return false;
+        }
         let cpus = cpus.map(|mut c| {
             c.sort_unstable();
             c.dedup();

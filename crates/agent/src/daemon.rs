@@ -28,10 +28,12 @@ use crate::engine::{self, Engine, Settings};
 use crate::guardian::Guardian;
 use crate::intf::{self, Event};
 use crate::policy::Policy;
-use crate::proto::{AgentStats, Latency, Reply, Request};
+use crate::proto::{AgentStats, Latency, Reply, Request, SelfCheckStats};
 use crate::sched::{self, SchedAttr};
+use crate::sockets::ReceivedBytes;
 use crate::stats;
 use crate::tracker;
+use cosched_policy::selfcheck::{Mode, SelfCheck};
 use cosched_policy::Nanos;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::signal::{SigSet, Signal};
@@ -81,6 +83,12 @@ pub struct Agent {
     boosts_at_tick_arm: u64,
     /// The deadline the boost timer is armed for (`None`: disarmed or fired).
     timer_armed: Option<Nanos>,
+    /// Whether coscheduling pays, measured (`None`: `--no-self-check`).
+    self_check: Option<SelfCheck>,
+    /// The self-check's measure of progress: the jobs' TCP bytes received.
+    received: ReceivedBytes,
+    /// When the self-check's running epoch began (`None`: no epoch runs — nothing is contended).
+    epoch_started: Option<Nanos>,
 }
 
 /// Checks what the agent needs before it changes anything.
@@ -161,8 +169,10 @@ impl Agent {
             panic_after_boosts: cfg.panic_after_boosts,
             started_ns,
             yield_ns: cfg.yield_ns,
+            stand_aside: false,
         };
         let engine = Engine::new(policy, SchedActuator::new(guardian), obs, settings, now_ns);
+        let self_check = cfg.self_check.map(SelfCheck::new);
         Ok(Agent {
             cfg,
             engine,
@@ -179,6 +189,9 @@ impl Agent {
             tick_period: None,
             boosts_at_tick_arm: 0,
             timer_armed: None,
+            self_check,
+            received: ReceivedBytes::default(),
+            epoch_started: None,
         })
     }
 
@@ -231,6 +244,7 @@ impl Agent {
                         let _ = self.tick.wait();
                         let now = now_ns();
                         self.update_gate(now);
+                        self.self_check_epoch(now);
                         self.engine.on_tick(now);
                         self.engine.probe.reap_forgotten();
                         self.arm_tick();
@@ -523,10 +537,98 @@ impl Agent {
         }
     }
 
-    /// The gate is open: the message hooks must run. A failure is kept as the last error and retried at the
-    /// next tick; the gate stays open, so nothing is decided on stale state.
+    /// The self-check ([`cosched_policy::selfcheck`]), at each tick: while the gate is open (a managed thread
+    /// shares its CPU: what coscheduling is for), epochs run; at an epoch's end its progress rate — the jobs'
+    /// TCP bytes received per second — is judged and the next epoch's mode applied. With the gate closed no
+    /// epoch runs and what was learnt is forgotten: the contention it judged is gone.
+    fn self_check_epoch(&mut self, now: Nanos) {
+        let Some(check) = self.self_check.as_mut() else {
+            return;
+        };
+        let contended = self.engine.probe.gate().watching != 0;
+        let tgids: Vec<u32> = self.engine.tracker.tgids();
+        let Some(started) = self.epoch_started.filter(|_| contended) else {
+            if contended {
+                // The first epoch starts: this look only sets the baseline.
+                self.received.since_last(&tgids);
+                self.epoch_started = Some(now);
+            } else if self.epoch_started.take().is_some() {
+                check.reset();
+                self.received.forget();
+                self.apply_mode(Mode::Coschedule, now);
+            }
+            return;
+        };
+        // Ticks are not exact: an epoch ends at the first tick within a tenth of its length of its end.
+        let epoch = check.params().epoch_ns;
+        if now.saturating_sub(started) + epoch / 10 < epoch {
+            return;
+        }
+        let rate = self
+            .received
+            .since_last(&tgids)
+            .map(|bytes| bytes as f64 * 1e9 / now.saturating_sub(started).max(1) as f64);
+        let ran = check.mode();
+        let next = check.end_epoch(rate);
+        let (gap, chosen, mean_gain, kept, tally) = (
+            check.probe_gap(),
+            check.chosen(),
+            check.mean_gain(),
+            check.gains_kept(),
+            check.tally(),
+        );
+        self.epoch_started = Some(now);
+        if self.cfg.log_actions {
+            self.log(&format!(
+                "self-check: {ran:?} epoch of {:.1} ms: {} B/s; next {next:?} (favoured {chosen:?}, probe gap {gap}, the other's gain {})",
+                now.saturating_sub(started) as f64 / 1e6,
+                rate.map_or("-".into(), |r| format!("{r:.0}")),
+                mean_gain.map_or("-".into(), |g| format!("{:+.1} % over {} probes", g * 100.0, kept))
+            ));
+        }
+        self.apply_mode(next, now);
+        let name = |m: Mode| match m {
+            Mode::Coschedule => "coschedule",
+            Mode::StandAside => "stand-aside",
+        };
+        self.engine.counters.self_check = Some(SelfCheckStats {
+            mode: name(next).into(),
+            chosen: name(chosen).into(),
+            epochs_coscheduling: tally.epochs_coscheduling,
+            epochs_standing_aside: tally.epochs_standing_aside,
+            probes: tally.probes,
+            switches: tally.switches,
+            blind_epochs: tally.blind_epochs,
+            mean_gain,
+            actions_stood_aside: self.engine.counters.actions_stood_aside,
+        });
+    }
+
+    /// Carries out a self-check mode: standing aside detaches the message hooks (their cost on every message
+    /// is most of what coscheduling costs a job that does not need it) and ends every boost.
+    fn apply_mode(&mut self, mode: Mode, now: Nanos) {
+        let aside = mode == Mode::StandAside;
+        if aside == self.engine.settings.stand_aside {
+            return;
+        }
+        self.engine.stand_aside(aside, now);
+        // Boost windows ended: the timer is re-armed after the batch.
+        self.engine.timer_stale = true;
+        if aside {
+            let _ = self.engine.probe.set_message_hooks(false);
+            self.log("self-check: stand aside");
+        } else {
+            self.log("self-check: coschedule");
+            if self.engine.probe.gate().watching != 0 {
+                self.attach_message_hooks();
+            }
+        }
+    }
+
+    /// The gate is open: the message hooks must run (unless the self-check stands aside). A failure is kept as
+    /// the last error and retried at the next tick; the gate stays open, so nothing is decided on stale state.
     fn attach_message_hooks(&mut self) {
-        if self.engine.probe.message_hooks_attached() {
+        if self.engine.settings.stand_aside || self.engine.probe.message_hooks_attached() {
             return;
         }
         match self.engine.probe.set_message_hooks(true) {
@@ -571,11 +673,17 @@ impl Agent {
     /// boost at all (docs/lab-local.md).
     fn arm_tick(&mut self) {
         let want = !self.proc_fds.is_empty() || self.engine.probe.forgetting();
+        // While the self-check runs epochs, the tick ends them on time.
+        let epoch = self
+            .self_check
+            .as_ref()
+            .filter(|_| self.epoch_started.is_some())
+            .map_or(Nanos::MAX, |c| c.params().epoch_ns);
         let period = want.then(|| {
             if self.engine.tick_needed() {
                 self.cfg.tick_ns
             } else {
-                self.cfg.idle_tick_ns
+                self.cfg.idle_tick_ns.min(epoch)
             }
         });
         self.boosts_at_tick_arm = self.engine.counters.boosts_granted;

@@ -421,6 +421,20 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         });
     }
 
+    /// The self-check stands aside from now on (`true`) or coschedules again. Standing aside, the jobs run as if
+    /// there were no agent: every thread and group it changed gets its own attributes back now (boosts end,
+    /// paused ones are dropped, demoted and parked threads are lifted) and no change is made until it
+    /// coschedules again ([`Ctx`] refuses them). A job's debt is kept: it is repaid in the epochs that
+    /// coschedule, which alone can run it up — so standing aside is never a way to escape it, and a probe that
+    /// stands aside measures the job without the agent, not a job being repaid.
+    pub fn stand_aside(&mut self, aside: bool, now: Nanos) {
+        if aside {
+            self.yielded.clear();
+            self.restore_everything(now);
+        }
+        self.settings.stand_aside = aside;
+    }
+
     /// Restores every thread the agent changed (shutdown; the guardian covers the other ways to end).
     pub fn restore_everything(&mut self, now: Nanos) {
         let tids: Vec<u32> = self
@@ -625,6 +639,7 @@ pub(crate) mod tests {
             panic_after_boosts: None,
             started_ns: 0,
             yield_ns: 500_000,
+            stand_aside: false,
         };
         let mut e = Engine::new(
             policy,
@@ -691,6 +706,45 @@ pub(crate) mod tests {
             ctx.boost(a.tid, ctx.now() + 1_000_000);
         }
         fn on_window_end(&mut self, _ctx: &mut Ctx, _tid: u32) {}
+    }
+
+    #[test]
+    fn standing_aside_ends_every_boost_and_starts_none_until_it_coschedules_again() {
+        let mut e = engine(Box::new(Eager), &[10]);
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        assert!(matches!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted { .. }
+        ));
+        e.stand_aside(true, 100_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        e.on_arrival(&arrival(10, 2, 200_000), 200_000);
+        assert_eq!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Normal,
+            "no boost while standing aside"
+        );
+        assert_eq!(e.counters.actions_stood_aside, 1);
+        // Nor any other change.
+        e.with_policy(300_000, None, |_, ctx| assert!(!ctx.nice(10, 19)));
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.counters.actions_stood_aside, 2);
+        assert_eq!(e.counters.boosts_granted, 1);
+        e.stand_aside(false, 300_000);
+        e.with_policy(300_000, None, |_, ctx| assert!(ctx.nice(10, 19)));
+        e.stand_aside(true, 310_000);
+        assert_eq!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Normal,
+            "a demotion is lifted too"
+        );
+        e.stand_aside(false, 320_000);
+        e.on_arrival(&arrival(10, 2, 400_000), 400_000);
+        assert!(matches!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted { .. }
+        ));
+        assert_eq!(e.counters.boosts_granted, 2);
     }
 
     #[test]

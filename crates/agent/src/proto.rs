@@ -169,6 +169,8 @@ pub struct AgentStats {
     pub watching: bool,
     pub message_hooks_attached: bool,
     pub watch_closes: u64,
+    /// The self-check (`None`: `--no-self-check`): is coscheduling measurably faster than standing aside?
+    pub self_check: Option<SelfCheckStats>,
     pub malformed_events: u64,
     pub boosted_now: usize,
     /// Arrival → receiver on a CPU, measured in BPF at the receiver's switch-in. `reaction_boosted`: it was boosted
@@ -189,6 +191,34 @@ pub struct AgentStats {
     pub policy: PolicyStats,
     /// The last error the agent met acting on a task (with the pid and the cause).
     pub last_error: Option<String>,
+}
+
+/// The self-check's state and counts ([`cosched_policy::selfcheck`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SelfCheckStats {
+    /// The running epoch's mode and the one the measurements favour: `coschedule` or `stand-aside`.
+    pub mode: String,
+    pub chosen: String,
+    pub epochs_coscheduling: u64,
+    pub epochs_standing_aside: u64,
+    /// Epochs that ran the other mode to compare, and changes of the favoured mode.
+    pub probes: u64,
+    pub switches: u64,
+    /// Epochs with no TCP progress to measure (not judged).
+    pub blind_epochs: u64,
+    /// The other mode's mean relative gain over the probes since the last switch (`None`: none yet).
+    pub mean_gain: Option<f64>,
+    /// Changes (boosts, demotions) the policy asked for while standing aside (not made).
+    pub actions_stood_aside: u64,
+}
+
+impl SelfCheckStats {
+    /// Of the judged epochs, the fraction spent standing aside.
+    pub fn aside_fraction(&self) -> Option<f64> {
+        let all = self.epochs_coscheduling + self.epochs_standing_aside;
+        (all > 0).then(|| self.epochs_standing_aside as f64 / all as f64)
+    }
 }
 
 /// One BPF program's cost while the kernel counted it (`kernel.bpf_stats_enabled`).
@@ -242,6 +272,20 @@ impl AgentStats {
         }
         m.extra
             .insert("agent_watch_closes".into(), self.watch_closes as f64);
+        if let Some(c) = &self.self_check {
+            for (name, n) in [
+                ("selfcheck_epochs_coscheduling", c.epochs_coscheduling),
+                ("selfcheck_epochs_standing_aside", c.epochs_standing_aside),
+                ("selfcheck_probes", c.probes),
+                ("selfcheck_switches", c.switches),
+                ("selfcheck_actions_stood_aside", c.actions_stood_aside),
+            ] {
+                m.extra.insert(format!("agent_{name}"), n as f64);
+            }
+            if let Some(f) = c.aside_fraction() {
+                m.extra.insert("agent_selfcheck_aside_fraction".into(), f);
+            }
+        }
         // How the arrivals went: flagged to user space, or left alone and why (the sampled running view's
         // misses among them).
         for (name, n) in [

@@ -62,8 +62,9 @@ fn queued_bytes(fd: RawFd, request: libc::Ioctl) -> Option<u64> {
     (rc == 0).then(|| u64::try_from(bytes).unwrap_or(0))
 }
 
-/// The queues of socket `fd` of the process behind `pidfd`, borrowed for the two `ioctl`s.
-fn borrowed_queue(pidfd: &OwnedFd, fd: RawFd) -> Option<SocketQueue> {
+/// Descriptor `fd` of the process behind `pidfd`, duplicated into the agent (`pidfd_getfd`) for a look; the
+/// duplicate closes when dropped, the process's own descriptor is untouched.
+fn borrowed(pidfd: &OwnedFd, fd: RawFd) -> Option<OwnedFd> {
     // SAFETY: pidfd_getfd with a valid pidfd, a descriptor number and no flags; it returns a new descriptor
     // (or -1), which OwnedFd then closes.
     let raw = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
@@ -71,7 +72,12 @@ fn borrowed_queue(pidfd: &OwnedFd, fd: RawFd) -> Option<SocketQueue> {
         return None; // closed meanwhile, or no ptrace rights
     }
     // SAFETY: a fresh descriptor nothing else owns.
-    let borrowed = unsafe { OwnedFd::from_raw_fd(raw as RawFd) };
+    Some(unsafe { OwnedFd::from_raw_fd(raw as RawFd) })
+}
+
+/// The queues of socket `fd` of the process behind `pidfd`, borrowed for the two `ioctl`s.
+fn borrowed_queue(pidfd: &OwnedFd, fd: RawFd) -> Option<SocketQueue> {
+    let borrowed = borrowed(pidfd, fd)?;
     let rmem = queued_bytes(borrowed.as_raw_fd(), SIOCINQ)?;
     let wmem = queued_bytes(borrowed.as_raw_fd(), SIOCOUTQ).unwrap_or(0);
     Some(SocketQueue { rmem, wmem })
@@ -94,6 +100,72 @@ pub fn process_queues(tgid: u32) -> Vec<SocketQueue> {
 /// The queues of every socket each of `tgids` holds, in bytes. A process that is gone has none.
 pub fn sample(tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>> {
     tgids.iter().map(|&t| (t, process_queues(t))).collect()
+}
+
+/// Bytes a TCP socket has received since it was opened (`TCP_INFO`'s `tcpi_bytes_received`, Linux 4.1+), or
+/// `None` for any other socket.
+fn tcp_bytes_received(fd: RawFd) -> Option<u64> {
+    // SAFETY: tcp_info is plain old data; all zeroes is a valid value.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: `fd` is an open descriptor we own; the kernel writes at most `len` bytes into `info`.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    let reaches =
+        std::mem::offset_of!(libc::tcp_info, tcpi_bytes_received) + std::mem::size_of::<u64>();
+    (rc == 0 && len as usize >= reaches).then_some(info.tcpi_bytes_received)
+}
+
+/// What the jobs' TCP sockets received between two looks: the self-check's measure of progress
+/// ([`cosched_policy::selfcheck`]). Each socket is known by its process and descriptor number; a socket seen for
+/// the first time counts from that look on (its earlier bytes are not this interval's), one that is gone counts
+/// no more.
+#[derive(Debug, Default)]
+pub struct ReceivedBytes {
+    last: HashMap<(u32, RawFd), u64>,
+}
+
+impl ReceivedBytes {
+    /// Bytes received on the TCP sockets of `tgids` since the previous call (`None`: they hold no TCP socket
+    /// the agent can look into — unix sockets and shared memory carry no such count).
+    pub fn since_last(&mut self, tgids: &[u32]) -> Option<u64> {
+        let mut now = HashMap::with_capacity(self.last.len());
+        for &tgid in tgids {
+            let fds = socket_fds(tgid);
+            if fds.is_empty() {
+                continue;
+            }
+            let Ok(pidfd) = pidfd_open(tgid, 0) else {
+                continue;
+            };
+            for fd in fds {
+                if let Some(bytes) =
+                    borrowed(&pidfd, fd).and_then(|b| tcp_bytes_received(b.as_raw_fd()))
+                {
+                    now.insert((tgid, fd), bytes);
+                }
+            }
+        }
+        let seen = !now.is_empty();
+        let delta = now
+            .iter()
+            .filter_map(|(k, &v)| self.last.get(k).map(|&before| v.saturating_sub(before)))
+            .sum();
+        self.last = now;
+        seen.then_some(delta)
+    }
+
+    /// Forgets every socket (the next call only sets the baseline).
+    pub fn forget(&mut self) {
+        self.last.clear();
+    }
 }
 
 #[cfg(test)]
@@ -150,6 +222,46 @@ mod tests {
         wait_for(client.as_raw_fd(), SocketQueue { rmem: 0, wmem: 0 });
         unix_a.write_all(&[1u8; 300]).unwrap();
         wait_for(unix_b.as_raw_fd(), SocketQueue { rmem: 300, wmem: 0 });
+    }
+
+    #[test]
+    fn received_bytes_count_tcp_traffic_between_looks_and_nothing_else() {
+        use std::io::Read;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let (mut unix_a, _unix_b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let me = std::process::id();
+        let mut meter = ReceivedBytes::default();
+        // The first look sets the baseline (other tests of this binary may hold sockets too: only a lower
+        // bound on what they add is asserted).
+        assert!(
+            meter.since_last(&[me]).is_some(),
+            "this process holds TCP sockets"
+        );
+        client.write_all(&[7u8; 5_000]).unwrap();
+        let mut got = vec![0u8; 5_000];
+        server.read_exact(&mut got).unwrap();
+        let delta = meter.since_last(&[me]).unwrap();
+        assert!(delta >= 5_000, "{delta}");
+        // A unix socket's traffic is not counted; without TCP traffic the next interval reads 0 from these two.
+        unix_a.write_all(&[1u8; 300]).unwrap();
+        let server_key = (me, server.as_raw_fd());
+        let before = meter.last[&server_key];
+        let _ = meter.since_last(&[me]);
+        assert_eq!(
+            meter.last[&server_key], before,
+            "no TCP traffic on it since"
+        );
+        assert!(!meter.last.contains_key(&(me, unix_a.as_raw_fd())));
+        // A process without TCP sockets: nothing measurable.
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        assert_eq!(ReceivedBytes::default().since_last(&[child.id()]), None);
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[test]

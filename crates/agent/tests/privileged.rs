@@ -115,10 +115,13 @@ impl AgentProc {
         std::fs::create_dir_all(&dir).unwrap();
         let socket = dir.join("agent.sock");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosched-agent"));
-        cmd.arg("agent")
-            .arg("--socket")
-            .arg(&socket)
-            .args(extra)
+        cmd.arg("agent").arg("--socket").arg(&socket);
+        // Each test checks one mechanism (a boost, the budget, the gate) and must see it act whenever it
+        // would: the self-check, which may stand aside from all of them, is tested on its own.
+        if !extra.contains(&SELF_CHECK) {
+            cmd.arg("--no-self-check");
+        }
+        cmd.args(extra.iter().filter(|a| **a != SELF_CHECK))
             .stdout(Stdio::null());
         // A test killed outright takes its agent with it; SIGTERM, so the agent restores what it changed.
         cosched_testkit::die_with_parent(&mut cmd, libc::SIGTERM);
@@ -1343,6 +1346,53 @@ fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
         Err(busy) => eprintln!("SKIP the last step of this test: {busy}"),
     }
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
+    drop(rx);
+}
+
+/// In [`AgentProc::start`]'s flags: keep the self-check on (every other test turns it off).
+const SELF_CHECK: &str = "<self-check>";
+
+#[test]
+fn the_self_check_measures_a_tcp_jobs_progress_and_probes_standing_aside() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (a receiver and its competitor on one, the sender on another)") {
+        return;
+    }
+    // A managed spinning receiver sharing CPU 1 with a competitor (the gate opens: there is something to
+    // judge), fed over TCP from this thread on CPU 0. Short epochs, so a second holds many.
+    let agent = AgentProc::start(&[SELF_CHECK, "--self-check-epoch-ms", "20", "--grace-us", "0"]);
+    let (rx, mut s) = connected_helper("spinrecv", ",1", false);
+    s.set_nodelay(true).unwrap();
+    agent.client().register(rx.pid(), "judged").unwrap();
+    let comp = helper("spin:1");
+    let all_cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    pin(0);
+    let t0 = Instant::now();
+    let judged = loop {
+        for _ in 0..200 {
+            s.write_all(&[0u8; 64]).unwrap();
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        let st = agent.stats();
+        if let Some(c) = st.self_check.as_ref() {
+            if c.probes >= 1 && c.epochs_coscheduling + c.epochs_standing_aside >= 20 {
+                break c.clone();
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "after 15 s the self-check had not judged 20 epochs and one probe: {st:#?}"
+        );
+    };
+    eprintln!("{judged:?}");
+    // It ran both modes, and the receiver's TCP bytes were a measure: most epochs were judged, not blind.
+    assert!(judged.epochs_standing_aside >= 1, "{judged:?}");
+    assert!(
+        judged.blind_epochs * 2 < judged.epochs_coscheduling + judged.epochs_standing_aside,
+        "{judged:?}"
+    );
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
+    drop(comp);
     drop(rx);
 }
 

@@ -10,6 +10,7 @@
 //! | [`budget`] | boost budget: CPU-time token bucket, `tokens += s Δwall - Δcpu`, `s = slack / R` | `000` §3.3.3 fn. 6, `002` §2.2.1 |
 //! | [`predictive`] | PRED / DYN goodness bonus `freq = P freq + (1 - P) (rq + sq)` in 4 KB packets (DYN: `rq`), and Periodic Boost's round-robin scan | `003_d5c4b72e5fa91aa6.txt` §3; PB: `001_cc73854eda2a0ea6.txt` §3.2 |
 //! | [`scs`] | Self Co-Scheduling: `initial = ceil(P / MPL)`, strict FCFS admission, shrink-all / equipartition, rank-order placement, BI / SB × RR / Msg in a CPU; CS placement | `001_cc73854eda2a0ea6.txt` §3.1 eq. 1 |
+//! | [`selfcheck`] | the agent's self-check: epochs coscheduling or standing aside, probes of the other mode, switch after `wins_to_switch` probes beat the recent mean by `margin` | — (SPEC: the agent never makes a job slower) |
 //! | [`spin`] | spin-block receive: spin time ≈ 2 context switches + a round trip (1600 µs) | `000` §3.2.2 |
 //! | [`config`] | one policy configuration: `kind` + that policy's parameters, defaults, validation, conversion | — |
 //! | [`registry`] | names, parameters, defaults and seeds of all policies (`cosched policies`), generated from [`config`] | — |
@@ -24,6 +25,7 @@ pub mod dynamicq;
 pub mod predictive;
 pub mod registry;
 pub mod scs;
+pub mod selfcheck;
 pub mod spin;
 
 /// Time and durations, in integer nanoseconds.

@@ -56,7 +56,8 @@ impl Policy for Idle {
     fn on_arrival(&mut self, ctx: &mut Ctx, a: &Arrival) {
         self.seen.borrow_mut().push(format!("arrival {}", a.tid));
         ctx.note(a.tgid, a.tid, "ignored", format_args!(""));
-        ctx.arm(ctx.now() + self.every_ms * 1_000_000);
+        // Checked like every duration read from a flag: a huge --idle-every-ms arms "never", it does not wrap.
+        ctx.arm(ctx.now().saturating_add(self.every_ms.saturating_mul(cosched_policy::MILLIS)));
     }
     fn on_window_end(&mut self, _ctx: &mut Ctx, tid: u32) {
         self.seen.borrow_mut().push(format!("window {tid}"));
