@@ -459,20 +459,28 @@ impl LabExperiment {
         for c in &self.configurations {
             match &c.agent {
                 None => out.push_str(&format!("configuration   {} (no agent)\n", c.name)),
-                Some(a) => out.push_str(&format!(
-                    "configuration   {} (agent: E={}, C={} ms, boost window={} us{})\n",
-                    c.name,
-                    a.dcs_exponent.map_or("default".into(), |v| v.to_string()),
-                    a.dcs_constant_ms
-                        .map_or("default".into(), |v| v.to_string()),
-                    a.boost_window_us
-                        .map_or("default".into(), |v| v.to_string()),
-                    if a.extra_args.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", args {:?}", a.extra_args)
+                Some(a) => {
+                    // Only what the file sets: DCS's E and C mean nothing to another policy's agent.
+                    let mut set: Vec<String> = [
+                        a.dcs_exponent.map(|v| format!("E={v}")),
+                        a.dcs_constant_ms.map(|v| format!("C={v} ms")),
+                        a.boost_window_us.map(|v| format!("boost window={v} us")),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                    if !a.extra_args.is_empty() {
+                        set.push(format!("args {:?}", a.extra_args));
                     }
-                )),
+                    if set.is_empty() {
+                        set.push("its defaults".into());
+                    }
+                    out.push_str(&format!(
+                        "configuration   {} (agent: {})\n",
+                        c.name,
+                        set.join(", ")
+                    ))
+                }
             }
         }
         out.push_str(&format!("repetitions     {}\n", self.repetitions));
@@ -830,6 +838,25 @@ dcs_exponent = -1
         );
         // 2 configurations × 3 modes × 2 K × 1 repetition.
         assert_eq!(e.total_runs(), 12);
+    }
+
+    #[test]
+    fn the_description_names_only_the_agent_settings_the_file_sets() {
+        let text = format!(
+            "{MINIMAL}[[configurations]]\nname = \"pred\"\nagent = true\nagent_args = [\"--policy\", \"pred\"]\n\
+             [[configurations]]\nname = \"plain\"\nagent = true\n"
+        );
+        let d = parse(&text).unwrap().describe();
+        assert!(d.contains("configuration   agent (agent: E=-1)\n"), "{d}");
+        assert!(
+            d.contains("configuration   pred (agent: args [\"--policy\", \"pred\"])\n"),
+            "{d}"
+        );
+        assert!(
+            d.contains("configuration   plain (agent: its defaults)\n"),
+            "{d}"
+        );
+        assert!(!d.contains("C=default"), "{d}");
     }
 
     #[test]

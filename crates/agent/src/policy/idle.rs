@@ -57,7 +57,10 @@ impl Policy for Idle {
         self.seen.borrow_mut().push(format!("arrival {}", a.tid));
         ctx.note(a.tgid, a.tid, "ignored", format_args!(""));
         // Checked like every duration read from a flag: a huge --idle-every-ms arms "never", it does not wrap.
-        ctx.arm(ctx.now().saturating_add(self.every_ms.saturating_mul(cosched_policy::MILLIS)));
+        ctx.arm(
+            ctx.now()
+                .saturating_add(self.every_ms.saturating_mul(cosched_policy::MILLIS)),
+        );
     }
     fn on_window_end(&mut self, _ctx: &mut Ctx, tid: u32) {
         self.seen.borrow_mut().push(format!("window {tid}"));
