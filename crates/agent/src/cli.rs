@@ -72,9 +72,9 @@ pub struct CoreArgs {
     #[arg(long, default_value_t = 200.0)]
     pub watch_hold_ms: f64,
     /// Coschedule without checking that it pays. By default the agent measures it while jobs share their CPUs:
-    /// it alternates epochs coscheduling and epochs standing aside (message hooks detached, no boost) by the
-    /// rule of `cosched_policy::selfcheck`, with the jobs' TCP bytes received per second as the measure of
-    /// progress, and stands aside while that is measurably faster (docs/lab-selfcheck.md).
+    /// it alternates epochs coscheduling and epochs standing aside (message hooks detached, nothing boosted or
+    /// demoted) by the rule of `cosched_policy::selfcheck`, with the jobs' TCP bytes received per second as the
+    /// measure of progress, and stands aside while that is measurably faster (docs/lab-selfcheck.md).
     #[arg(long)]
     pub no_self_check: bool,
     /// The self-check's epoch: how long each mode runs before its progress is judged.
@@ -418,7 +418,7 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
     );
     if let Some(c) = &s.self_check {
         out += &format!(
-            "self-check {:<11} (favours {}; epochs coscheduling {}, standing aside {}; probes {}, switches {}, blind {}; the other mode's gain {}; boosts not started {})\n",
+            "self-check {:<11} (favours {}; epochs coscheduling {}, standing aside {}; probes {}, switches {}, blind {}; the other mode's gain {}; changes not made {})\n",
             c.mode,
             c.chosen,
             c.epochs_coscheduling,

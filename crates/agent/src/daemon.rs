@@ -570,38 +570,42 @@ impl Agent {
             .map(|bytes| bytes as f64 * 1e9 / now.saturating_sub(started).max(1) as f64);
         let ran = check.mode();
         let next = check.end_epoch(rate);
-        let (gap, chosen, mean_gain, kept, tally) = (
-            check.probe_gap(),
-            check.chosen(),
-            check.mean_gain(),
-            check.gains_kept(),
-            check.tally(),
-        );
-        self.epoch_started = Some(now);
         if self.cfg.log_actions {
-            self.log(&format!(
-                "self-check: {ran:?} epoch of {:.1} ms: {} B/s; next {next:?} (favoured {chosen:?}, probe gap {gap}, the other's gain {})",
+            let line = format!(
+                "self-check: {} epoch of {:.1} ms: {} B/s; next {} (favoured {}, probe gap {}, the other's gain {})",
+                ran.name(),
                 now.saturating_sub(started) as f64 / 1e6,
                 rate.map_or("-".into(), |r| format!("{r:.0}")),
-                mean_gain.map_or("-".into(), |g| format!("{:+.1} % over {} probes", g * 100.0, kept))
-            ));
+                next.name(),
+                check.chosen().name(),
+                check.probe_gap(),
+                check.mean_gain().map_or("-".into(), |g| format!(
+                    "{:+.1} % over {} probes",
+                    g * 100.0,
+                    check.gains_kept()
+                ))
+            );
+            self.log(&line);
         }
+        self.epoch_started = Some(now);
         self.apply_mode(next, now);
-        let name = |m: Mode| match m {
-            Mode::Coschedule => "coschedule",
-            Mode::StandAside => "stand-aside",
-        };
-        self.engine.counters.self_check = Some(SelfCheckStats {
-            mode: name(next).into(),
-            chosen: name(chosen).into(),
+    }
+
+    /// The self-check's state for the statistics (`None`: `--no-self-check`).
+    fn self_check_stats(&self) -> Option<SelfCheckStats> {
+        let check = self.self_check.as_ref()?;
+        let tally = check.tally();
+        Some(SelfCheckStats {
+            mode: check.mode().name().into(),
+            chosen: check.chosen().name().into(),
             epochs_coscheduling: tally.epochs_coscheduling,
             epochs_standing_aside: tally.epochs_standing_aside,
             probes: tally.probes,
             switches: tally.switches,
             blind_epochs: tally.blind_epochs,
-            mean_gain,
+            mean_gain: check.mean_gain(),
             actions_stood_aside: self.engine.counters.actions_stood_aside,
-        });
+        })
     }
 
     /// Carries out a self-check mode: standing aside detaches the message hooks (their cost on every message
@@ -612,8 +616,6 @@ impl Agent {
             return;
         }
         self.engine.stand_aside(aside, now);
-        // Boost windows ended: the timer is re-armed after the batch.
-        self.engine.timer_stale = true;
         if aside {
             let _ = self.engine.probe.set_message_hooks(false);
             self.log("self-check: stand aside");
@@ -742,6 +744,7 @@ impl Agent {
                 self.engine.policy().counters(),
                 &self.engine.counters,
             ),
+            self_check: self.self_check_stats(),
         })
     }
 }

@@ -431,6 +431,8 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         if aside {
             self.yielded.clear();
             self.restore_everything(now);
+            // Windows ended and pauses dropped: the timer's deadline moved.
+            self.timer_stale = true;
         }
         self.settings.stand_aside = aside;
     }

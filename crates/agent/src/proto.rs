@@ -214,7 +214,7 @@ pub struct SelfCheckStats {
 }
 
 impl SelfCheckStats {
-    /// Of the judged epochs, the fraction spent standing aside.
+    /// Of the epochs run, the fraction spent standing aside.
     pub fn aside_fraction(&self) -> Option<f64> {
         let all = self.epochs_coscheduling + self.epochs_standing_aside;
         (all > 0).then(|| self.epochs_standing_aside as f64 / all as f64)

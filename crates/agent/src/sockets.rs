@@ -75,16 +75,9 @@ fn borrowed(pidfd: &OwnedFd, fd: RawFd) -> Option<OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(raw as RawFd) })
 }
 
-/// The queues of socket `fd` of the process behind `pidfd`, borrowed for the two `ioctl`s.
-fn borrowed_queue(pidfd: &OwnedFd, fd: RawFd) -> Option<SocketQueue> {
-    let borrowed = borrowed(pidfd, fd)?;
-    let rmem = queued_bytes(borrowed.as_raw_fd(), SIOCINQ)?;
-    let wmem = queued_bytes(borrowed.as_raw_fd(), SIOCOUTQ).unwrap_or(0);
-    Some(SocketQueue { rmem, wmem })
-}
-
-/// The queues of every socket of process `tgid`, bytes (none if it is gone or cannot be looked into).
-pub fn process_queues(tgid: u32) -> Vec<SocketQueue> {
+/// Every socket of process `tgid`, each with its descriptor number there and a borrowed duplicate (none if it
+/// is gone or cannot be looked into).
+fn borrowed_sockets(tgid: u32) -> Vec<(RawFd, OwnedFd)> {
     let fds = socket_fds(tgid);
     if fds.is_empty() {
         return Vec::new();
@@ -93,7 +86,22 @@ pub fn process_queues(tgid: u32) -> Vec<SocketQueue> {
         return Vec::new();
     };
     fds.into_iter()
-        .filter_map(|fd| borrowed_queue(&pidfd, fd))
+        .filter_map(|fd| Some((fd, borrowed(&pidfd, fd)?)))
+        .collect()
+}
+
+/// The queues of a socket, bytes (`None` for a listener, which answers neither `ioctl`).
+fn queues(socket: &OwnedFd) -> Option<SocketQueue> {
+    let rmem = queued_bytes(socket.as_raw_fd(), SIOCINQ)?;
+    let wmem = queued_bytes(socket.as_raw_fd(), SIOCOUTQ).unwrap_or(0);
+    Some(SocketQueue { rmem, wmem })
+}
+
+/// The queues of every socket of process `tgid`, bytes (none if it is gone or cannot be looked into).
+pub fn process_queues(tgid: u32) -> Vec<SocketQueue> {
+    borrowed_sockets(tgid)
+        .iter()
+        .filter_map(|(_, socket)| queues(socket))
         .collect()
 }
 
@@ -104,7 +112,8 @@ pub fn sample(tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>> {
 
 /// Bytes a TCP socket has received since it was opened (`TCP_INFO`'s `tcpi_bytes_received`, Linux 4.1+), or
 /// `None` for any other socket.
-fn tcp_bytes_received(fd: RawFd) -> Option<u64> {
+fn tcp_bytes_received(socket: &OwnedFd) -> Option<u64> {
+    let fd = socket.as_raw_fd();
     // SAFETY: tcp_info is plain old data; all zeroes is a valid value.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -138,17 +147,8 @@ impl ReceivedBytes {
     pub fn since_last(&mut self, tgids: &[u32]) -> Option<u64> {
         let mut now = HashMap::with_capacity(self.last.len());
         for &tgid in tgids {
-            let fds = socket_fds(tgid);
-            if fds.is_empty() {
-                continue;
-            }
-            let Ok(pidfd) = pidfd_open(tgid, 0) else {
-                continue;
-            };
-            for fd in fds {
-                if let Some(bytes) =
-                    borrowed(&pidfd, fd).and_then(|b| tcp_bytes_received(b.as_raw_fd()))
-                {
+            for (fd, socket) in borrowed_sockets(tgid) {
+                if let Some(bytes) = tcp_bytes_received(&socket) {
                     now.insert((tgid, fd), bytes);
                 }
             }
@@ -187,7 +187,7 @@ mod tests {
         let me = pidfd_open(std::process::id(), 0).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let got = borrowed_queue(&me, fd);
+            let got = borrowed(&me, fd).and_then(|s| queues(&s));
             if got == Some(want) {
                 return;
             }
@@ -209,7 +209,10 @@ mod tests {
         }
         // A listener answers neither ioctl: no data, whatever its backlog.
         let me = pidfd_open(std::process::id(), 0).unwrap();
-        assert_eq!(borrowed_queue(&me, listener.as_raw_fd()), None);
+        assert_eq!(
+            borrowed(&me, listener.as_raw_fd()).and_then(|s| queues(&s)),
+            None
+        );
         client.write_all(&[7u8; 10_000]).unwrap();
         // Loopback acknowledges at once: 10,000 bytes unread on the server side, none unacknowledged.
         wait_for(

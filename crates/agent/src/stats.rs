@@ -39,8 +39,6 @@ pub struct Counters {
     pub watch_closes: u64,
     /// Changes (boosts, demotions) not made because the self-check stood aside.
     pub actions_stood_aside: u64,
-    /// The self-check's state (`None`: `--no-self-check`).
-    pub self_check: Option<crate::proto::SelfCheckStats>,
     /// Flagged arrival → the agent's `sched_setattr` returned (log2 µs buckets).
     pub decision_hist: Vec<u64>,
     /// Flagged arrival → the agent read it (log2 µs buckets).
@@ -64,7 +62,6 @@ impl Default for Counters {
             boost_errors: 0,
             watch_closes: 0,
             actions_stood_aside: 0,
-            self_check: None,
             decision_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
             wakeup_hist: vec![0; intf::COSCHED_HIST_BUCKETS as usize],
             policy: BTreeMap::new(),
@@ -260,6 +257,8 @@ pub struct Snapshot<'a> {
     pub boosted_now: usize,
     pub jobs: Vec<JobStats>,
     pub policy: PolicyStats,
+    /// The self-check's state (`None`: `--no-self-check`).
+    pub self_check: Option<crate::proto::SelfCheckStats>,
 }
 
 /// The statistics reply.
@@ -308,7 +307,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         message_hooks_attached: s.bpf.message_hooks_attached,
         bpf_programs: s.bpf.programs.clone(),
         watch_closes: s.counters.watch_closes,
-        self_check: s.counters.self_check.clone(),
+        self_check: s.self_check,
         malformed_events: s.bpf.malformed_events,
         boosted_now: s.boosted_now,
         reaction_boosted: Latency::from_log2(h[intf::COSCHED_HIST_BOOSTED as usize].clone()),

@@ -53,6 +53,14 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Its name in statistics and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Coschedule => "coschedule",
+            Mode::StandAside => "stand-aside",
+        }
+    }
+
     /// The other mode.
     pub fn other(self) -> Mode {
         match self {
