@@ -583,18 +583,23 @@ fn a_panic_in_the_agent_restores_boosted_tasks_within_a_second() {
     let (_rx, tid, mut s) = managed_receiver(&agent);
     let nice_before = nice(tid);
     let mut agent = agent;
-    // Provoke arrivals until the agent dies of its injected panic.
-    let died = Instant::now();
+    // Provoke arrivals as `provoke_boost` does (a request and its reply: this thread waits on the receiver's
+    // CPU, so the receiver waits for it) until the agent dies of its injected panic. Writing without reading the
+    // reply let the receiver run at once on an idle CPU, and CI once saw no boost for 10 s.
+    let started = Instant::now();
+    let mut reply = [0u8; 1];
     let status = loop {
-        s.write_all(b"x").unwrap();
+        s.write_all(b"p").unwrap();
+        s.read_exact(&mut reply).unwrap();
         if let Some(status) = agent.kid.0.try_wait().unwrap() {
             break status;
         }
         assert!(
-            died.elapsed() < Duration::from_secs(10),
-            "the agent never boosted (so never panicked) within 10 s"
+            started.elapsed() < Duration::from_secs(30),
+            "the agent never boosted (so never panicked) within 30 s: {:#?}",
+            agent.stats()
         );
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     };
     assert_eq!(
         status.code(),
