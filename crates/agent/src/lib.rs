@@ -26,6 +26,7 @@
 //! | [`stats`] | the mechanism's counters, the policy's section, per-job CPU share and fairness |
 //! | [`policy`] | the `Policy` trait and the registry (`--policy NAME`); [`policy::dcs`]: DCS + budget, the default |
 //! | [`config`] | the mechanism's resolved configuration |
+//! | [`node`] | what DYNAMICQ reads about the node: the cache miss rate (perf counters, a file) and an interactive user |
 //! | [`sched`] | `sched_setattr` / `sched_getattr` / affinity, pidfd-guarded targets (no pid-reuse accidents) |
 //! | [`guardian`] | a forked process that restores every changed task if the agent dies in any way |
 //! | [`proto`] | the control-socket protocol, [`proto::AgentStats`], and [`proto::Client`] |
@@ -88,6 +89,7 @@ pub mod daemon;
 pub mod engine;
 pub mod guardian;
 pub mod intf;
+pub mod node;
 pub mod policy;
 pub mod proto;
 pub mod sched;

@@ -697,6 +697,72 @@ fn a_slice_boost_stays_in_the_fair_class_and_sigterm_restores_it() {
     not(cosched_root),
     ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
 )]
+fn dynamicq_lengthens_a_managed_threads_slice_under_misses_and_shortens_it_for_an_interactive_user()
+{
+    let _serial = privileged!();
+    // The miss rate comes from a file (the injected source; this VM has no cache counters), the interactive
+    // user is a program of a name no one else runs: a copy of `sleep`.
+    let dir = std::env::temp_dir().join(format!("cosched-dq-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let miss = dir.join("mr");
+    std::fs::write(&miss, "0.30").unwrap();
+    let user_program = dir.join("cosched-dq-user");
+    std::fs::copy("/bin/sleep", &user_program).unwrap();
+    let source = format!("file:{}", miss.display());
+    let agent = AgentProc::start(&[
+        "--policy",
+        "dynamicq",
+        "--miss-rate-source",
+        &source,
+        "--quantum-epoch-ms",
+        "20",
+        "--interactive-idle-s",
+        "0",
+        "--interactive-comm",
+        "cosched-dq-user",
+    ]);
+    let (_rx, tid, _s) = managed_receiver(&agent);
+    let own = sched::get_attr(tid).unwrap().sched_runtime;
+    let slice = || sched::get_attr(tid).unwrap().sched_runtime;
+    // 3.125 ms doubling at every epoch (the idle tick's pace, 100 ms) to the kernel's 100 ms ceiling.
+    wait_until("the slice at its ceiling", Duration::from_secs(5), || {
+        slice() == 100_000_000
+    });
+    let user = Kid(Command::new(&user_program).arg("30").spawn().unwrap());
+    wait_until(
+        "the default slice for an interactive user",
+        Duration::from_secs(5),
+        || slice() == 3_125_000,
+    );
+    let policy_counters = agent.stats().policy.counters;
+    assert!(
+        policy_counters["quantum_doubled"] >= 5 && policy_counters["quantum_reset"] >= 1,
+        "{policy_counters:?}"
+    );
+    drop(user);
+    // The user gone, the slice grows again; SIGTERM puts the thread's own back.
+    wait_until("the slice growing again", Duration::from_secs(5), || {
+        slice() > 3_125_000
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(agent.kid.pid() as i32),
+        nix::sys::signal::SIGTERM,
+    )
+    .unwrap();
+    wait_until(
+        "the thread's own slice back",
+        Duration::from_secs(1),
+        || slice() == own,
+    );
+    drop(agent);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_reused_pid_is_never_touched() {
     let _serial = privileged!();
     let mut a = Kid(Command::new("sleep").arg("30").spawn().unwrap());

@@ -363,11 +363,15 @@ mod tests {
     use std::io::Write;
     use std::net::TcpListener;
 
+    /// A link to a peer of its own (a new peer number each call: an exchange checks that no peer appears twice)
+    /// and the stream at the peer's end.
     fn pair() -> (Link, TcpStream) {
+        static NEXT_PEER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
-        (Link::new(server, 1), client)
+        let peer = NEXT_PEER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (Link::new(server, peer), client)
     }
 
     #[test]

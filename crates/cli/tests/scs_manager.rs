@@ -478,8 +478,12 @@ fn partitions_never_overlap_and_a_jobs_processes_never_leave_its_partition() {
                             .unwrap_or_default();
                     }
                     problems.extend(v);
-                    max_together = max_together.max(s.cpus.len());
-                    for (id, cpus) in &s.cpus {
+                    // A cgroup the manager has made but not yet given its CPUs (cpuset.cpus empty) holds no
+                    // process — the kernel attaches none to an empty cpuset — and is no partition yet.
+                    let partitions: Vec<(&i64, &Vec<u32>)> =
+                        s.cpus.iter().filter(|(_, cpus)| !cpus.is_empty()).collect();
+                    max_together = max_together.max(partitions.len());
+                    for (id, cpus) in partitions {
                         let sizes = seen.entry(*id).or_default();
                         if sizes.last() != Some(&cpus.len()) {
                             sizes.push(cpus.len());

@@ -6,7 +6,7 @@
 
 use crate::experiment::AgentSettings;
 use crate::process::{cpu_time_s, ManagedProcess, Placement};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use cosched_agent::proto::{AgentStats, Client};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,6 +99,14 @@ impl AgentHandle {
     /// The agent's CPU time so far (all its threads), seconds.
     pub fn cpu_s(&self) -> Result<f64> {
         cpu_time_s(self.process.pid())
+    }
+
+    /// Registers a running process (and its future descendants) as a job of its own named `name`.
+    pub fn register(&self, pid: u32, name: &str) -> Result<()> {
+        self.client
+            .register(pid, name)
+            .map(|_| ())
+            .with_context(|| format!("registering pid {pid} ({name}) with the agent"))
     }
 
     /// The agent's statistics now.

@@ -32,7 +32,12 @@
 //! cpus = [0, 1]                       # node i on cpus[i mod len] (default: every CPU the lab may use)
 //! competitors_cgroup = "job"          # "job" | "own"
 //! job_session = "shared"              # "shared" | "own"
+//! competitors_managed = false         # true: in agent configurations each competitor is registered with the
+//!                                     # agent (`cosched run --pid`), a job of its own: the seeds that adapt
+//!                                     # every task of a node (004's quanta) act on them too
 //! local_probe = false                 # true: one wake-up probe (the local user) per node CPU
+//! local_probe_args = [...]            # its arguments (default: the 1 ms wake-up probe below; the lab adds
+//!                                     # --duration-s); ["--mean-interval-ms", "500"] is seed 004's `local`
 //! ```
 //!
 //! Every error names the file, the field and the problem.
@@ -207,8 +212,13 @@ struct LabSection {
     competitors_cgroup: Option<String>,
     /// `shared` or `own` ([`JobSession`]).
     job_session: Option<String>,
+    /// Register each competitor with the agent as a job of its own (agent configurations).
+    #[serde(default)]
+    competitors_managed: bool,
     #[serde(default)]
     local_probe: bool,
+    /// The probe's arguments instead of [`LOCAL_PROBE_ARGS`] (needs `local_probe = true`).
+    local_probe_args: Option<Vec<String>>,
 }
 
 impl Default for LabSection {
@@ -220,7 +230,9 @@ impl Default for LabSection {
             cpus: None,
             competitors_cgroup: None,
             job_session: None,
+            competitors_managed: false,
             local_probe: false,
+            local_probe_args: None,
         }
     }
 }
@@ -359,8 +371,12 @@ pub struct LabSettings {
     pub cpus: Option<Vec<u32>>,
     pub competitors_cgroup: CompetitorsCgroup,
     pub job_session: JobSession,
+    /// In agent configurations, each competitor is registered with the agent (`lab.competitors_managed`).
+    pub competitors_managed: bool,
     /// One wake-up probe per node CPU (`lab.local_probe`).
     pub local_probe: bool,
+    /// Its arguments (`lab.local_probe_args`, default [`LOCAL_PROBE_ARGS`]); the lab adds `--duration-s`.
+    pub local_probe_args: Vec<String>,
 }
 
 /// A validated experiment: everything needed to run it, nothing left to check.
@@ -506,12 +522,17 @@ impl LabExperiment {
                 JobSession::Own => "own: setsid before exec (a session and autogroup of its own)",
             }
         ));
+        if self.lab.competitors_managed {
+            out.push_str(
+                "competitors     managed: in agent configurations each is registered with the agent, a job of its own\n",
+            );
+        }
         out.push_str(&format!(
             "local probe     {}\n",
             if self.lab.local_probe {
                 format!(
                     "on: {LOCAL_PROBE_BINARY} {} per node CPU, cpu cgroup cosched-<run id>-local, cpu.shares={}",
-                    LOCAL_PROBE_ARGS.join(" "),
+                    self.lab.local_probe_args.join(" "),
                     self.lab.cpu_shares
                 )
             } else {
@@ -767,6 +788,22 @@ fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, Experimen
             )
         })?,
     };
+    let local_probe_args = match &file.lab.local_probe_args {
+        None => LOCAL_PROBE_ARGS.iter().map(|a| a.to_string()).collect(),
+        Some(_) if !file.lab.local_probe => {
+            return Err(invalid(
+                "lab.local_probe_args",
+                "needs local_probe = true (there is no probe to pass them to)".into(),
+            ))
+        }
+        Some(args) if args.iter().any(|a| a == "--duration-s" || a == "--count") => {
+            return Err(invalid(
+                "lab.local_probe_args",
+                "must not bound the probe (--duration-s, --count): the lab runs it for the job's length".into(),
+            ))
+        }
+        Some(args) => args.clone(),
+    };
 
     Ok(LabExperiment {
         name: file.name,
@@ -790,7 +827,9 @@ fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, Experimen
             cpus: file.lab.cpus,
             competitors_cgroup,
             job_session,
+            competitors_managed: file.lab.competitors_managed,
             local_probe: file.lab.local_probe,
+            local_probe_args,
         },
         source: None,
     })
@@ -954,6 +993,41 @@ dcs_exponent = -1
         assert!(text.contains("local probe     off"), "{text}");
         // An empty [lab] table is the same.
         assert_eq!(parse(&with_lab("")).unwrap().lab, e.lab);
+    }
+
+    #[test]
+    fn the_local_probe_takes_its_arguments_from_the_file_or_says_why_not() {
+        let e = parse(&with_lab(
+            "local_probe = true\nlocal_probe_args = [\"--mean-interval-ms\", \"500\"]",
+        ))
+        .unwrap();
+        assert_eq!(e.lab.local_probe_args, ["--mean-interval-ms", "500"]);
+        assert!(
+            e.describe()
+                .contains("local probe     on: cosched-local --mean-interval-ms 500 per node CPU"),
+            "{}",
+            e.describe()
+        );
+        assert_eq!(
+            parse(&with_lab("local_probe = true"))
+                .unwrap()
+                .lab
+                .local_probe_args,
+            LOCAL_PROBE_ARGS
+        );
+        let err = parse(&with_lab("local_probe_args = [\"--seed\", \"2\"]"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("lab.local_probe_args") && err.contains("local_probe = true"),
+            "{err}"
+        );
+        let err = parse(&with_lab(
+            "local_probe = true\nlocal_probe_args = [\"--duration-s\", \"9\"]",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("must not bound the probe"), "{err}");
     }
 
     #[test]

@@ -570,9 +570,9 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
         written.comparison,
         baseline.unwrap_or("-"),
         if experiment.lab.local_probe {
-            " Local: the local user's wake-up delay after 1 ms sleeps (one `cosched-local` probe per node CPU, \
-             in a cpu cgroup of its own), the worse CPU's p50 and p99 averaged over the runs, and the largest \
-             maximum of any run."
+            " Local: the local user's wake-up delay, how late it got its CPU after each of its sleeps (one \
+             `cosched-local` per node CPU, in a cpu cgroup of its own, run with the arguments above), the worse \
+             CPU's p50 and p99 averaged over the runs, and the largest maximum of any run."
         } else {
             ""
         }

@@ -26,8 +26,7 @@ use crate::agent::AgentHandle;
 use crate::binaries::Binaries;
 use crate::cluster::Cluster;
 use crate::experiment::{
-    Configuration, JobSession, LabExperiment, ProgramKind, RunLength, LOCAL_PROBE_ARGS,
-    LOCAL_PROBE_BINARY,
+    Configuration, JobSession, LabExperiment, ProgramKind, RunLength, LOCAL_PROBE_BINARY,
 };
 use crate::measure::{self, CompetitorCpu, CpuTimes, LocalFigures, LocalReading, RunSetting};
 use crate::mpi::MpiLauncher;
@@ -150,7 +149,13 @@ pub fn run_once(
     )?;
     // Placed now, held at a gate, let go with the job (see `spawn_probes`).
     let mut probes = if experiment.lab.local_probe {
-        spawn_probes(cluster, binaries, &cpus, competitor_bound_s(experiment))?
+        spawn_probes(
+            cluster,
+            binaries,
+            &cpus,
+            &experiment.lab.local_probe_args,
+            competitor_bound_s(experiment),
+        )?
     } else {
         Vec::new()
     };
@@ -164,6 +169,11 @@ pub fn run_once(
         )?),
         None => None,
     };
+    if let (Some(agent), true) = (&agent, experiment.lab.competitors_managed) {
+        for c in &competitors {
+            agent.register(c.process.pid(), "competitor")?;
+        }
+    }
 
     let job = programs::plan(
         &experiment.program,
@@ -239,6 +249,7 @@ fn spawn_probes(
     cluster: &Cluster,
     binaries: &Binaries,
     cpus: &[u32],
+    args: &[String],
     bound_s: f64,
 ) -> Result<Vec<Probe>> {
     let mut probes = Vec::new();
@@ -247,7 +258,7 @@ fn spawn_probes(
         let mut command = Command::new(program);
         command
             .args(prefix)
-            .args(LOCAL_PROBE_ARGS)
+            .args(args)
             .args(["--duration-s", &format!("{bound_s:.0}")]);
         let process = ManagedProcess::spawn_gated(
             format!("local probe on CPU {cpu}"),

@@ -27,8 +27,10 @@
 //! | `dcs` | [`dcs`]: DCS fairness rule + CPU-time budget, extend / demote / park / restore | `000_e8004e1596fde6a5.txt`, `002_53dfbd94bd660dc4.txt` |
 //! | `pb` | [`pb`]: Periodic Boost, one waiting receiver with an unread message per period, round robin | `001_cc73854eda2a0ea6.txt` |
 //! | `pred`, `dyn` | [`pred`]: predictive coscheduling — the waiting threads of processes whose sockets held data lately, under `dcs`'s budget | `003_d5c4b72e5fa91aa6.txt` |
+//! | `dynamicq` | [`dynamicq`]: DYNAMICQ — each thread's slice adapted every epoch from the node's cache miss rate, over `pred` | `004_3903357666129396.txt` |
 
 pub mod dcs;
+pub mod dynamicq;
 #[cfg(test)]
 pub mod idle;
 pub mod pb;

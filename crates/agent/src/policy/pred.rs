@@ -93,7 +93,7 @@ pub struct DynFlags {
 
 impl PredictiveFlags {
     /// The `dcs` policy with the predictive rule of `params` (PRED's or DYN's, checked by the policy core).
-    fn build(
+    pub(crate) fn build(
         &self,
         params: Result<FreqParams, cosched_policy::config::PolicyConfigError>,
     ) -> anyhow::Result<Box<dyn Policy>> {

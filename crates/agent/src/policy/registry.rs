@@ -1,7 +1,7 @@
 //! The registry of the agent's policies: one line per policy, the one place `--policy NAME` is looked up.
 //! An unknown name is an error that lists the valid ones.
 
-use crate::policy::{dcs, pb, pred, Host, Policy, PolicyFlags};
+use crate::policy::{dcs, dynamicq, pb, pred, Host, Policy, PolicyFlags};
 
 /// One row of the registry.
 pub struct Entry {
@@ -64,6 +64,12 @@ pub fn registry() -> Vec<Entry> {
             pred::DYN_SUMMARY,
             &["dyn", "budget"],
             pred::AGENT_ONLY,
+        ),
+        Entry::of::<dynamicq::DynamicqFlags>(
+            "dynamicq",
+            dynamicq::SUMMARY,
+            &["pred", "budget"],
+            &dynamicq::AGENT_ONLY,
         ),
         #[cfg(test)]
         Entry::of::<super::idle::IdleFlags>(
