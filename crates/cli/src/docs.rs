@@ -1,7 +1,8 @@
 //! `cosched docs tables [--check]` — re-renders every measured table of the docs from its committed data
 //! (`docs/data/<name>.json`, written by the command that measured it) into the blocks that name it in
-//! `README.md` and `docs/*.md`; `--check` changes nothing and fails if a block differs from its data or a datum
-//! is shown nowhere. The mechanism is `cosched_report::docdata`.
+//! `README.md` and `docs/*.md`, and draws every figure a page's `<!-- plot: NAME ... -->` marker asks of a table
+//! (SVG); `--check` changes nothing and fails if a block or a figure differs from its data or a datum is shown
+//! nowhere. The mechanism is `cosched_report::docdata`.
 
 use clap::{Args, Subcommand};
 use cosched_report::docdata;
@@ -15,7 +16,8 @@ pub struct DocsArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum DocsCommand {
-    /// Splice every `<!-- table: NAME -->` block of README.md and docs/*.md from docs/data/NAME.json.
+    /// Splice every `<!-- table: NAME -->` block of README.md and docs/*.md from docs/data/NAME.json, and draw
+    /// every `<!-- plot: NAME ... -->` figure (SVG) from it.
     Tables(TablesArgs),
 }
 
@@ -47,8 +49,8 @@ fn tables(args: TablesArgs) -> anyhow::Result<()> {
         }
         if !report.clean() {
             anyhow::bail!(
-                "{} table block(s) differ from their data and {} datum(s) are shown nowhere: run `cosched docs \
-                 tables` to re-render the blocks (never edit a generated table by hand; re-run its producer)",
+                "{} table block(s) or figure(s) differ from their data and {} datum(s) are shown nowhere: run \
+                 `cosched docs tables` to re-render them (never edit a generated table by hand; re-run its producer)",
                 report.stale.len(),
                 report.unused.len()
             );

@@ -20,6 +20,19 @@
 //! the check on the repository, so a number edited by hand in a page, a JSON without a page, or a page naming a
 //! JSON that does not exist fails it. Nothing here knows what a table measures: the simulator's and the lab's
 //! tables use the same mechanism.
+//!
+//! A page may also draw a table as a figure: a one-line marker names the table, the column on x and the columns
+//! drawn as lines, and the SVG file (relative to the page, inside `docs/`), which the page shows as an image:
+//!
+//! ```text
+//! <!-- plot: NAME x="q (s)" y="Wrk1 slowdown" y="Wrk2 slowdown" svg="figures/data/NAME-slowdown.svg" log-x
+//!      title="..." ylabel="..." -->
+//! ![what it shows](figures/data/NAME-slowdown.svg)
+//! ```
+//!
+//! (one line in the page). A cell is read by its leading number (`90 %` is 90, `240,000 (2 of 3 runs)` is 240000);
+//! a row without one in x or in a line's column leaves that point out. [`update_docs`] renders every figure
+//! ([`crate::plot::render_lines`], deterministic) and, like a table, reports one whose SVG is missing or differs.
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
@@ -31,6 +44,125 @@ pub const DATA_DIR: &str = "docs/data";
 
 const OPEN: &str = "<!-- table: ";
 const CLOSE: &str = "<!-- /table -->";
+const PLOT: &str = "<!-- plot: ";
+
+/// A figure a page draws from a table (its marker, parsed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlotSpec {
+    /// The table (`docs/data/<table>.json`).
+    pub table: String,
+    /// The column on x.
+    pub x: String,
+    /// The columns drawn as lines.
+    pub ys: Vec<String>,
+    /// The SVG, relative to the page's folder.
+    pub svg: String,
+    pub title: String,
+    /// The y axis's label (default: the first line's column).
+    pub y_label: String,
+    pub x_axis: crate::plot::Axis,
+    pub y_axis: crate::plot::Axis,
+}
+
+impl PlotSpec {
+    /// Parses what follows `<!-- plot: ` on a marker line; an error says what is wrong.
+    pub fn parse(marker: &str) -> anyhow::Result<PlotSpec> {
+        use crate::plot::Axis;
+        let body = marker
+            .trim()
+            .strip_suffix("-->")
+            .context("a plot marker ends with `-->` on the same line")?;
+        let words = shlex::split(body).context("unbalanced quotes in a plot marker")?;
+        let (table, options) = words
+            .split_first()
+            .context("a plot marker names its table first")?;
+        let mut spec = PlotSpec {
+            table: table.clone(),
+            x: String::new(),
+            ys: Vec::new(),
+            svg: String::new(),
+            title: table.clone(),
+            y_label: String::new(),
+            x_axis: Axis::Linear,
+            y_axis: Axis::Linear,
+        };
+        for option in options {
+            match option.split_once('=') {
+                Some(("x", v)) => spec.x = v.to_string(),
+                Some(("y", v)) => spec.ys.push(v.to_string()),
+                Some(("svg", v)) => spec.svg = v.to_string(),
+                Some(("title", v)) => spec.title = v.to_string(),
+                Some(("ylabel", v)) => spec.y_label = v.to_string(),
+                None if option == "log-x" => spec.x_axis = Axis::Log,
+                None if option == "log-y" => spec.y_axis = Axis::Log,
+                _ => bail!(
+                    "`{option}` is not a plot option: x=COLUMN, y=COLUMN (repeatable), svg=PATH, title=TEXT, \
+                     ylabel=TEXT, log-x, log-y"
+                ),
+            }
+        }
+        if spec.x.is_empty() || spec.ys.is_empty() {
+            bail!("a plot needs x=COLUMN and at least one y=COLUMN");
+        }
+        let inside = Path::new(&spec.svg)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !spec.svg.ends_with(".svg") || !inside {
+            bail!(
+                "svg={:?}: give a relative path ending in .svg, inside the page's folder (no `..`)",
+                spec.svg
+            );
+        }
+        if spec.y_label.is_empty() {
+            spec.y_label = spec.ys[0].clone();
+        }
+        Ok(spec)
+    }
+
+    /// The figure drawn from `table`; a column the table lacks is an error naming it.
+    pub fn render(&self, table: &DocTable) -> anyhow::Result<String> {
+        let column = |name: &str| {
+            table
+                .columns
+                .iter()
+                .position(|c| c == name)
+                .with_context(|| {
+                    format!(
+                        "table `{}` has no column {name:?} (its columns: {:?})",
+                        table.name, table.columns
+                    )
+                })
+        };
+        let xi = column(&self.x)?;
+        let mut series = Vec::new();
+        for y in &self.ys {
+            let yi = column(y)?;
+            let points = table
+                .rows
+                .iter()
+                .filter_map(|row| Some((leading_number(&row[xi])?, leading_number(&row[yi])?)))
+                .collect();
+            series.push((y.clone(), points));
+        }
+        crate::plot::render_lines(
+            &self.title,
+            (&self.x, self.x_axis, &self.y_label, self.y_axis),
+            &series,
+        )
+    }
+}
+
+/// The number a cell starts with: `90 %` → 90, `240,000 (2 of 3 runs)` → 240000, `−5` → −5; `-` or text → none.
+pub fn leading_number(cell: &str) -> Option<f64> {
+    let prefix: String = cell
+        .trim()
+        .replace('−', "-")
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+' | 'e' | 'E'))
+        .filter(|c| *c != ',')
+        .collect();
+    prefix.parse().ok()
+}
 
 /// One measured table of the docs, with what stands behind it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -357,6 +489,7 @@ pub fn update_docs(root: &Path, write: bool) -> anyhow::Result<DocsReport> {
     let mut report = DocsReport::default();
     let mut shown = std::collections::BTreeSet::new();
     let mut rewrites = Vec::new();
+    let mut figures: Vec<(PathBuf, String)> = Vec::new();
     for page in pages(root)? {
         let text = std::fs::read_to_string(&page)
             .with_context(|| format!("reading {}", page.display()))?;
@@ -389,6 +522,29 @@ pub fn update_docs(root: &Path, write: bool) -> anyhow::Result<DocsReport> {
             last = block.range.end;
         }
         new_text += &text[last..];
+        for (line_no, line) in text.lines().enumerate() {
+            let Some(marker) = line.trim().strip_prefix(PLOT) else {
+                continue;
+            };
+            let where_ = format!("{shown_as}:{}", line_no + 1);
+            let spec = PlotSpec::parse(marker).with_context(|| where_.clone())?;
+            let Some(table) = tables.get(&spec.table) else {
+                bail!(
+                    "{where_}: the plot's table `{}` has no data: {DATA_DIR}/{}.json does not exist",
+                    spec.table,
+                    spec.table
+                );
+            };
+            let svg = spec.render(table).with_context(|| where_.clone())?;
+            let path = page.parent().unwrap_or(root).join(&spec.svg);
+            let entry = format!("{shown_as}: plot {}", spec.svg);
+            if std::fs::read_to_string(&path).is_ok_and(|old| old == svg) {
+                report.current.push(entry);
+            } else {
+                report.stale.push(entry);
+                figures.push((path, svg));
+            }
+        }
         if new_text != text {
             rewrites.push((page, new_text));
         }
@@ -401,6 +557,13 @@ pub fn update_docs(root: &Path, write: bool) -> anyhow::Result<DocsReport> {
     if write {
         for (page, text) in rewrites {
             std::fs::write(&page, text).with_context(|| format!("writing {}", page.display()))?;
+        }
+        for (path, svg) in figures {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
         }
     }
     Ok(report)
@@ -621,6 +784,83 @@ mod tests {
         let report = update_docs(dir.path(), false).unwrap();
         assert!(report.clean(), "{report:?}");
         assert_eq!(report.current, ["docs/page.md: demo-fig1"]);
+    }
+
+    #[test]
+    fn a_plot_marker_draws_its_table_and_check_finds_a_missing_or_changed_figure() {
+        // The table is shown as a table too (otherwise it would be unused) and drawn as a figure.
+        let marker = "<!-- plot: demo-fig1 x=\"q (s)\" y=\"MMR | %\" svg=\"figures/data/demo.svg\" log-x title=\"MMR\" -->\n";
+        let page = format!(
+            "{}{marker}![MMR](figures/data/demo.svg)\n",
+            table().render_block()
+        );
+        let dir = repo(&[("docs/page.md", &page)], &[table()]);
+        let svg = dir.path().join("docs/figures/data/demo.svg");
+        let report = update_docs(dir.path(), false).unwrap();
+        assert_eq!(report.stale, ["docs/page.md: plot figures/data/demo.svg"]);
+        assert!(!svg.exists(), "the check writes nothing");
+        update_docs(dir.path(), true).unwrap();
+        let drawn = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            drawn.starts_with("<svg") && drawn.contains("MMR | %"),
+            "{drawn}"
+        );
+        assert!(update_docs(dir.path(), false).unwrap().clean());
+        std::fs::write(&svg, drawn.replace("MMR | %", "edited")).unwrap();
+        assert_eq!(
+            update_docs(dir.path(), false).unwrap().stale,
+            ["docs/page.md: plot figures/data/demo.svg"]
+        );
+        // A column the table lacks is an error naming the page's line and the column.
+        let bad = page.replace("y=\"MMR | %\"", "y=\"MWT\"");
+        std::fs::write(dir.path().join("docs/page.md"), bad).unwrap();
+        let err = format!("{:#}", update_docs(dir.path(), false).unwrap_err());
+        assert!(
+            err.contains("docs/page.md:") && err.contains("no column \"MWT\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn plot_markers_are_parsed_or_refused_with_what_is_wrong() {
+        let spec = PlotSpec::parse(
+            "t x=K y=\"IS LINUX\" y=\"IS PRED .9\" svg=\"figures/t.svg\" log-y ylabel=\"time, s\" -->",
+        )
+        .unwrap();
+        assert_eq!(spec.table, "t");
+        assert_eq!(spec.ys, ["IS LINUX", "IS PRED .9"]);
+        assert_eq!(spec.y_axis, crate::plot::Axis::Log);
+        assert_eq!(spec.x_axis, crate::plot::Axis::Linear);
+        assert_eq!(
+            (spec.title.as_str(), spec.y_label.as_str()),
+            ("t", "time, s")
+        );
+        for (marker, says) in [
+            (
+                "t x=K y=A svg=\"../out.svg\" -->",
+                "inside the page's folder",
+            ),
+            ("t x=K y=A svg=out.png -->", "ending in .svg"),
+            ("t y=A svg=a.svg -->", "x=COLUMN"),
+            (
+                "t x=K y=A svg=a.svg wide -->",
+                "`wide` is not a plot option",
+            ),
+            ("t x=K y=A svg=a.svg", "ends with `-->`"),
+        ] {
+            let err = PlotSpec::parse(marker).unwrap_err().to_string();
+            assert!(err.contains(says), "{marker}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_cell_is_read_by_its_leading_number() {
+        assert_eq!(leading_number("90 %"), Some(90.0));
+        assert_eq!(leading_number("240,000 (2 of 3 runs)"), Some(240_000.0));
+        assert_eq!(leading_number("−5"), Some(-5.0));
+        assert_eq!(leading_number("2.284"), Some(2.284));
+        assert_eq!(leading_number("-"), None);
+        assert_eq!(leading_number("no DCS"), None);
     }
 
     #[test]

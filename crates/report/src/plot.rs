@@ -6,6 +6,8 @@
 //! - [`plot_job_bars`] — one group of bars per configuration, one bar per job (Mixed workload, Figures 7–8);
 //! - [`plot_histograms`] — round-trip time histograms, one panel per configuration, log-scale counts;
 //! - [`plot_series`] — named series of estimates against a whole-number x, for figures that are not a sweep.
+//! - [`render_lines`] — lines of plain `(x, y)` points on linear or log axes, as an SVG string: the docs'
+//!   figures drawn from their tables (`crate::docdata`).
 //!
 //! Each function writes one file and takes rows from [`crate::summary::summarize`], so simulated and real runs
 //! plot the same way.
@@ -641,6 +643,107 @@ pub fn plot_series(
     Ok(())
 }
 
+/// How one axis of [`render_lines`] is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    Linear,
+    /// Base-10 logarithmic (values ≤ 0 are left out).
+    Log,
+}
+
+impl Axis {
+    fn to_plot(self, v: f64) -> Option<f64> {
+        match self {
+            Axis::Linear => v.is_finite().then_some(v),
+            Axis::Log => (v > 0.0 && v.is_finite()).then(|| v.log10()),
+        }
+    }
+
+    /// A tick's label; `whole`: every value on this axis is a whole number, so only whole ticks are labelled.
+    fn label(self, v: f64, whole: bool) -> String {
+        match self {
+            Axis::Linear if whole => integer_label(&v),
+            Axis::Linear => significant(v),
+            // Ticks fall at even steps of log10: two significant digits say where without false precision.
+            Axis::Log => {
+                let value = 10f64.powf(v);
+                let digits = (1 - value.log10().floor() as i32).max(0) as usize;
+                format!("{value:.digits$}")
+            }
+        }
+    }
+}
+
+/// One line with markers per named series of `(x, y)` points, as an SVG document: the figures the docs draw
+/// from their tables ([`crate::docdata`]). A log axis is drawn as `log10` of the values on a linear one, labelled
+/// with the values, so every combination of scales is one chart type. Deterministic: the same points give the
+/// same bytes (no system fonts are read), so a page's figure can be checked against its data.
+pub fn render_lines(
+    title: &str,
+    axes: (&str, Axis, &str, Axis),
+    series: &[(String, Vec<(f64, f64)>)],
+) -> anyhow::Result<String> {
+    let (x_label, x_axis, y_label, y_axis) = axes;
+    let lines: Vec<(&str, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(name, points)| {
+            let kept = points
+                .iter()
+                .filter_map(|&(x, y)| Some((x_axis.to_plot(x)?, y_axis.to_plot(y)?)))
+                .collect();
+            (name.as_str(), kept)
+        })
+        .collect();
+    let all: Vec<(f64, f64)> = lines.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    if all.is_empty() {
+        bail!("{title}: no point to plot");
+    }
+    let range = |values: &mut dyn Iterator<Item = f64>, bottom_room: f64, top_room: f64| {
+        let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        let span = (hi - lo).max(hi.abs() * 0.1).max(1e-9);
+        (lo - span * bottom_room)..(hi + span * top_room)
+    };
+    let x_range = range(&mut all.iter().map(|p| p.0), 0.05, 0.05);
+    // Room above the lines for the legend.
+    let y_range = range(
+        &mut all.iter().map(|p| p.1),
+        0.08,
+        0.1 + 0.05 * lines.len() as f64,
+    );
+    let (x_whole, y_whole) = (
+        all.iter().all(|p| p.0 == p.0.round()),
+        all.iter().all(|p| p.1 == p.1.round()),
+    );
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = titled_chart(&root, title, 80).build_cartesian_2d(x_range, y_range)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .x_label_formatter(&|v| x_axis.label(*v, x_whole))
+            .y_label_formatter(&|v| y_axis.label(*v, y_whole))
+            .draw()?;
+        for (i, (name, points)) in lines.iter().enumerate() {
+            let c = color(i);
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
+                .label(*name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -652,6 +755,35 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("cosched-plot-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn line_figures_are_deterministic_svg_with_every_series_and_leave_out_what_a_log_axis_cannot_show(
+    ) {
+        let series = vec![
+            (
+                "Wrk1".to_string(),
+                vec![(0.2, 2.28), (0.4, 2.27), (0.8, 2.22), (0.0, 9.0)],
+            ),
+            ("Wrk2".to_string(), vec![(0.2, 2.46), (12.8, 2.48)]),
+        ];
+        let axes = ("q (s)", Axis::Log, "slowdown", Axis::Linear);
+        let svg = render_lines("Figure 1", axes, &series).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("Wrk1") && svg.contains("Wrk2"));
+        assert_eq!(Axis::Log.label(0.4f64.log10(), false), "0.40");
+        assert_eq!(Axis::Log.label(10f64.log10(), false), "10");
+        assert_eq!(Axis::Linear.label(2.0, true), "2");
+        assert_eq!(
+            Axis::Linear.label(2.5, true),
+            "",
+            "a whole-number axis labels whole ticks only"
+        );
+        assert_eq!(render_lines("Figure 1", axes, &series).unwrap(), svg);
+        let nothing = vec![("none".to_string(), vec![(0.0, 1.0)])];
+        let err = render_lines("empty", axes, &nothing)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no point"), "{err}");
     }
 
     #[test]
