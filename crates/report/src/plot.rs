@@ -12,9 +12,8 @@
 //! Each function writes one file and takes rows from [`crate::summary::summarize`], so simulated and real runs
 //! plot the same way.
 
-use crate::stats::Estimate;
+use crate::stats::{significant, Estimate};
 use crate::summary::SummaryRow;
-use crate::table::significant;
 use crate::Histogram;
 use anyhow::{bail, Context};
 use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};

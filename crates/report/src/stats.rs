@@ -97,6 +97,19 @@ pub fn mean_ci90(samples: &[f64]) -> Option<Estimate> {
     mean_with_interval(samples, SEED_CONFIDENCE)
 }
 
+/// A value with four significant digits and no exponent below 10⁶ (seconds, rates, F).
+pub fn significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    if magnitude >= 6 {
+        return format!("{x:.3e}");
+    }
+    let decimals = (3 - magnitude).clamp(0, 9) as usize;
+    format!("{x:.decimals$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,18 +11,8 @@ use crate::summary::SummaryRow;
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_BORDERS_ONLY};
 use comfy_table::{CellAlignment, Table};
 
-/// A value with four significant digits and no exponent below 10⁶ (seconds, rates, F).
-pub fn significant(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let magnitude = x.abs().log10().floor() as i32;
-    if magnitude >= 6 {
-        return format!("{x:.3e}");
-    }
-    let decimals = (3 - magnitude).clamp(0, 9) as usize;
-    format!("{x:.decimals$}")
-}
+/// Kept here too, where the tables' callers have always found it.
+pub use crate::stats::significant;
 
 /// `mean ± half width`, both with the mean's precision.
 pub fn with_interval(e: &Estimate) -> String {
