@@ -52,25 +52,13 @@ impl AgentHandle {
         // If the lab dies outright the agent gets SIGTERM, so it restores every task it changed and exits.
         let placement = Placement::default().death_signal(libc::SIGTERM);
         let mut process = ManagedProcess::spawn("agent", command, &placement)?;
-        let deadline = Instant::now() + START_TIMEOUT;
-        let client = loop {
-            if let Some(exit) = process.try_reap()? {
-                bail!("`cosched agent` exited at start: {}", exit.describe());
+        let client = match wait_until_it_answers(&mut process, &socket) {
+            Ok(client) => client,
+            Err(e) => {
+                // Interrupted or failed while starting: stopped as a running one is (see `Drop`).
+                stop_quietly(&mut process, &socket);
+                return Err(e);
             }
-            crate::signals::check()?;
-            if socket.exists() {
-                if let Ok(client) = Client::connect(&socket) {
-                    break client;
-                }
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "`cosched agent` did not answer on {} within {:?}",
-                    socket.display(),
-                    START_TIMEOUT
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
         };
         Ok(AgentHandle {
             process,
@@ -126,10 +114,45 @@ impl AgentHandle {
     }
 }
 
+/// Wait (at most [`START_TIMEOUT`]) until the agent answers on `socket`.
+fn wait_until_it_answers(process: &mut ManagedProcess, socket: &Path) -> Result<Client> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if let Some(exit) = process.try_reap()? {
+            bail!("`cosched agent` exited at start: {}", exit.describe());
+        }
+        crate::signals::check()?;
+        if socket.exists() {
+            if let Ok(client) = Client::connect(socket) {
+                return Ok(client);
+            }
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "`cosched agent` did not answer on {} within {:?}",
+                socket.display(),
+                START_TIMEOUT
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// How long an agent dropped while running (an interrupted or failed run) has to restore what it changed.
+const DROP_GRACE: Duration = Duration::from_secs(2);
+
+/// SIGTERM an agent still running, so that it restores every task it changed and removes its socket (SIGKILL
+/// after [`DROP_GRACE`]; its guardian restores then), and remove the socket if it stayed behind.
+fn stop_quietly(process: &mut ManagedProcess, socket: &Path) {
+    if !process.is_reaped() {
+        let _ = process.terminate(DROP_GRACE);
+    }
+    let _ = std::fs::remove_file(socket);
+}
+
 impl Drop for AgentHandle {
     fn drop(&mut self) {
-        // If the agent had to be killed its socket stays behind.
-        let _ = std::fs::remove_file(&self.socket);
+        stop_quietly(&mut self.process, &self.socket);
     }
 }
 

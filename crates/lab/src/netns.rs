@@ -6,21 +6,50 @@
 //! which destroys their interfaces.
 
 use anyhow::{bail, Context, Result};
+use std::io::Read;
 use std::net::Ipv4Addr;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-/// Run `ip <args>` and fail with its stderr if it fails.
+/// Run `ip <args>` to its end and fail with its stderr if it fails (teardown: runs even after a signal).
 pub fn ip(args: &[&str]) -> Result<()> {
-    let output = Command::new("ip")
+    run_ip(args, false)
+}
+
+/// Run `ip <args>` as a setup step: like [`ip`], but a SIGINT/SIGTERM to the lab ends the wait at once
+/// ([`crate::signals::Interrupted`]). Creating a namespace or an interface can wait in the kernel for the
+/// teardown of earlier namespaces (`rtnl_lock`), and a CI run's Ctrl-C must not wait for it too.
+fn ip_setup(args: &[&str]) -> Result<()> {
+    crate::signals::check()?;
+    run_ip(args, true)
+}
+
+fn run_ip(args: &[&str], stop_on_signal: bool) -> Result<()> {
+    let mut child = Command::new("ip")
         .args(args)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .context("running `ip` (iproute2); install it with `apt-get install iproute2`")?;
-    if !output.status.success() {
-        bail!(
-            "`ip {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if stop_on_signal && crate::signals::interrupted() {
+            // Not waited for: a command blocked in the kernel dies only when the kernel lets it, and the lab's
+            // cleanup must not wait for that (the orphan is reaped by init).
+            let _ = child.kill();
+            return Err(crate::signals::Interrupted.into());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    if !status.success() {
+        let mut stderr = String::new();
+        if let Some(mut pipe) = child.stderr.take() {
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        bail!("`ip {}` failed: {}", args.join(" "), stderr.trim());
     }
     Ok(())
 }
@@ -68,38 +97,38 @@ impl Network {
         };
         for i in 0..nodes {
             let ns = net.node_namespace(i);
-            ip(&["netns", "add", &ns])?;
+            ip_setup(&["netns", "add", &ns])?;
             net.created.push(ns.clone());
-            ip(&["-n", &ns, "link", "set", "lo", "up"])?;
+            ip_setup(&["-n", &ns, "link", "set", "lo", "up"])?;
         }
         if nodes == 2 {
             let (a, b) = (net.node_namespace(0), net.node_namespace(1));
-            ip(&[
+            ip_setup(&[
                 "-n", &a, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0", "netns",
                 &b,
             ])?;
         } else if nodes > 2 {
             let lan = net.lan_namespace();
-            ip(&["netns", "add", &lan])?;
+            ip_setup(&["netns", "add", &lan])?;
             net.created.push(lan.clone());
-            ip(&["-n", &lan, "link", "add", "br0", "type", "bridge"])?;
-            ip(&["-n", &lan, "link", "set", "br0", "up"])?;
+            ip_setup(&["-n", &lan, "link", "add", "br0", "type", "bridge"])?;
+            ip_setup(&["-n", &lan, "link", "set", "br0", "up"])?;
             for i in 0..nodes {
                 let port = format!("p{i}");
                 let ns = net.node_namespace(i);
-                ip(&[
+                ip_setup(&[
                     "-n", &lan, "link", "add", &port, "type", "veth", "peer", "name", "eth0",
                     "netns", &ns,
                 ])?;
-                ip(&["-n", &lan, "link", "set", &port, "master", "br0", "up"])?;
+                ip_setup(&["-n", &lan, "link", "set", &port, "master", "br0", "up"])?;
             }
         }
         if nodes >= 2 {
             for i in 0..nodes {
                 let ns = net.node_namespace(i);
                 let addr = format!("{}/24", net.node_address(i));
-                ip(&["-n", &ns, "addr", "add", &addr, "dev", "eth0"])?;
-                ip(&["-n", &ns, "link", "set", "eth0", "up"])?;
+                ip_setup(&["-n", &ns, "addr", "add", &addr, "dev", "eth0"])?;
+                ip_setup(&["-n", &ns, "link", "set", "eth0", "up"])?;
             }
         }
         Ok(net)

@@ -292,6 +292,11 @@ impl ManagedProcess {
         self.pid as u32
     }
 
+    /// Whether the process has exited and been reaped (its [`Exit`] taken).
+    pub fn is_reaped(&self) -> bool {
+        self.reaped
+    }
+
     /// Wait until the process exits, at most `timeout`, checking for SIGINT/SIGTERM every 50 ms.
     /// On timeout or interruption the process is killed and an error returned.
     pub fn wait(&mut self, timeout: Duration) -> Result<Exit> {

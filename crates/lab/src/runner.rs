@@ -80,6 +80,8 @@ pub fn plan(experiment: &LabExperiment) -> Vec<RunSpec<'_>> {
 
 /// A CPU-bound competitor and the node it is pinned with.
 struct Competitor {
+    /// Declared before `process`, so dropped before it is reaped (see [`signals::KillFirst`]).
+    _killed_first_on_a_signal: Option<signals::KillFirst>,
     process: ManagedProcess,
     node: u32,
 }
@@ -413,7 +415,11 @@ fn spawn_competitors(
                 command,
                 &cluster.competitor_placement(node)?,
             )?;
-            competitors.push(Competitor { process, node });
+            competitors.push(Competitor {
+                _killed_first_on_a_signal: signals::KillFirst::register(process.pid()),
+                process,
+                node,
+            });
         }
     }
     Ok(competitors)

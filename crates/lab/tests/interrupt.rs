@@ -25,7 +25,7 @@ fn sigint_during_a_run_cleans_up_everything() {
         );
         return;
     };
-    // A run that would take 60 s; the signal comes after 1.5 s.
+    // A run that would take 60 s; the signal comes while its job runs.
     let binaries = fake_bench("interrupt", 60.0, 0);
     let dir = binaries.bench_dir.clone();
     let experiment = dir.join("interrupt.toml");
@@ -60,7 +60,27 @@ fn sigint_during_a_run_cleans_up_everything() {
     }
     let mut child = lab.spawn().unwrap();
     let pid = child.id();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Signalled once its job runs (the pingpong's root has passed its gate), not after a fixed time: a CI run's
+    // setup once took longer than the 1.5 s this test used to allow, and the signal then measured the setup.
+    let setup_deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "`cosched lab` ended ({status}) before its job started; stderr:\n{}",
+                read_all(&mut child)
+            );
+        }
+        if descendants(pid).iter().any(|p| p.runs_pingpong()) {
+            break;
+        }
+        if Instant::now() > setup_deadline {
+            let state = describe(pid);
+            kill_and_clean(&mut child, &cosched);
+            panic!("`cosched lab` had not started its job 60 s after it began; its processes:\n{state}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     let signalled = Instant::now();
     // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
     assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) }, 0);
@@ -70,21 +90,20 @@ fn sigint_during_a_run_cleans_up_everything() {
             break status;
         }
         if Instant::now() > deadline {
-            // SAFETY: as above; the run failed the test, its processes must not outlive it.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-            child.wait().unwrap();
-            let _ = Command::new(&cosched).args(["lab", "--cleanup"]).status();
-            panic!("`cosched lab` was still running 10 s after SIGINT");
+            let state = describe(pid);
+            kill_and_clean(&mut child, &cosched);
+            panic!(
+                "`cosched lab` was still running 10 s after SIGINT; its processes then:\n{state}\nstderr:\n{}",
+                read_all(&mut child)
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    eprintln!(
+        "the lab exited {:.2} s after SIGINT",
+        signalled.elapsed().as_secs_f64()
+    );
+    let stderr = read_all(&mut child);
     assert!(
         !status.success(),
         "an interrupted lab exits nonzero; stderr:\n{stderr}"
@@ -96,4 +115,110 @@ fn sigint_during_a_run_cleans_up_everything() {
         leftovers_of(pid)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A process under the lab, as `/proc` shows it.
+struct ProcessView {
+    pid: u32,
+    parent: u32,
+    /// `R`, `S`, `D`, ... from `/proc/<pid>/stat`.
+    state: char,
+    /// The kernel function it waits in (`/proc/<pid>/wchan`), for a run that hangs.
+    wchan: String,
+    args: Vec<String>,
+}
+
+impl ProcessView {
+    fn read(pid: u32) -> Option<ProcessView> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // After the command name in parentheses: state, ppid.
+        let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+        let state = rest.next()?.chars().next()?;
+        let parent = rest.next()?.parse().ok()?;
+        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        let args = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .unwrap_or_default()
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        Some(ProcessView {
+            pid,
+            parent,
+            state,
+            wchan,
+            args,
+        })
+    }
+
+    /// The stand-in pingpong program itself (`/bin/sh .../cosched-pingpong ...`), not its gate (`sh -c ...`).
+    fn runs_pingpong(&self) -> bool {
+        self.args
+            .get(1)
+            .is_some_and(|a| a.ends_with("/cosched-pingpong"))
+    }
+}
+
+/// `root` and every process below it.
+fn descendants(root: u32) -> Vec<ProcessView> {
+    let all: Vec<ProcessView> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter_map(ProcessView::read)
+        .collect();
+    let mut found: Vec<u32> = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(all.iter().filter(|p| p.parent == parent).map(|p| p.pid));
+        i += 1;
+    }
+    all.into_iter().filter(|p| found.contains(&p.pid)).collect()
+}
+
+/// One line per process under the lab and per thread of the lab: pid, state, kernel wait, command.
+fn describe(lab: u32) -> String {
+    let mut lines: Vec<String> = descendants(lab)
+        .iter()
+        .map(|p| {
+            format!(
+                "  pid {} {} in {:?}: {}",
+                p.pid,
+                p.state,
+                p.wchan,
+                p.args.join(" ")
+            )
+        })
+        .collect();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{lab}/task")) {
+        for tid in tasks
+            .flatten()
+            .filter_map(|t| t.file_name().to_str()?.parse::<u32>().ok())
+        {
+            let wchan = std::fs::read_to_string(format!("/proc/{lab}/task/{tid}/wchan"))
+                .unwrap_or_default();
+            let comm =
+                std::fs::read_to_string(format!("/proc/{lab}/task/{tid}/comm")).unwrap_or_default();
+            lines.push(format!("  lab thread {tid} ({}) in {wchan:?}", comm.trim()));
+        }
+    }
+    lines.join("\n")
+}
+
+/// End a lab run that failed the test: its processes must not outlive it.
+fn kill_and_clean(child: &mut std::process::Child, cosched: &std::path::Path) {
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+    child.wait().unwrap();
+    let _ = Command::new(cosched).args(["lab", "--cleanup"]).status();
+}
+
+/// Everything the lab wrote on stderr (after it has exited; its reaper holds the pipe until it is done).
+fn read_all(child: &mut std::process::Child) -> String {
+    let mut text = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        let _ = pipe.read_to_string(&mut text);
+    }
+    text
 }
