@@ -187,12 +187,9 @@ impl BoostFlags {
     }
 }
 
-/// `cosched agent --policy dcs` flags.
+/// The DCS rule's flags: the `dcs` kind's parameters (also `dynamicq --over dcs`'s).
 #[derive(clap::Args, Debug, Clone)]
-#[command(next_help_heading = "Policy dcs (DCS + budget)")]
-pub struct DcsFlags {
-    #[command(flatten)]
-    pub boost: BoostFlags,
+pub struct DcsRuleFlags {
     /// DCS exponent E in `2^E (Tc - Tp) + C >= Tq R` (seed: -1 spin-only, 2 spin-block). The default 2 (with
     /// C = 0) only spaces boost starts Tq R / 4 apart: the CPU-time budget, not E and C, holds fairness here.
     #[arg(long, default_value_t = 2, allow_hyphen_values = true)]
@@ -210,9 +207,9 @@ pub struct DcsFlags {
     pub r_average_ms: f64,
 }
 
-impl DcsFlags {
-    /// Validates the flags.
-    pub fn resolve(&self, host: &Host) -> anyhow::Result<DcsConfig> {
+impl DcsRuleFlags {
+    /// Validates the flags into the rule.
+    pub fn rule(&self, host: &Host) -> anyhow::Result<RuleConfig> {
         let quantum_ns = match self.quantum_us {
             Some(0) => anyhow::bail!("--quantum-us must be positive"),
             Some(q) => us(q, "quantum-us")?,
@@ -230,11 +227,28 @@ impl DcsFlags {
                 self.r_average_ms
             );
         }
-        self.boost.resolve(RuleConfig::Dcs {
+        Ok(RuleConfig::Dcs {
             params,
             quantum_ns,
             r_average_ns,
         })
+    }
+}
+
+/// `cosched agent --policy dcs` flags.
+#[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "Policy dcs (DCS + budget)")]
+pub struct DcsFlags {
+    #[command(flatten)]
+    pub boost: BoostFlags,
+    #[command(flatten)]
+    pub rule: DcsRuleFlags,
+}
+
+impl DcsFlags {
+    /// Validates the flags.
+    pub fn resolve(&self, host: &Host) -> anyhow::Result<DcsConfig> {
+        self.boost.resolve(self.rule.rule(host)?)
     }
 }
 

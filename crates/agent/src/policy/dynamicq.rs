@@ -1,5 +1,5 @@
 //! `--policy dynamicq`: DYNAMICQ — each managed thread's quantum adapted every epoch from the node's cache miss
-//! rate, on top of predictive coscheduling (`pred`).
+//! rate, on top of the agent's default policy (`dcs`) or predictive coscheduling (`pred`, the seed's).
 //!
 //! ## Problem
 //! Seed `004_3903357666129396.txt` (§2, Algorithm 1) lets a parallel task keep its CPU longer when switching
@@ -9,8 +9,11 @@
 //! predictive coscheduling, which still decides *who* runs; DYNAMICQ decides *how long*.
 //!
 //! ## Approach
-//! - *Who* is the `pred` policy, unchanged ([`super::pred`]: boosts of the waiting threads of processes whose
-//!   sockets held data lately, under `dcs`'s CPU-time budget); every event is handed to it first.
+//! - *Who* is the agent's default policy, unchanged ([`super::dcs`]: a boost at a message arrival by DCS's rule,
+//!   under the CPU-time budget), or with `--over pred` the seed's predictive coscheduling ([`super::pred`]:
+//!   boosts of the waiting threads of processes whose sockets held data lately). `dcs` by default because the
+//!   lab measured `pred` 3–14 % slower on our MG-, IS- and SOR-like jobs, and DYNAMICQ over `dcs` at `dcs`'s
+//!   speed (`docs/lab-dynamicq.md`). Every event is handed to it first.
 //! - *How long* is the thread's EEVDF custom slice ([`Ctx::slice`], `sched_runtime`): the time a thread runs
 //!   once picked before the kernel looks for another, its share unchanged. The kernel keeps a slice within
 //!   0.1–100 ms, where Linux 2.2's quanta were 200 ms–12.8 s, so the defaults scale the seed's constants into
@@ -34,7 +37,9 @@
 //!   9 % at quanta under 0.8 s, Figure 1) made a cache-bound SOR job 0.82–0.90× as fast as without the agent.
 //!
 //! ## Parameters
-//! The `pred` flags (`--p-percent`, `--ceiling`, boost and budget flags), and `--max-miss-percent` 9,
+//! `--over dcs|pred` (dcs), that policy's flags (`--exponent`, `--constant-ms`, `--quantum-us`, `--r-average-ms`;
+//! or `--p-percent`, `--ceiling`: the other one's are an error) with the boost and budget flags, and
+//! `--max-miss-percent` 9,
 //! `--default-quantum-us` 3125, `--max-slice-us` 100000, `--quantum-epoch-ms` 200, `--miss-rate-source auto`,
 //! `--assume-miss-percent` 0, `--interactive-idle-s` 60 (0: terminals and input devices are not looked at),
 //! `--interactive-comm NAME` (repeatable).
@@ -42,9 +47,9 @@
 use crate::node::{
     InteractiveConfig, InteractiveDetector, MissRateSource, MissRateSpec, NodeSensors, Sensors,
 };
-use crate::policy::pred::PredictiveFlags;
+use crate::policy::dcs::{BoostFlags, Dcs, DcsRuleFlags};
+use crate::policy::pred::PredRuleFlags;
 use crate::policy::{Arrival, Counter, Ctx, Host, Mode, Policy, PolicyFlags};
-use cosched_policy::config::PredConfig;
 use cosched_policy::dynamicq::{next_quantum, DynamicqParams, MissRates};
 use cosched_policy::{Nanos, MICROS, MILLIS};
 use std::collections::HashMap;
@@ -52,17 +57,21 @@ use std::sync::LazyLock;
 
 /// The registry's line.
 pub const SUMMARY: &str =
-    "DYNAMICQ over pred: each thread's slice adapted every epoch from the node's cache miss rate, the default while an interactive user is present";
+    "DYNAMICQ over dcs (or pred): each thread's slice adapted every epoch from the node's cache miss rate, the default while an interactive user is present";
 
 /// The longest custom slice the kernel keeps (EEVDF clamps `sched_runtime` to 0.1–100 ms).
 pub const KERNEL_MAX_SLICE_NS: Nanos = 100 * MILLIS;
 /// The shortest.
 pub const KERNEL_MIN_SLICE_NS: Nanos = 100 * MICROS;
 
-/// Its flags that are the agent's alone, and why: `pred`'s, then DYNAMICQ's (the seed's constants are the
-/// simulator's quantum rule, not a policy kind).
+/// Its flags that are the agent's alone, and why: `pred`'s and `dcs`'s, then DYNAMICQ's (the seed's constants
+/// are the simulator's quantum rule, not a policy kind).
 pub static AGENT_ONLY: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
     let own: &[(&str, &str)] = &[
+        (
+            "over",
+            "which policy decides who runs under the adapted quanta",
+        ),
         ("max_miss_percent", "MAX_MISS, in percent (seed 004: 9)"),
         (
             "default_quantum_us",
@@ -87,7 +96,15 @@ pub static AGENT_ONLY: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::n
             "programs whose presence means an interactive user",
         ),
     ];
-    super::pred::AGENT_ONLY.iter().chain(own).copied().collect()
+    // pred's and dcs's (the boost flags in both, once), then DYNAMICQ's own.
+    let mut all: Vec<(&str, &str)> = super::pred::AGENT_ONLY.to_vec();
+    for &(flag, why) in super::dcs::AGENT_ONLY {
+        if !all.iter().any(|(f, _)| *f == flag) {
+            all.push((flag, why));
+        }
+    }
+    all.extend(own);
+    all
 });
 
 /// Epochs adapted.
@@ -152,12 +169,40 @@ static COUNTERS: LazyLock<Vec<Counter>> = LazyLock::new(|| {
         .collect()
 });
 
+/// The policy under DYNAMICQ's quanta: who runs.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Over {
+    /// DCS (`--policy dcs`), the agent's default policy.
+    Dcs,
+    /// Predictive coscheduling (`--policy pred`), as in seed 004.
+    Pred,
+}
+
+impl Over {
+    fn name(self) -> &'static str {
+        match self {
+            Over::Pred => "pred",
+            Over::Dcs => "dcs",
+        }
+    }
+}
+
 /// `cosched agent --policy dynamicq` flags.
 #[derive(clap::Args, Debug, Clone)]
-#[command(next_help_heading = "Policy dynamicq (DYNAMICQ quanta over pred)")]
+#[command(next_help_heading = "Policy dynamicq (DYNAMICQ quanta over dcs or pred)")]
 pub struct DynamicqFlags {
+    /// The policy that decides who runs while DYNAMICQ decides how long: dcs (the agent's default policy) or
+    /// pred (seed 004's predictive coscheduling, slower than dcs on this kernel: docs/lab-dynamicq.md).
+    #[arg(long, value_enum, default_value_t = Over::Dcs)]
+    pub over: Over,
     #[command(flatten)]
-    pub common: PredictiveFlags,
+    pub boost: BoostFlags,
+    // With --over dcs only.
+    #[command(flatten)]
+    pub dcs: DcsRuleFlags,
+    // With --over pred only.
+    #[command(flatten)]
+    pub pred: PredRuleFlags,
     /// MAX_MISS: a miss rate above this (percent of L1 misses that miss the last level too) doubles the quanta.
     #[arg(long, default_value_t = 9.0)]
     pub max_miss_percent: f64,
@@ -223,23 +268,24 @@ impl DynamicqFlags {
         })
     }
 
-    /// The policy with the node's real sensors.
-    fn build_with(self, sensors: Box<dyn NodeSensors>) -> anyhow::Result<Box<dyn Policy>> {
+    /// The policy, reading the node through `sensors`.
+    fn build_with(
+        self,
+        host: &Host,
+        sensors: Box<dyn NodeSensors>,
+    ) -> anyhow::Result<Box<dyn Policy>> {
         let params = self.params()?;
         let epoch_ns = crate::config::ms(self.quantum_epoch_ms, "quantum-epoch-ms")?;
         if epoch_ns == 0 {
             anyhow::bail!("--quantum-epoch-ms: must be above 0");
         }
-        let c = &self.common;
-        let pred = c.build(
-            PredConfig {
-                p_percent: c.p_percent,
-                ceiling: c.ceiling,
-            }
-            .to_params(),
-        )?;
+        let rule = match self.over {
+            Over::Pred => self.pred.pred()?,
+            Over::Dcs => self.dcs.rule(host)?,
+        };
         Ok(Box::new(Dynamicq {
-            pred,
+            over: self.over,
+            who: Box::new(Dcs::new(self.boost.resolve(rule)?)),
             sensors,
             params,
             epoch_ns,
@@ -252,20 +298,56 @@ impl DynamicqFlags {
 }
 
 impl PolicyFlags for DynamicqFlags {
-    fn build(self, _host: &Host) -> anyhow::Result<Box<dyn Policy>> {
+    /// The flags of the rule `--over` did not choose are an error, not ignored.
+    fn check_given(matches: &clap::ArgMatches) -> anyhow::Result<()> {
+        use clap::Args;
+        let over = matches
+            .get_one::<Over>("over")
+            .copied()
+            .unwrap_or(Over::Dcs);
+        let (unused, theirs) = match over {
+            Over::Pred => (
+                DcsRuleFlags::augment_args(clap::Command::new("r")),
+                Over::Dcs,
+            ),
+            Over::Dcs => (
+                PredRuleFlags::augment_args(clap::Command::new("r")),
+                Over::Pred,
+            ),
+        };
+        for arg in unused.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches.try_contains_id(id).unwrap_or(false)
+                && matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+            {
+                anyhow::bail!(
+                    "--{} is a flag of policy {}: with --policy dynamicq it needs --over {} (now --over {})",
+                    id.replace('_', "-"),
+                    theirs.name(),
+                    theirs.name(),
+                    over.name()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn build(self, host: &Host) -> anyhow::Result<Box<dyn Policy>> {
         let miss = MissRateSource::open(&self.miss_rate_source)?;
         let interactive = InteractiveDetector::new(InteractiveConfig {
             idle: (self.interactive_idle_s > 0)
                 .then(|| std::time::Duration::from_secs(self.interactive_idle_s)),
             comms: self.interactive_comm.clone(),
         });
-        self.build_with(Box::new(Sensors { miss, interactive }))
+        self.build_with(host, Box::new(Sensors { miss, interactive }))
     }
 }
 
-/// DYNAMICQ over `pred`.
+/// DYNAMICQ over `pred` or `dcs`.
 pub struct Dynamicq {
-    pred: Box<dyn Policy>,
+    over: Over,
+    /// The policy that decides who runs (`pred` or `dcs`).
+    who: Box<dyn Policy>,
     sensors: Box<dyn NodeSensors>,
     params: DynamicqParams,
     epoch_ns: Nanos,
@@ -352,7 +434,8 @@ impl Dynamicq {
 
 impl Policy for Dynamicq {
     fn describe(&self) -> Vec<String> {
-        let mut out = self.pred.describe();
+        let mut out = vec![format!("over={}", self.over.name())];
+        out.extend(self.who.describe());
         out.extend([
             format!("max_miss_percent={}", self.params.max_miss * 100.0),
             format!(
@@ -370,44 +453,44 @@ impl Policy for Dynamicq {
         &COUNTERS
     }
     fn on_process_arrival(&mut self, ctx: &mut Ctx, tgid: u32) {
-        self.pred.on_process_arrival(ctx, tgid);
+        self.who.on_process_arrival(ctx, tgid);
     }
     fn on_process_exit(&mut self, tgid: u32) {
-        self.pred.on_process_exit(tgid);
+        self.who.on_process_exit(tgid);
     }
     // A new thread (which has its creator's slice from the kernel) gets its own quantum, the default one, at
     // the next epoch.
     fn on_thread_start(&mut self, ctx: &mut Ctx, tid: u32, creator_mode: Mode) {
-        self.pred.on_thread_start(ctx, tid, creator_mode);
+        self.who.on_thread_start(ctx, tid, creator_mode);
     }
     fn on_thread_exit(&mut self, tid: u32) {
-        self.pred.on_thread_exit(tid);
+        self.who.on_thread_exit(tid);
         self.quanta.remove(&tid);
     }
     fn on_job_end(&mut self, job: u64) {
-        self.pred.on_job_end(job);
+        self.who.on_job_end(job);
     }
     fn on_arrival(&mut self, ctx: &mut Ctx, arrival: &Arrival) {
-        self.pred.on_arrival(ctx, arrival);
+        self.who.on_arrival(ctx, arrival);
     }
     fn on_window_end(&mut self, ctx: &mut Ctx, tid: u32) {
-        self.pred.on_window_end(ctx, tid);
+        self.who.on_window_end(ctx, tid);
     }
     fn on_deadline(&mut self, ctx: &mut Ctx) {
-        self.pred.on_deadline(ctx);
+        self.who.on_deadline(ctx);
     }
     fn on_tick(&mut self, ctx: &mut Ctx) {
-        self.pred.on_tick(ctx);
+        self.who.on_tick(ctx);
         let now = ctx.now();
         if self.next_epoch_ns.is_none_or(|due| now >= due) {
             self.next_epoch_ns = Some(now + self.epoch_ns);
             self.epoch(ctx);
         }
     }
-    // tick_needed: `pred`'s. An epoch is taken at the first tick after it is due, so while the tick idles
+    // tick_needed: that of the policy below. An epoch is taken at the first tick after it is due, so while the tick idles
     // (`--idle-tick-ms`, 100 ms) an epoch shorter than that comes at the idle tick's pace.
     fn tick_needed(&self) -> bool {
-        self.pred.tick_needed()
+        self.who.tick_needed()
     }
 }
 
@@ -440,6 +523,10 @@ mod tests {
         }
     }
 
+    const HOST: Host = Host {
+        kernel_tick_ns: 4 * MILLIS,
+    };
+
     fn flags(args: &[&str]) -> DynamicqFlags {
         use clap::{Args, FromArgMatches};
         let cmd = DynamicqFlags::augment_args(clap::Command::new("t"));
@@ -455,7 +542,7 @@ mod tests {
     ) -> (Engine<FakeActuator, FakeProbe>, Rc<RefCell<Node>>) {
         let node = Rc::new(RefCell::new(Node::default()));
         let policy = flags(args)
-            .build_with(Box::new(FakeSensors(node.clone())))
+            .build_with(&HOST, Box::new(FakeSensors(node.clone())))
             .unwrap();
         (engine(policy, tgids), node)
     }
@@ -573,6 +660,67 @@ mod tests {
     }
 
     #[test]
+    fn over_pred_boosts_only_a_process_whose_sockets_held_data_and_over_dcs_by_the_dcs_rule() {
+        for (args, boosts_without_history, over) in [
+            (&["--over", "pred"][..], false, "over=pred"),
+            (&[][..], true, "over=dcs"),
+        ] {
+            let (mut e, _node) = dq_engine(args, &[11]);
+            {
+                let mut tasks = e.probe.tasks.borrow_mut();
+                let t = tasks.get_mut(&11).unwrap();
+                t.r_milli = 2000;
+                t.preempted = 1;
+            }
+            e.on_tick(0);
+            // A message for 11, whose sockets never held data: pred's average is 0.
+            e.on_arrival(
+                &crate::engine::tests::arrival(11, 2, 50 * MILLIS),
+                50 * MILLIS,
+            );
+            let boosted = matches!(
+                e.tracker.thread(11).unwrap().mode,
+                crate::tracker::Mode::Boosted { .. }
+            );
+            assert_eq!(boosted, boosts_without_history, "{args:?}");
+            // The quanta are DYNAMICQ's either way.
+            assert_eq!(slice_ms(&e, 11), Some(3.125), "{args:?}");
+            let policy = flags(args)
+                .build_with(&HOST, Box::new(FakeSensors(Rc::default())))
+                .unwrap();
+            assert_eq!(policy.describe()[0], over);
+        }
+    }
+
+    /// The agent's own command line: a flag of the rule `--over` did not choose is an error that says which
+    /// `--over` it needs.
+    #[test]
+    fn a_flag_of_the_rule_not_chosen_is_an_error() {
+        let check = |args: &[&str]| {
+            let cmd = DynamicqFlags::augment_args(clap::Command::new("t"));
+            let m = cmd
+                .try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))
+                .unwrap();
+            DynamicqFlags::check_given(&m)
+        };
+        use clap::Args;
+        let err = check(&["--over", "pred", "--exponent", "3"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--exponent") && err.contains("--over dcs"),
+            "{err}"
+        );
+        let err = check(&["--p-percent", "50"]).unwrap_err().to_string();
+        assert!(
+            err.contains("--p-percent") && err.contains("--over pred"),
+            "{err}"
+        );
+        check(&["--exponent", "3", "--boost-us", "800"]).unwrap();
+        check(&["--over", "pred", "--p-percent", "50", "--ceiling"]).unwrap();
+    }
+
+    #[test]
     fn bad_constants_name_their_flag() {
         for (args, flag) in [
             (&["--max-miss-percent", "120"][..], "--max-miss-percent"),
@@ -590,7 +738,7 @@ mod tests {
         ] {
             let node = Rc::new(RefCell::new(Node::default()));
             let err = flags(args)
-                .build_with(Box::new(FakeSensors(node)))
+                .build_with(&HOST, Box::new(FakeSensors(node)))
                 .err()
                 .unwrap()
                 .to_string();

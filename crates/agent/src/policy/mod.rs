@@ -104,6 +104,12 @@ pub struct Host {
 pub trait PolicyFlags: clap::Args + clap::FromArgMatches + 'static {
     /// Validates the flags into the policy; a bad value is an error that names the flag.
     fn build(self, host: &Host) -> anyhow::Result<Box<dyn Policy>>;
+
+    /// Checks which flags were given on the command line (`matches`), for what the parsed values alone cannot
+    /// tell: a flag that does not apply with the other flags given is an error, not ignored.
+    fn check_given(_matches: &clap::ArgMatches) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// How recently a thread must have polled an empty socket to count as spin-waiting for a message.

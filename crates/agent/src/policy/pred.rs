@@ -61,11 +61,9 @@ pub const AGENT_ONLY: &[(&str, &str)] = &[
     ),
 ];
 
-/// The flags `pred` and `dyn` share.
+/// The predictive rule's flags: the `pred` and `dyn` kinds' parameters (also `dynamicq --over pred`'s).
 #[derive(clap::Args, Debug, Clone)]
-pub struct PredictiveFlags {
-    #[command(flatten)]
-    pub boost: BoostFlags,
+pub struct PredRuleFlags {
     /// P, the weight of the past average in percent (seed 003: P ≈ 1 (90) for IS and MG, P ≈ 0 (10) for
     /// master–slave).
     #[arg(long, default_value_t = PredConfig::default().p_percent)]
@@ -75,12 +73,45 @@ pub struct PredictiveFlags {
     pub ceiling: bool,
 }
 
+impl PredRuleFlags {
+    /// PRED's rule (queues sent and received), checked by the policy core.
+    pub fn pred(&self) -> anyhow::Result<RuleConfig> {
+        Self::rule(
+            PredConfig {
+                p_percent: self.p_percent,
+                ceiling: self.ceiling,
+            }
+            .to_params(),
+        )
+    }
+
+    /// DYN's rule (queues received only).
+    pub fn dyn_(&self) -> anyhow::Result<RuleConfig> {
+        Self::rule(
+            DynConfig {
+                p_percent: self.p_percent,
+                ceiling: self.ceiling,
+            }
+            .to_params(),
+        )
+    }
+
+    fn rule(
+        params: Result<FreqParams, cosched_policy::config::PolicyConfigError>,
+    ) -> anyhow::Result<RuleConfig> {
+        let params = params.map_err(|e| anyhow::anyhow!("--p-percent: {}", e.message))?;
+        Ok(RuleConfig::Predictive(params))
+    }
+}
+
 /// `cosched agent --policy pred` flags.
 #[derive(clap::Args, Debug, Clone)]
 #[command(next_help_heading = "Policies pred and dyn (predictive coscheduling + budget)")]
 pub struct PredFlags {
     #[command(flatten)]
-    pub common: PredictiveFlags,
+    pub boost: BoostFlags,
+    #[command(flatten)]
+    pub rule: PredRuleFlags,
 }
 
 /// `cosched agent --policy dyn` flags.
@@ -88,45 +119,20 @@ pub struct PredFlags {
 #[command(next_help_heading = "Policies pred and dyn (predictive coscheduling + budget)")]
 pub struct DynFlags {
     #[command(flatten)]
-    pub common: PredictiveFlags,
-}
-
-impl PredictiveFlags {
-    /// The `dcs` policy with the predictive rule of `params` (PRED's or DYN's, checked by the policy core).
-    pub(crate) fn build(
-        &self,
-        params: Result<FreqParams, cosched_policy::config::PolicyConfigError>,
-    ) -> anyhow::Result<Box<dyn Policy>> {
-        let params = params.map_err(|e| anyhow::anyhow!("--p-percent: {}", e.message))?;
-        Ok(Box::new(Dcs::new(
-            self.boost.resolve(RuleConfig::Predictive(params))?,
-        )))
-    }
+    pub boost: BoostFlags,
+    #[command(flatten)]
+    pub rule: PredRuleFlags,
 }
 
 impl PolicyFlags for PredFlags {
     fn build(self, _host: &Host) -> anyhow::Result<Box<dyn Policy>> {
-        let c = &self.common;
-        c.build(
-            PredConfig {
-                p_percent: c.p_percent,
-                ceiling: c.ceiling,
-            }
-            .to_params(),
-        )
+        Ok(Box::new(Dcs::new(self.boost.resolve(self.rule.pred()?)?)))
     }
 }
 
 impl PolicyFlags for DynFlags {
     fn build(self, _host: &Host) -> anyhow::Result<Box<dyn Policy>> {
-        let c = &self.common;
-        c.build(
-            DynConfig {
-                p_percent: c.p_percent,
-                ceiling: c.ceiling,
-            }
-            .to_params(),
-        )
+        Ok(Box::new(Dcs::new(self.boost.resolve(self.rule.dyn_()?)?)))
     }
 }
 
@@ -141,24 +147,21 @@ mod tests {
     use cosched_policy::predictive::{FreqTable, SocketQueue};
     use cosched_policy::MILLIS;
 
-    fn flags(args: &[&str]) -> PredictiveFlags {
-        use clap::{Args, FromArgMatches};
-        let cmd = PredictiveFlags::augment_args(clap::Command::new("t"));
+    fn flags<F: PolicyFlags>(args: &[&str]) -> F {
+        let cmd = F::augment_args(clap::Command::new("t"));
         let m = cmd
             .try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))
             .unwrap();
-        PredictiveFlags::from_arg_matches(&m).unwrap()
+        F::from_arg_matches(&m).unwrap()
     }
 
     fn pred_engine(tgids: &[u32]) -> Engine<FakeActuator, FakeProbe> {
         let host = Host {
             kernel_tick_ns: 4 * MILLIS,
         };
-        let policy = PredFlags {
-            common: flags(&["--p-percent", "50"]),
-        }
-        .build(&host)
-        .unwrap();
+        let policy = flags::<PredFlags>(&["--p-percent", "50"])
+            .build(&host)
+            .unwrap();
         let e = engine(policy, tgids);
         for &tid in tgids {
             let mut tasks = e.probe.tasks.borrow_mut();
@@ -212,8 +215,8 @@ mod tests {
             kernel_tick_ns: 4 * MILLIS,
         };
         for (policy, want_sent_counted) in [
-            (PredFlags { common: flags(&[]) }.build(&host).unwrap(), true),
-            (DynFlags { common: flags(&[]) }.build(&host).unwrap(), false),
+            (flags::<PredFlags>(&[]).build(&host).unwrap(), true),
+            (flags::<DynFlags>(&[]).build(&host).unwrap(), false),
         ] {
             let mut e = engine(policy, &[10]);
             {
@@ -293,13 +296,11 @@ mod tests {
         let host = Host {
             kernel_tick_ns: 4 * MILLIS,
         };
-        let err = PredFlags {
-            common: flags(&["--p-percent", "101"]),
-        }
-        .build(&host)
-        .err()
-        .unwrap()
-        .to_string();
+        let err = flags::<PredFlags>(&["--p-percent", "101"])
+            .build(&host)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("--p-percent"), "{err}");
     }
 }

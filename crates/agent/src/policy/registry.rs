@@ -32,7 +32,10 @@ impl Entry {
             kinds,
             agent_only,
             flags: F::augment_args,
-            build: |matches, host| F::from_arg_matches(matches)?.build(host),
+            build: |matches, host| {
+                F::check_given(matches)?;
+                F::from_arg_matches(matches)?.build(host)
+            },
         }
     }
 
@@ -68,7 +71,7 @@ pub fn registry() -> Vec<Entry> {
         Entry::of::<dynamicq::DynamicqFlags>(
             "dynamicq",
             dynamicq::SUMMARY,
-            &["pred", "budget"],
+            &["dcs", "pred", "budget"],
             &dynamicq::AGENT_ONLY,
         ),
         #[cfg(test)]
