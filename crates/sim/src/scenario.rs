@@ -271,7 +271,10 @@ pub enum OsModel {
     /// Windows NT 4.0 Server, seed `002` ([`crate::os::nt4`]): a fixed `quantum_ms` (120; 180 for the MP HAL),
     /// the fairness monitor publishing the mean ready count every `monitor_window_ms` (100), and the NIC's scan of
     /// the running-thread table every `nic_scan_us` (1000: "about once per millisecond", §2.2.2), so DCS decides
-    /// on data up to that stale.
+    /// on data up to that stale. The system's own threads (above NORMAL priority) take each CPU for bursts of
+    /// `system_burst_us` on average (100), `system_load_percent` of its time (1.0; 0 turns them off), at random
+    /// (Poisson) times drawn from the run's RNG, each CPU on its own ([`crate::world`]); a clock tick inside a
+    /// burst charges no thread's quantum ([`crate::os::nt4`]).
     #[serde(rename = "nt-4.0")]
     Nt4 {
         #[serde(default = "default_nt_quantum_ms")]
@@ -280,6 +283,10 @@ pub enum OsModel {
         monitor_window_ms: u64,
         #[serde(default = "default_nt_scan_us")]
         nic_scan_us: u64,
+        #[serde(default = "default_nt_system_load_percent")]
+        system_load_percent: f64,
+        #[serde(default = "default_nt_system_burst_us")]
+        system_burst_us: u64,
         #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
         run_queue: RunQueue,
     },
@@ -364,6 +371,16 @@ fn default_nt_monitor_window_ms() -> u64 {
 }
 fn default_nt_scan_us() -> u64 {
     1_000
+}
+/// NT 4.0's own threads take about 1 % of a CPU (docs/sim-nt.md, "Phase drift" [A]).
+pub const DEFAULT_NT_SYSTEM_LOAD_PERCENT: f64 = 1.0;
+/// A burst of NT 4.0's own threads takes 100 µs on average (docs/sim-nt.md, "Phase drift" [A]).
+pub const DEFAULT_NT_SYSTEM_BURST_US: u64 = 100;
+fn default_nt_system_load_percent() -> f64 {
+    DEFAULT_NT_SYSTEM_LOAD_PERCENT
+}
+fn default_nt_system_burst_us() -> u64 {
+    DEFAULT_NT_SYSTEM_BURST_US
 }
 
 /// Linux 2.2's quantum rule (seed `004`; [`crate::os::linux22::QuantumRule`]); the `[os]` table's `quantum = {
@@ -492,10 +509,20 @@ impl OsModel {
                 quantum_ms,
                 monitor_window_ms,
                 nic_scan_us,
+                system_load_percent,
+                system_burst_us,
                 ..
-            } => format!(
-                "nt-4.0, quantum {quantum_ms} ms, monitor {monitor_window_ms} ms, NIC scan {nic_scan_us} µs"
-            ),
+            } => {
+                let mut label = format!(
+                    "nt-4.0, quantum {quantum_ms} ms, monitor {monitor_window_ms} ms, NIC scan {nic_scan_us} µs"
+                );
+                if *system_load_percent > 0.0 {
+                    label += &format!(
+                        ", system threads {system_load_percent} % in {system_burst_us} µs bursts"
+                    );
+                }
+                label
+            }
         }
     }
 }
@@ -665,9 +692,29 @@ impl Scenario {
             quantum_ms,
             monitor_window_ms,
             nic_scan_us,
+            system_load_percent,
+            system_burst_us,
             ..
         } = self.os
         {
+            if !(0.0..=50.0).contains(&system_load_percent) {
+                return invalid(
+                    "os.system_load_percent",
+                    format!(
+                        "{system_load_percent} is outside 0..=50 % of a CPU (default {DEFAULT_NT_SYSTEM_LOAD_PERCENT}; \
+                         0 turns the system's own threads off)"
+                    ),
+                );
+            }
+            if !(1..=100_000).contains(&system_burst_us) {
+                return invalid(
+                    "os.system_burst_us",
+                    format!(
+                        "{system_burst_us} is outside 1..=100000 µs (default {DEFAULT_NT_SYSTEM_BURST_US}: a burst of \
+                         the system's own threads, well under a 10 ms tick)"
+                    ),
+                );
+            }
             if !(1..=1_000_000).contains(&nic_scan_us) {
                 return invalid(
                     "os.nic_scan_us",

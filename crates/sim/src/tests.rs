@@ -6,7 +6,7 @@ use crate::scenario::{
     SorParams, Workload,
 };
 use crate::{simulate, simulate_with_trace};
-use cosched_policy::{MICROS, MILLIS, SECONDS};
+use cosched_policy::{Nanos, MICROS, MILLIS, SECONDS};
 use cosched_report::{JobRole, Measurement};
 use proptest::prelude::*;
 
@@ -668,6 +668,8 @@ fn seed_002(round_trips: u64, k: u32, policy: crate::scenario::PolicyConfig) -> 
         quantum_ms: 120,
         monitor_window_ms: 100,
         nic_scan_us: 1_000,
+        system_load_percent: 1.0,
+        system_burst_us: 100,
         run_queue: RunQueue::PerCpu,
     };
     s.context_switch_ns = 20 * MICROS;
@@ -709,6 +711,109 @@ fn nt_alone_puts_every_round_trip_in_the_fastest_bin_and_dcs_boosts_under_conten
         dcs.jobs[0].response_s,
         plain.jobs[0].response_s
     );
+}
+
+/// [`seed_002`] without DCS at `k` competitors, `system_load_percent` of the system's own threads, cut at 30 s.
+fn seed_002_drift(k: u32, system_load_percent: f64) -> Scenario {
+    let mut s = seed_002(100_000_000, k, linux());
+    if let OsModel::Nt4 {
+        system_load_percent: load,
+        ..
+    } = &mut s.os
+    {
+        *load = system_load_percent;
+    }
+    s.time_limit_ns = 30 * cosched_policy::SECONDS;
+    s
+}
+
+/// How far the two FM threads' turns (pids 0 and 1, on CPU 0 of each node) drift from their first relative
+/// phase, in ns, at most over the run: each turn of pid 0 (a run on the CPU starting more than 50 ms after its
+/// last ended: a competitor's turn is 120 ms, a system burst ~100 µs) against the first turn of pid 1, modulo
+/// the rotation `period`, as a change from the first such offset in (−period/2, period/2].
+fn largest_phase_drift(trace: &crate::world::Trace, period: Nanos) -> Nanos {
+    let turns = |pid: u32| -> Vec<Nanos> {
+        let mut runs: Vec<_> = trace.intervals.iter().filter(|r| r.pid == pid).collect();
+        runs.sort_by_key(|r| r.start_ns);
+        let mut starts = vec![runs[0].start_ns];
+        for pair in runs.windows(2) {
+            if pair[1].start_ns > pair[0].end_ns + 50 * MILLIS {
+                starts.push(pair[1].start_ns);
+            }
+        }
+        starts
+    };
+    let (a, b) = (turns(0), turns(1));
+    assert!(a.len() > 50, "{} turns", a.len());
+    let offset = |t: Nanos| (t as i128 - b[0] as i128).rem_euclid(period as i128);
+    let first = offset(a[0]);
+    a.iter()
+        .map(|&t| {
+            let d = (offset(t) - first).rem_euclid(period as i128);
+            (if d > period as i128 / 2 {
+                period as i128 - d
+            } else {
+                d
+            }) as Nanos
+        })
+        .max()
+        .unwrap()
+}
+
+#[test]
+fn without_the_systems_own_threads_the_two_nodes_rotations_keep_their_phase_and_with_them_they_drift(
+) {
+    // K = 1 without DCS: CPU 0 of each node rotates the FM thread and one competitor, 12 ticks (120 ms) each, a
+    // 240 ms rotation. Quanta are charged by ticks and both nodes tick every 10 ms, so without the system's own
+    // threads the FM threads' relative phase never changes (the no-DCS phase lock). With them (1 % of a CPU in
+    // ~100 µs bursts) a tick falls in a burst with probability 1 %, and that turn lasts a tick longer: each
+    // node's turns shift by 10 ms at random, ~2.4 times a second, independently, and the relative phase
+    // wanders (a random walk of ~7 ms a rotation: ~77 ms after the 125 rotations of 30 s).
+    let period = 240 * MILLIS;
+    for seed in [1, 2] {
+        let (out, trace) = simulate_with_trace(&seed_002_drift(1, 0.0), seed).unwrap();
+        assert!(!out.measurement.extra.contains_key("os_system_bursts"));
+        let drift = largest_phase_drift(&trace, period);
+        assert!(
+            drift < MILLIS,
+            "seed {seed}: drifted {drift} ns without noise"
+        );
+        let (out, trace) = simulate_with_trace(&seed_002_drift(1, 1.0), seed).unwrap();
+        let extra = &out.measurement.extra;
+        assert!(
+            (extra["os_system_cpu_fraction"] - 0.01).abs() < 0.002,
+            "{extra:?}"
+        );
+        assert!(extra["nt_uncharged_ticks"] > 0.0);
+        let drift = largest_phase_drift(&trace, period);
+        assert!(
+            drift > 20 * MILLIS,
+            "seed {seed}: drifted only {drift} ns with noise"
+        );
+    }
+}
+
+#[test]
+fn bad_system_activity_settings_are_refused_by_name() {
+    let with = |load: f64, burst: u64| {
+        let mut s = seed_002(10, 1, linux());
+        if let OsModel::Nt4 {
+            system_load_percent,
+            system_burst_us,
+            ..
+        } = &mut s.os
+        {
+            *system_load_percent = load;
+            *system_burst_us = burst;
+        }
+        s.validate().err().map(|e| e.field)
+    };
+    assert_eq!(with(1.0, 100), None);
+    assert_eq!(with(0.0, 100), None, "0 turns them off");
+    for load in [-1.0, 51.0, f64::NAN] {
+        assert_eq!(with(load, 100).as_deref(), Some("os.system_load_percent"));
+    }
+    assert_eq!(with(1.0, 0).as_deref(), Some("os.system_burst_us"));
 }
 
 // ---- the shared run queue (`[os] run_queue = "shared"`) ----
@@ -825,6 +930,8 @@ fn a_model_without_a_shared_run_queue_refuses_it_before_the_run() {
         quantum_ms: 120,
         monitor_window_ms: 100,
         nic_scan_us: 1_000,
+        system_load_percent: 1.0,
+        system_burst_us: 100,
         run_queue: RunQueue::Shared,
     };
     let err = simulate(&nt, 1).unwrap_err().to_string();

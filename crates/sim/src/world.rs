@@ -19,6 +19,10 @@
 //!   incoming process (CPU time and quantum), as the dispatcher's work on its behalf; each switch costs a
 //!   uniform draw in `[mean / 2, 3 mean / 2]` around the scenario's (mean) `context_switch_ns`.
 //! - `R` for DCS: see [`crate::hook`].
+//! - system burst — a time during which a CPU runs none of the simulated processes: the OS's own threads hold
+//!   it (`system_until`). The OS model sees the CPU run no thread, so its ticks then charge no quantum
+//!   ([`crate::os::nt4`]); the network interface's sample sees no process running. Drawn only when the scenario
+//!   asks for it (the NT model's default), so the other models' runs draw nothing more.
 //! - measured job — a parallel job (the workload's own and every arriving one); each has its own work count,
 //!   iteration times and CPU split ([`crate::metrics::MeasuredJob`]). The measurement's top-level figures are
 //!   the first measured job's, the others' are `<name>.<figure>` extras; no job is assumed to be job 0.
@@ -55,6 +59,10 @@
 //! ts_update (per node, once per OS update period, at a random phase per node): os.periodic_update;
 //!     hook.on_tick → commands, carried out; preempt where a raised process now has a strictly higher priority
 //! hook timer (its own period per node, or armed by a command): hook.on_timer → commands, carried out
+//! system burst (NT model with `[os] system_load_percent` > 0; each CPU on its own, Poisson, mean interval
+//!     system_burst_us × 100 / system_load_percent): hold the CPU for an exponential draw of mean
+//!     system_burst_us (the system's own threads, above NORMAL): the running process is preempted
+//!     (os.on_preempt), nothing is dispatched there until the burst ends, then the CPU is serviced
 //! job start (at 0, after the job it waits for, or at its arrival time): admit its processes in a random
 //!     order; hook.on_job_start → commands, carried out
 //! ```
@@ -137,6 +145,10 @@ enum Event {
     HookTick { node: u32 },
     /// A timer the hook armed.
     HookTimer { node: u32, token: u64 },
+    /// The system's own threads take `cpu` (see the module doc, "system burst").
+    SystemBurst { cpu: u32 },
+    /// A system burst on `cpu` may be over (valid only if it is: a later burst may have extended it).
+    SystemEnd { cpu: u32 },
 }
 
 /// Switch records kept per CPU to answer "who ran at the NIC's last sample" (within one sample period).
@@ -157,6 +169,8 @@ struct Cpu {
     quantum_end: Nanos,
     timer_generation: u32,
     timer_at: Nanos,
+    /// The system's own threads hold the CPU until then (nothing is dispatched before).
+    system_until: Nanos,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -218,6 +232,10 @@ struct World<'a, S: OsScheduler> {
     updates: u64,
     context_switches: u64,
     sampled_running_suppressed: u64,
+    /// The system's own threads: (mean interval between bursts, mean burst) per CPU, when the model has them.
+    system: Option<(Nanos, Nanos)>,
+    system_bursts: u64,
+    system_ns: Nanos,
     /// Phase of each node's network-interface sampling of the running process.
     sample_phase: Vec<Nanos>,
     /// The OS model keeps one run queue per node ([`RunQueue::Shared`]): after a change to a process's queue
@@ -281,6 +299,22 @@ pub(crate) fn run(
             );
             run_on(os, scenario, seed, hook, traced)
         }
+    }
+}
+
+/// The system's own threads of `os` as (mean interval between bursts, mean burst) per CPU; `None` without them.
+fn system_activity(os: &OsModel) -> Option<(Nanos, Nanos)> {
+    match *os {
+        OsModel::Nt4 {
+            system_load_percent,
+            system_burst_us,
+            ..
+        } if system_load_percent > 0.0 => {
+            let burst = system_burst_us * cosched_policy::MICROS;
+            let interval = (burst as f64 * 100.0 / system_load_percent).round() as Nanos;
+            Some((interval.max(1), burst))
+        }
+        _ => None,
     }
 }
 
@@ -428,6 +462,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
                     quantum_end: 0,
                     timer_generation: 0,
                     timer_at: NEVER,
+                    system_until: 0,
                 };
                 cpus as usize
             ],
@@ -454,6 +489,9 @@ impl<'a, S: OsScheduler> World<'a, S> {
             updates: 0,
             context_switches: 0,
             sampled_running_suppressed: 0,
+            system: system_activity(&scenario.os),
+            system_bursts: 0,
+            system_ns: 0,
             sample_phase: Vec::new(),
             shared_run_queue,
             track_sockets,
@@ -481,6 +519,13 @@ impl<'a, S: OsScheduler> World<'a, S> {
             for node in 0..self.scenario.nodes {
                 let phase = self.engine.uniform_below(period);
                 self.engine.schedule(phase, Event::Update { node });
+            }
+        }
+        // Each CPU's system bursts come at their own random times (Poisson).
+        if let Some((interval, _)) = self.system {
+            for cpu in 0..self.cpus.len() as u32 {
+                let first = self.engine.exponential(interval);
+                self.engine.schedule(first, Event::SystemBurst { cpu });
             }
         }
         if let Some(timer) = self.hook.periodic_timer() {
@@ -529,6 +574,12 @@ impl<'a, S: OsScheduler> World<'a, S> {
                 Event::StartJob { job } => self.start_jobs(&[job]),
                 Event::HookTick { node } => self.hook_timer(node, Timer::Periodic),
                 Event::HookTimer { node, token } => self.hook_timer(node, Timer::Armed { token }),
+                Event::SystemBurst { cpu } => self.system_burst(cpu),
+                Event::SystemEnd { cpu } => {
+                    if self.engine.now() >= self.cpus[cpu as usize].system_until {
+                        self.service(cpu);
+                    }
+                }
             }
             self.events += 1;
         }
@@ -670,8 +721,11 @@ impl<'a, S: OsScheduler> World<'a, S> {
         }
     }
 
-    /// Gives an idle CPU its next process; `None` if nothing is runnable there.
+    /// Gives an idle CPU its next process; `None` if nothing is runnable there, or the system holds it.
     fn dispatch(&mut self, cpu: u32) -> Option<u32> {
+        if self.engine.now() < self.cpus[cpu as usize].system_until {
+            return None;
+        }
         let pid = self.os.pick_next(cpu)?;
         // A shared run queue hands out its node's processes to whichever CPU picks (else this is their CPU).
         self.procs[pid as usize].cpu = cpu;
@@ -1135,6 +1189,28 @@ impl<'a, S: OsScheduler> World<'a, S> {
         }
     }
 
+    /// The system's own threads take `cpu` for an exponential draw of the mean burst (a burst that starts while
+    /// one lasts extends it): the running process is preempted, the CPU serviced again when the burst is over;
+    /// the next burst is drawn.
+    fn system_burst(&mut self, cpu: u32) {
+        let (interval, burst) = self
+            .system
+            .expect("bursts are scheduled only with system activity");
+        let now = self.engine.now();
+        let held_until = self.cpus[cpu as usize].system_until.max(now);
+        let until = held_until + self.engine.exponential(burst).max(1);
+        self.system_bursts += 1;
+        self.system_ns += until - held_until;
+        self.cpus[cpu as usize].system_until = until;
+        if self.cpus[cpu as usize].running.is_some() {
+            self.account(cpu);
+            self.leave(cpu, Leave::Preempted);
+        }
+        self.engine.schedule(until, Event::SystemEnd { cpu });
+        let next = now + self.engine.exponential(interval).max(1);
+        self.engine.schedule(next, Event::SystemBurst { cpu });
+    }
+
     fn hook_timer(&mut self, node: u32, timer: Timer) {
         self.call_hook(|hook, world, out| hook.on_timer(world, node, timer, out));
         self.carry_out_commands();
@@ -1492,6 +1568,13 @@ impl<'a, S: OsScheduler> World<'a, S> {
             if let Some(tail) = iterations.fraction_above(TAIL_FROM) {
                 extra.insert("iterations_over_2ms_fraction".into(), tail);
             }
+        }
+        if self.system.is_some() {
+            extra.insert("os_system_bursts".into(), self.system_bursts as f64);
+            extra.insert(
+                "os_system_cpu_fraction".into(),
+                self.system_ns as f64 / (end.max(1) as f64 * self.cpus.len() as f64),
+            );
         }
         let measurement = Measurement {
             jobs,

@@ -234,7 +234,11 @@ fn seconds(x: f64) -> String {
     if x < 100.0 {
         return format!("{x:.1}");
     }
-    let digits = format!("{x:.0}");
+    grouped(&format!("{x:.0}"))
+}
+
+/// Digits with a comma every three: 240,000.
+fn grouped(digits: &str) -> String {
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
@@ -355,7 +359,84 @@ pub fn doc_tables(results: &SeedResults) -> Result<Vec<DocTable>, String> {
         });
         table.push(row);
     }
-    Ok(vec![table])
+    Ok(vec![table, fig3_table(records)?])
+}
+
+/// A count of round trips: 996,000, 41, 0.3 (a mean over runs), 0.
+fn count(x: f64) -> String {
+    if x > 0.0 && x < 10.0 {
+        format!("{x:.1}")
+    } else {
+        grouped(&format!("{x:.0}"))
+    }
+}
+
+/// Figure 3 (the round-trip histogram at the largest K): per quarter-decade bin that any configuration
+/// reached, the mean count over the runs of each configuration.
+fn fig3_table(records: &[RunRecord]) -> Result<DocTable, String> {
+    let k = records
+        .iter()
+        .map(|r| r.competitors)
+        .max()
+        .ok_or("no runs")?;
+    let shown = [NO_DCS, PASSIVE, AGGRESSIVE];
+    let mut edges: Vec<f64> = Vec::new();
+    let mut means: Vec<Vec<f64>> = Vec::new();
+    let mut repetitions = 0;
+    for config in shown {
+        let histograms = records
+            .iter()
+            .filter(|r| r.config == config && r.competitors == k)
+            .map(|r| {
+                r.measurement.rtt_histogram.as_ref().ok_or_else(|| {
+                    format!("{config} K={k}: a run without its round-trip histogram")
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let first = histograms
+            .first()
+            .ok_or_else(|| format!("no {config} K={k} runs"))?;
+        if edges.is_empty() {
+            edges = first.upper_edges_us.clone();
+        }
+        if histograms
+            .iter()
+            .any(|h| h.upper_edges_us != edges || h.counts.len() != edges.len() + 1)
+        {
+            return Err(format!("{config} K={k}: histograms with other bins"));
+        }
+        repetitions = histograms.len();
+        means.push(
+            (0..=edges.len())
+                .map(|bin| {
+                    histograms.iter().map(|h| h.counts[bin] as f64).sum::<f64>()
+                        / histograms.len() as f64
+                })
+                .collect(),
+        );
+    }
+    let mut table = DocTable::new(
+        "nt-fig3",
+        ["round trip up to (µs)", "no DCS", "DCS E = −5", "DCS E = 0"],
+    )
+    .with_notes(&format!(
+        "Round trips per quarter-decade bin (upper edge 10^(k/4) µs) at K = {k}, the mean over {repetitions} runs \
+         of 1,000,000 round trips; bins that no configuration reached are left out; simulated."
+    ));
+    for bin in 0..=edges.len() {
+        if means.iter().all(|m| m[bin] == 0.0) {
+            continue;
+        }
+        let edge = match edges.get(bin) {
+            Some(&us) if us < 100.0 => format!("{us:.1}"),
+            Some(&us) => seconds(us),
+            None => format!("more than {}", seconds(edges[edges.len() - 1])),
+        };
+        let mut row = vec![edge];
+        row.extend(means.iter().map(|m| count(m[bin])));
+        table.push(row);
+    }
+    Ok(table)
 }
 
 #[cfg(test)]
@@ -377,6 +458,10 @@ mod tests {
             "240,000 (2 of 3 runs; 33.0 in one)"
         );
         assert_eq!(median(&[1.0, 4.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(count(995_912.33), "995,912");
+        assert_eq!(count(41.0), "41");
+        assert_eq!(count(1.0 / 3.0), "0.3");
+        assert_eq!(count(0.0), "0");
     }
 
     #[test]

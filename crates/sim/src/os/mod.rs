@@ -46,6 +46,12 @@ pub mod linux22;
 pub mod nt4;
 pub mod solaris_ts;
 
+/// [`OsScheduler::time_left`] of a model that ends quanta itself, at its clock ticks ([`nt4`]: NT charges a
+/// quantum by ticks, not by the time run): the world then never expires the quantum on its own, and the model
+/// asks for the switch through [`OsScheduler::should_preempt`] after [`OsScheduler::periodic_update`]. Far
+/// enough away never to be reached, near enough that adding it to any simulated time cannot overflow.
+pub const UNTIMED: Nanos = Nanos::MAX / 4;
+
 /// The most CPUs one node may have: a [`CpuSet`] is a 64-bit mask.
 pub const MAX_CPUS_PER_NODE: u32 = 64;
 
@@ -141,7 +147,8 @@ pub trait OsScheduler {
     /// Removes the next process to run from `cpu`'s run queue (its node's, when shared: the process's CPU is then
     /// `cpu`) and marks it running; `None` if the queue is empty.
     fn pick_next(&mut self, cpu: u32) -> Option<u32>;
-    /// CPU time the running process `pid` may still use before its quantum expires.
+    /// CPU time the running process `pid` may still use before its quantum expires ([`UNTIMED`] when the model
+    /// ends quanta at its own ticks).
     fn time_left(&self, pid: u32) -> Nanos;
     /// `pid` was taken off its CPU after running `ran` without using up its quantum; it stays runnable.
     fn on_preempt(&mut self, pid: u32, ran: Nanos);

@@ -8,7 +8,12 @@
 //! ## Approach
 //! 32 priority levels, one FIFO queue per level per CPU. The highest-priority ready thread runs; a thread made
 //! ready above the running one preempts it at once; a preempted thread goes to the *head* of its level and
-//! keeps the rest of its quantum; at quantum end it goes to the tail of its level. Dynamic threads (levels
+//! keeps the rest of its quantum; at quantum end it goes to the tail of its level. Quanta are counted in units
+//! as NT counts them (notes 002 §2 [K]): every clock tick charges 3 units to the thread running on the CPU at
+//! that tick, a wait charges 1, and a quantum is 3 units a tick of `quantum` (36 for 120 ms). A quantum
+//! therefore ends only at a tick, and a tick at which the CPU runs no thread of the model (idle, or held by the
+//! system's own threads: [`crate::world`]'s `[os] system_load_percent`) is charged to nobody: the turn of the
+//! thread that was running then lasts one tick longer. Dynamic threads (levels
 //! 1–15) get boosts that decay by one level per quantum end, down to their base. Once a second the balance-set
 //! manager lifts threads ready for ≥ 300 ticks to level 15 with a doubled quantum, for one quantum. The
 //! fairness monitor samples the node's Processor Queue Length (ready threads over both CPUs) every tick and
@@ -17,8 +22,7 @@
 //!
 //! NT carries out none of the optional operations (the trait's defaults refuse them).
 //!
-//! Simplifications, stated: quanta are charged by exact CPU time (NT charges 3 units a clock tick, a quantum is
-//! 36 units); threads stay on the CPU they were placed on (NT's soft affinity to the ideal and last processor,
+//! Simplifications, stated: threads stay on the CPU they were placed on (NT's soft affinity to the ideal and last processor,
 //! with no load balancing: notes 002 §5.5 places competitors on both CPUs); all threads are NORMAL class
 //! (base 8); a thread that wakes from a wait gets +1 (event satisfied), capped at 15; no real-time threads.
 //!
@@ -26,9 +30,12 @@
 //! ```text
 //! pick(cpu):          the head of the highest non-empty level
 //! ready(p) (wake):    p.priority = min(15, base + 1); tail of its level; preempt if above the running one
-//! preempted(p):       head of its level, rest of its quantum kept
-//! quantum end(p):     starvation-boosted: priority = base; else priority = max(base, priority - 1);
-//!                     fresh quantum; tail of its level
+//! preempted(p):       head of its level, rest of its quantum kept (tail if its quantum ended at this tick)
+//! every tick, each CPU: the running thread r (none: charge nobody) loses 3 units; at 0 its quantum ends:
+//!                     starvation-boosted: priority = base; else priority = max(base, priority - 1);
+//!                     fresh quantum; it yields (tail of its level) if a ready thread is at its priority or above,
+//!                     else it runs on
+//! wait (block):       1 unit
 //! boost (DCS):        priority 15, head of level 15, preempt (notes 002 §5.4 [A])
 //! every second:       scan ≤ 16 ready threads, lift ≤ 10 ready ≥ 300 ticks: priority 15, quantum × 2 once
 //! every tick (10 ms): the monitor samples Σ ready threads of the node; every window it publishes the mean
@@ -37,14 +44,15 @@
 //! ## Parameters
 //! | parameter | value | source |
 //! |---|---|---|
-//! | quantum | 120 ms (variant 180 ms: the MP HAL's 15 ms tick) | seed §2.2.2; notes 002 §2, §5.3 |
-//! | tick | 10 ms | [K] x86 uniprocessor clock |
+//! | quantum | 120 ms = 36 units (variant 180 ms: the MP HAL's 15 ms tick) | seed §2.2.2; notes 002 §2, §5.3 |
+//! | tick | 10 ms, charging 3 units; a wait charges 1 | [K] x86 uniprocessor clock; notes 002 §2 |
 //! | base priority | 8 (NORMAL) | [K] |
 //! | boost cap, DCS boost | 15 | [K]; notes 002 §5.4 [A] |
 //! | starvation | ready ≥ 300 ticks, checked every 1 s, ≤ 16 scanned, ≤ 10 lifted, 2 quanta | [K] balance-set manager |
 //! | monitor | a sample every tick, the mean of 100 ms published every 100 ms | notes 002 §5.2 [A] |
+//! | the system's own threads | 1 % of each CPU in 100 µs bursts (the world's, `[os] system_load_percent`, `system_burst_us`) | [A] `docs/sim-nt.md`, "Phase drift" |
 
-use super::OsScheduler;
+use super::{OsScheduler, UNTIMED};
 use cosched_policy::dcs::QueueLengthMonitor;
 use cosched_policy::{Nanos, MILLIS};
 use std::collections::VecDeque;
@@ -62,6 +70,10 @@ const BALANCE_EVERY_TICKS: u64 = 100;
 const STARVING_TICKS: u64 = 300;
 const BALANCE_SCAN: usize = 16;
 const BALANCE_LIFT: usize = 10;
+/// Quantum units a clock tick charges to the running thread (NT's `CLOCK_QUANTUM_DECREMENT`).
+pub const UNITS_PER_TICK: u32 = 3;
+/// Quantum units a wait charges (NT's `WAIT_QUANTUM_DECREMENT`).
+const UNITS_PER_WAIT: u32 = 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -76,7 +88,8 @@ struct Thread {
     cpu: u32,
     base: u8,
     priority: u8,
-    quantum_left: Nanos,
+    /// Quantum units left.
+    units: u32,
     state: State,
     /// Lifted by the balance-set manager: back to base at the end of this quantum.
     starvation_boost: bool,
@@ -88,6 +101,9 @@ struct Thread {
 struct Cpu {
     levels: Vec<VecDeque<u32>>,
     running: Option<u32>,
+    /// The running thread's quantum ended at the last tick and a ready thread is at its priority or above: it
+    /// yields (the world preempts it, [`OsScheduler::should_preempt`]) and goes to the tail of its level.
+    quantum_over: bool,
 }
 
 impl Cpu {
@@ -106,6 +122,8 @@ impl Cpu {
 #[derive(Clone, Debug)]
 pub struct Nt4 {
     quantum: Nanos,
+    /// A fresh quantum in units: 3 a tick of `quantum`.
+    quantum_units: u32,
     cpus_per_node: u32,
     threads: Vec<Thread>,
     cpus: Vec<Cpu>,
@@ -116,6 +134,8 @@ pub struct Nt4 {
     boosts: u64,
     starvation_lifts: u64,
     quantum_ends: u64,
+    /// Ticks that found a CPU running no thread of the model (idle, or the system's own threads).
+    uncharged_ticks: u64,
 }
 
 impl Nt4 {
@@ -123,12 +143,14 @@ impl Nt4 {
     pub fn new(nodes: u32, cpus_per_node: u32, quantum: Nanos, monitor_window: Nanos) -> Self {
         Nt4 {
             quantum,
+            quantum_units: UNITS_PER_TICK * quantum.div_ceil(TICK).max(1) as u32,
             cpus_per_node,
             threads: Vec::new(),
             cpus: (0..nodes * cpus_per_node)
                 .map(|_| Cpu {
                     levels: vec![VecDeque::new(); LEVELS],
                     running: None,
+                    quantum_over: false,
                 })
                 .collect(),
             monitors: vec![
@@ -139,6 +161,7 @@ impl Nt4 {
             boosts: 0,
             starvation_lifts: 0,
             quantum_ends: 0,
+            uncharged_ticks: 0,
         }
     }
 
@@ -167,13 +190,15 @@ impl Nt4 {
         }
     }
 
-    fn left_cpu(&mut self, pid: u32) {
-        let cpu = self.threads[pid as usize].cpu as usize;
-        self.cpus[cpu].running = None;
+    /// `pid` leaves its CPU; whether its quantum had ended at the last tick (see [`Cpu::quantum_over`]).
+    fn left_cpu(&mut self, pid: u32) -> bool {
+        let cpu = &mut self.cpus[self.threads[pid as usize].cpu as usize];
+        cpu.running = None;
+        std::mem::take(&mut cpu.quantum_over)
     }
 
-    /// The quantum ended: decay (or drop a starvation lift), a fresh quantum, the tail of its level.
-    fn quantum_end(&mut self, pid: u32) {
+    /// The quantum ended: decay (or drop a starvation lift) and a fresh quantum.
+    fn expire(&mut self, pid: u32) {
         self.quantum_ends += 1;
         let t = &mut self.threads[pid as usize];
         if t.starvation_boost {
@@ -182,9 +207,26 @@ impl Nt4 {
         } else if t.priority > t.base {
             t.priority -= 1;
         }
-        t.quantum_left = self.quantum;
-        self.left_cpu(pid);
-        self.enqueue(pid, false);
+        t.units = self.quantum_units;
+    }
+
+    /// A clock tick on `cpu`: 3 units off the running thread's quantum; at its end, NT's quantum end (the
+    /// thread yields only to a ready thread at its new priority or above). A CPU without a running thread
+    /// charges nobody.
+    fn charge_tick(&mut self, cpu: u32) {
+        let Some(pid) = self.cpus[cpu as usize].running else {
+            self.uncharged_ticks += 1;
+            return;
+        };
+        let t = &mut self.threads[pid as usize];
+        t.units = t.units.saturating_sub(UNITS_PER_TICK);
+        if t.units > 0 {
+            return;
+        }
+        self.expire(pid);
+        let priority = self.threads[pid as usize].priority;
+        let c = &mut self.cpus[cpu as usize];
+        c.quantum_over = c.best().is_some_and(|best| best >= priority);
     }
 
     /// The balance-set manager on the CPUs of `node`.
@@ -210,7 +252,7 @@ impl Nt4 {
             self.dequeue(pid);
             let t = &mut self.threads[pid as usize];
             t.priority = MAX_DYNAMIC;
-            t.quantum_left = 2 * self.quantum;
+            t.units = 2 * self.quantum_units;
             t.starvation_boost = true;
             self.enqueue(pid, false);
             self.starvation_lifts += 1;
@@ -220,6 +262,11 @@ impl Nt4 {
     /// The priority of `pid` now (for tests).
     pub fn thread_priority(&self, pid: u32) -> u8 {
         self.threads[pid as usize].priority
+    }
+
+    /// The quantum units `pid` has left (for tests).
+    pub fn units_left(&self, pid: u32) -> u32 {
+        self.threads[pid as usize].units
     }
 }
 
@@ -241,7 +288,7 @@ impl OsScheduler for Nt4 {
             cpu,
             base: BASE_PRIORITY,
             priority: BASE_PRIORITY,
-            quantum_left: self.quantum,
+            units: self.quantum_units,
             state: State::Ready,
             starvation_boost: false,
             ready_since: 0,
@@ -263,28 +310,28 @@ impl OsScheduler for Nt4 {
         Some(pid)
     }
 
-    fn time_left(&self, pid: u32) -> Nanos {
-        self.threads[pid as usize].quantum_left
+    /// Quanta end at ticks ([`OsScheduler::periodic_update`]), never at a time the world could compute.
+    fn time_left(&self, _pid: u32) -> Nanos {
+        UNTIMED
     }
 
-    fn on_preempt(&mut self, pid: u32, ran: Nanos) {
-        let t = &mut self.threads[pid as usize];
-        t.quantum_left = t.quantum_left.saturating_sub(ran);
-        if t.quantum_left == 0 {
-            self.quantum_end(pid);
-        } else {
-            self.left_cpu(pid);
-            self.enqueue(pid, true);
-        }
+    fn on_preempt(&mut self, pid: u32, _ran: Nanos) {
+        // Ticks charge the quantum, not the time run: a preempted thread keeps its units, at the head of its
+        // level, unless its quantum ended at the last tick (then it yields to the tail).
+        let over = self.left_cpu(pid);
+        self.enqueue(pid, !over);
     }
 
     fn on_quantum_expiry(&mut self, pid: u32) {
-        self.quantum_end(pid);
+        // The world never expires a quantum of this model (time_left is UNTIMED); kept for the trait's life cycle.
+        self.expire(pid);
+        self.left_cpu(pid);
+        self.enqueue(pid, false);
     }
 
-    fn on_block(&mut self, pid: u32, ran: Nanos) {
+    fn on_block(&mut self, pid: u32, _ran: Nanos) {
         let t = &mut self.threads[pid as usize];
-        t.quantum_left = t.quantum_left.saturating_sub(ran).max(1);
+        t.units = t.units.saturating_sub(UNITS_PER_WAIT).max(1);
         t.state = State::Waiting;
         self.left_cpu(pid);
     }
@@ -311,6 +358,9 @@ impl OsScheduler for Nt4 {
     fn periodic_update(&mut self, cpus: std::ops::Range<u32>) {
         let node = self.node_of(cpus.start);
         self.ticks[node] += 1;
+        for cpu in cpus.clone() {
+            self.charge_tick(cpu);
+        }
         let ready: u32 = cpus.clone().map(|c| self.cpus[c as usize].ready()).sum();
         self.monitors[node].sample(self.ticks[node] * TICK, u64::from(ready));
         if self.ticks[node].is_multiple_of(BALANCE_EVERY_TICKS) {
@@ -319,6 +369,9 @@ impl OsScheduler for Nt4 {
     }
 
     fn should_preempt(&self, cpu: u32, running: u32) -> bool {
+        if self.cpus[cpu as usize].quantum_over {
+            return true;
+        }
         match self.cpus[cpu as usize].best() {
             Some(best) => best > self.threads[running as usize].priority,
             None => false,
@@ -338,6 +391,7 @@ impl OsScheduler for Nt4 {
             ("nt_boosts", self.boosts),
             ("nt_starvation_lifts", self.starvation_lifts),
             ("nt_quantum_ends", self.quantum_ends),
+            ("nt_uncharged_ticks", self.uncharged_ticks),
         ]
     }
 
@@ -359,56 +413,130 @@ mod tests {
         os
     }
 
+    /// One clock tick on a one-CPU node, and what the world does after it: a thread the model asks to switch
+    /// out is preempted and the CPU picks again; an empty CPU picks. Returns who runs after the tick.
+    fn tick(os: &mut Nt4) -> Option<u32> {
+        os.periodic_update(0..1);
+        match os.cpus[0].running {
+            Some(running) if os.should_preempt(0, running) => {
+                os.on_preempt(running, 0);
+                os.pick_next(0)
+            }
+            Some(running) => Some(running),
+            None => os.pick_next(0),
+        }
+    }
+
     #[test]
-    fn equal_threads_take_turns_by_whole_quanta() {
-        // 0 and 1 at base 8: 0 runs its 120 ms, goes to the tail, 1 runs.
+    fn equal_threads_take_turns_by_whole_quanta_of_12_ticks() {
+        // 0 and 1 at base 8, 120 ms = 36 units: 0 runs 11 ticks (33 units charged, 3 left), at the 12th its
+        // quantum ends and 1 is ready at its priority: 0 goes to the tail, 1 runs 12 ticks, then 0 again.
         let mut os = one_cpu(2);
         assert_eq!(os.pick_next(0), Some(0));
-        assert_eq!(os.time_left(0), 120 * MILLIS);
-        os.on_quantum_expiry(0);
-        assert_eq!(os.pick_next(0), Some(1));
+        assert_eq!(os.units_left(0), 36);
+        assert_eq!(
+            os.time_left(0),
+            UNTIMED,
+            "the world never ends an NT quantum"
+        );
+        for _ in 0..11 {
+            assert_eq!(tick(&mut os), Some(0));
+        }
+        assert_eq!(os.units_left(0), 3);
+        assert_eq!(tick(&mut os), Some(1));
+        assert_eq!(os.units_left(0), 36, "a fresh quantum at the tail");
+        for _ in 0..11 {
+            assert_eq!(tick(&mut os), Some(1));
+        }
+        assert_eq!(tick(&mut os), Some(0));
+        // A thread alone on its CPU runs on past its quantum end with a fresh one.
+        let mut alone = one_cpu(1);
+        alone.pick_next(0);
+        for _ in 0..30 {
+            assert_eq!(tick(&mut alone), Some(0));
+        }
+        assert_eq!(alone.counters()[2], ("nt_quantum_ends", 2));
+    }
+
+    #[test]
+    fn a_tick_while_the_system_holds_the_cpu_is_charged_to_nobody() {
+        // 0 runs 5 ticks (15 units, 21 left); the system's own thread takes the CPU (the world preempts 0: the
+        // head of level 8, its units kept) for 2 ticks, which charge nobody; 0 runs again and its quantum ends
+        // 7 ticks later: 12 ticks charged, 14 ticks from its start to its end. 1 waited 2 ticks longer.
+        let mut os = one_cpu(2);
+        assert_eq!(os.pick_next(0), Some(0));
+        for _ in 0..5 {
+            tick(&mut os);
+        }
+        os.on_preempt(0, 50 * MILLIS);
+        for _ in 0..2 {
+            os.periodic_update(0..1);
+        }
+        assert_eq!(os.units_left(0), 21, "no share of the held ticks");
+        assert_eq!(os.counters()[3], ("nt_uncharged_ticks", 2));
+        assert_eq!(os.pick_next(0), Some(0), "the head of its level");
+        for _ in 0..6 {
+            assert_eq!(tick(&mut os), Some(0));
+        }
+        assert_eq!(tick(&mut os), Some(1));
     }
 
     #[test]
     fn a_boost_preempts_and_decays_one_level_a_quantum() {
-        // 0 runs; 1 is boosted to 15 → preempts; 0 goes back to the head of level 8 with its quantum left.
+        // 0 runs 3 ticks (27 units left); 1 is boosted to 15 → preempts; 0 goes back to the head of level 8
+        // with its 27 units.
         let mut os = one_cpu(2);
         assert_eq!(os.pick_next(0), Some(0));
+        for _ in 0..3 {
+            tick(&mut os);
+        }
         os.boost_to_max(1);
         assert!(os.should_preempt(0, 0));
         os.on_preempt(0, 30 * MILLIS);
+        assert_eq!(os.units_left(0), 27);
         assert_eq!(os.pick_next(0), Some(1));
-        // 1 at 15 holds the CPU for 7 quanta (15 → 14 → ... → 9 all above 8), then shares at 8.
+        // 1 at 15 holds the CPU for 7 quanta of 12 ticks (15 → 14 → ... → 9 all above 8); at the 7th end it is
+        // back at 8 with 0 ready at 8, and yields: 0 runs its 27 units (9 ticks).
         for expected in (8..15).rev() {
-            os.on_quantum_expiry(1);
+            for _ in 0..11 {
+                assert_eq!(tick(&mut os), Some(1));
+            }
+            let next = tick(&mut os);
             assert_eq!(os.thread_priority(1), expected);
-            let next = os.pick_next(0).unwrap();
             if expected > BASE_PRIORITY {
-                assert_eq!(next, 1);
+                assert_eq!(next, Some(1));
             } else {
-                assert_eq!(next, 0, "back at base 8: 0 is at the head of level 8");
-                assert_eq!(os.time_left(0), 90 * MILLIS);
+                assert_eq!(next, Some(0), "back at base 8: 0 is at the head of level 8");
             }
         }
+        for _ in 0..8 {
+            assert_eq!(tick(&mut os), Some(0));
+        }
+        assert_eq!(tick(&mut os), Some(1));
     }
 
     #[test]
     fn the_balance_set_manager_lifts_a_thread_ready_for_3_s() {
-        // 0 at priority 15 (boosted) holds the CPU; 1 waits. After 300 ticks the once-a-second scan lifts 1 to
-        // 15 with a doubled quantum, and it drops back to base at the end of that quantum.
+        // 0 and 1 ready while the system holds the CPU (no thread of the model runs): after 300 ticks the
+        // once-a-second scan lifts both to 15 with a doubled quantum (72 units), and each drops back to base at
+        // the end of that quantum (24 ticks).
         let mut os = one_cpu(2);
-        os.boost_to_max(0);
-        assert_eq!(os.pick_next(0), Some(0));
         for _ in 0..300 {
             os.periodic_update(0..1);
         }
         assert_eq!(os.thread_priority(1), MAX_DYNAMIC);
-        assert_eq!(os.time_left(1), 240 * MILLIS);
-        assert_eq!(os.counters()[1], ("nt_starvation_lifts", 1));
-        os.on_quantum_expiry(0);
-        // 0 decayed to 14; 1 at 15 runs.
-        assert_eq!(os.pick_next(0), Some(1));
-        os.on_quantum_expiry(1);
+        assert_eq!(os.units_left(1), 72);
+        assert_eq!(os.counters()[1], ("nt_starvation_lifts", 2));
+        assert_eq!(os.pick_next(0), Some(0));
+        for _ in 0..23 {
+            assert_eq!(tick(&mut os), Some(0));
+        }
+        // 0 back at base 8, 1 at 15 ready: 0 yields to 1.
+        assert_eq!(tick(&mut os), Some(1));
+        assert_eq!(os.thread_priority(0), BASE_PRIORITY);
+        for _ in 0..24 {
+            tick(&mut os);
+        }
         assert_eq!(os.thread_priority(1), BASE_PRIORITY);
     }
 
