@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
     /// Seeds to reproduce, by number (e.g. 000); default: 000 and 003 (001, 002 and 004 run when named: 001's
-    /// and 002's full-scale simulations take minutes).
+    /// full-scale simulations take minutes; 002's about 7 s).
     #[arg(value_name = "SEED")]
     pub seeds: Vec<String>,
     /// Where the experiment files are: DIR/sim/<experiment>.toml and DIR/lab/<experiment>.toml.
@@ -160,7 +160,7 @@ pub const SEEDS: &[Seed] = &[
         sim_claims: seed_002::SIM_CLAIMS,
         real_claims: seed_002::REAL_CLAIMS,
         comparison: None,
-        // About 3 CPU-minutes at full scale (docs/sim-nt.md): `cosched reproduce 002`.
+        // About 7 s (13 CPU-seconds) at full scale here: `cosched reproduce 002`.
         doc_tables: Some(seed_002::doc_tables),
         by_default: false,
     },
