@@ -527,13 +527,17 @@ mod tests {
         kernel_tick_ns: 4 * MILLIS,
     };
 
-    fn flags(args: &[&str]) -> DynamicqFlags {
-        use clap::{Args, FromArgMatches};
-        let cmd = DynamicqFlags::augment_args(clap::Command::new("t"));
-        let m = cmd
+    /// `args` parsed as the policy's flags on a command line.
+    fn matches(args: &[&str]) -> clap::ArgMatches {
+        use clap::Args;
+        DynamicqFlags::augment_args(clap::Command::new("t"))
             .try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))
-            .unwrap();
-        DynamicqFlags::from_arg_matches(&m).unwrap()
+            .unwrap()
+    }
+
+    fn flags(args: &[&str]) -> DynamicqFlags {
+        use clap::FromArgMatches;
+        DynamicqFlags::from_arg_matches(&matches(args)).unwrap()
     }
 
     fn dq_engine(
@@ -696,14 +700,7 @@ mod tests {
     /// `--over` it needs.
     #[test]
     fn a_flag_of_the_rule_not_chosen_is_an_error() {
-        let check = |args: &[&str]| {
-            let cmd = DynamicqFlags::augment_args(clap::Command::new("t"));
-            let m = cmd
-                .try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))
-                .unwrap();
-            DynamicqFlags::check_given(&m)
-        };
-        use clap::Args;
+        let check = |args: &[&str]| DynamicqFlags::check_given(&matches(args));
         let err = check(&["--over", "pred", "--exponent", "3"])
             .unwrap_err()
             .to_string();
