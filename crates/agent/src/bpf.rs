@@ -290,18 +290,24 @@ impl Observer {
         out
     }
 
-    /// When a local task that woke on `cpu` and has not run since woke (`None`: none is waiting there).
+    /// When the latest of the local tasks that woke on `cpu` and have not run since woke (`None`: none is
+    /// waiting there). BPF remembers a few per CPU (`COSCHED_LOCAL_SLOTS`), so a second local task that woke
+    /// and ran does not hide the first.
     pub fn local_waiting_since(&self, cpu: u32) -> Option<u64> {
         let bss = self.skel.maps.bss_data.as_deref()?;
         let c = &bss.cpus[cpu as usize % bss.cpus.len()];
-        // SAFETY: as in `stats`: the mmapped .bss, each word read once, volatile.
-        let (tid, woke) = unsafe {
-            (
-                std::ptr::read_volatile(&c.local_waiting),
-                std::ptr::read_volatile(&c.local_woke_ns),
-            )
-        };
-        (tid != 0).then_some(woke)
+        (0..c.local_waiting.len())
+            .filter_map(|i| {
+                // SAFETY: as in `stats`: the mmapped .bss, each word read once, volatile.
+                let (tid, woke) = unsafe {
+                    (
+                        std::ptr::read_volatile(&c.local_waiting[i]),
+                        std::ptr::read_volatile(&c.local_woke_ns[i]),
+                    )
+                };
+                (tid != 0).then_some(woke)
+            })
+            .max()
     }
 
     /// The watch gate as BPF last wrote it.

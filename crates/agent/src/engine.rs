@@ -354,9 +354,9 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
                 .and_then(|t| self.probe.local_waiting_since(t.last_cpu))
                 .is_some_and(|woke| now.saturating_sub(woke) < intf::COSCHED_LOCAL_WAIT_STALE_NS);
             // A thread that has its CPU again (the kernel picked it during the pause) needs no boost to run, and
-            // a boost now would hold that CPU over any local task queued there that the probe no longer records
-            // (each CPU remembers one): a local sleeper waited 948 ms under the real-time throttle that way. It
-            // stays in the fair class until the policy boosts it again.
+            // a boost now would hold that CPU over any local task queued there that the probe does not record
+            // (each CPU remembers `COSCHED_LOCAL_SLOTS`): a local sleeper waited 948 ms under the real-time
+            // throttle that way. It stays in the fair class until the policy boosts it again.
             let running = self.probe.task(tid).is_some_and(|t| t.on_cpu != 0);
             let resume = now + self.settings.yield_ns;
             if waiting && until > resume {

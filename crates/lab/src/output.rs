@@ -194,6 +194,77 @@ pub struct LocalCell {
     pub max_us: f64,
     /// Runs that had local figures.
     pub runs: usize,
+    /// The local p99 against the baseline's, paired by repetition ([`local_p99_vs_baseline`]); `None` for the
+    /// baseline itself or without pairs.
+    pub p99_vs_baseline: Option<MedianRatio>,
+}
+
+/// The median of paired ratios and their range: the SPEC's local-user target is judged on medians of
+/// alternating runs (a p99 within 2x of its value without the agent), and one bad run should not hide in a
+/// mean nor decide it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MedianRatio {
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+    pub pairs: usize,
+}
+
+impl MedianRatio {
+    /// From the ratios of each pair; `None` if there is none or one is not a positive finite number.
+    pub fn of_pairs(ratios: &[f64]) -> Option<MedianRatio> {
+        if ratios.is_empty() || ratios.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
+            return None;
+        }
+        let mut sorted = ratios.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        };
+        Some(MedianRatio {
+            median,
+            low: sorted[0],
+            high: sorted[n - 1],
+            pairs: n,
+        })
+    }
+
+    /// `1.84 (1.23–2.08)`, or `1.84` for one pair.
+    pub fn display(&self) -> String {
+        if self.pairs > 1 {
+            format!("{:.2} ({:.2}–{:.2})", self.median, self.low, self.high)
+        } else {
+            format!("{:.2}", self.median)
+        }
+    }
+}
+
+/// The local p99 of series `label` against series `baseline`'s at the same K, repetition by repetition (the
+/// runner runs a repetition's configurations back to back): the median of `p99 / baseline p99` and its range.
+pub fn local_p99_vs_baseline(
+    records: &[RunRecord],
+    label: &str,
+    baseline: &str,
+    competitors: u32,
+) -> Option<MedianRatio> {
+    let p99_by_repetition = |series: &str| {
+        records
+            .iter()
+            .filter(|r| r.config == series && r.competitors == competitors)
+            .filter_map(|r| {
+                LocalFigures::of_record(&r.measurement).map(|f| (r.repetition, f.p99_us))
+            })
+            .collect::<std::collections::BTreeMap<u32, f64>>()
+    };
+    let base = p99_by_repetition(baseline);
+    let ratios: Vec<f64> = p99_by_repetition(label)
+        .iter()
+        .filter_map(|(rep, p99)| base.get(rep).map(|b| p99 / b))
+        .collect();
+    MedianRatio::of_pairs(&ratios)
 }
 
 /// The [`LocalCell`] of the runs of series `label` (`configuration, mode`) at K = `competitors`; `None` if
@@ -211,18 +282,25 @@ pub fn local_cell(records: &[RunRecord], label: &str, competitors: u32) -> Optio
         p99_us: mean(&p99)?,
         max_us: figures.iter().map(|f| f.max_us).fold(f64::NAN, f64::max),
         runs: figures.len(),
+        p99_vs_baseline: None,
     })
 }
 
-/// The [`LocalCell`] of each comparison row.
-pub fn local_cells(rows: &[ComparisonRow], records: &[RunRecord]) -> Vec<Option<LocalCell>> {
+/// The [`LocalCell`] of each comparison row, with its p99 against the `baseline` configuration's in the same
+/// mode (none for the baseline's own rows).
+pub fn local_cells(
+    rows: &[ComparisonRow],
+    records: &[RunRecord],
+    baseline: Option<&str>,
+) -> Vec<Option<LocalCell>> {
     rows.iter()
         .map(|r| {
-            local_cell(
-                records,
-                &format!("{}, {}", r.configuration, r.mode),
-                r.competitors,
-            )
+            let label = format!("{}, {}", r.configuration, r.mode);
+            let mut cell = local_cell(records, &label, r.competitors)?;
+            cell.p99_vs_baseline = baseline.filter(|b| *b != r.configuration).and_then(|b| {
+                local_p99_vs_baseline(records, &label, &format!("{b}, {}", r.mode), r.competitors)
+            });
+            Some(cell)
         })
         .collect()
 }
@@ -369,6 +447,7 @@ pub fn comparison_cells(
     .to_vec();
     if local.is_some() {
         header.push("local p50/p99/max µs".into());
+        header.push(format!("local p99 {vs} (median, range)"));
     }
     header.push("foreign CPUs".into());
     let cells = rows
@@ -402,7 +481,8 @@ pub fn comparison_cells(
                 ),
             ];
             if let Some(local) = local {
-                line.push(local.get(i).copied().flatten().map_or("-".into(), |c| {
+                let cell = local.get(i).copied().flatten();
+                line.push(cell.map_or("-".into(), |c| {
                     format!(
                         "{} / {} / {}",
                         significant(c.p50_us),
@@ -410,6 +490,10 @@ pub fn comparison_cells(
                         significant(c.max_us)
                     )
                 }));
+                line.push(
+                    cell.and_then(|c| c.p99_vs_baseline)
+                        .map_or("-".into(), |v| v.display()),
+                );
             }
             line.push(format!("{:.2}", r.foreign_cpus.mean));
             line
@@ -557,7 +641,7 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
     let local = experiment
         .lab
         .local_probe
-        .then(|| local_cells(&rows, records));
+        .then(|| local_cells(&rows, records, baseline));
     written.comparison = render_comparison(&rows, baseline, local.as_deref());
     written.doc_table = Some(comparison_doc_table(experiment, &rows, local.as_deref()));
     let doc = format!(
@@ -572,7 +656,9 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
         if experiment.lab.local_probe {
             " Local: the local user's wake-up delay, how late it got its CPU after each of its sleeps (one \
              `cosched-local` per node CPU, in a cpu cgroup of its own, run with the arguments above), the worse \
-             CPU's p50 and p99 averaged over the runs, and the largest maximum of any run."
+             CPU's p50 and p99 averaged over the runs, and the largest maximum of any run; its p99 against the \
+             baseline's in the same repetition, the median of those paired ratios and their range (the SPEC's \
+             target: within 2x, worst case under 20 ms)."
         } else {
             ""
         }
@@ -755,11 +841,39 @@ mod tests {
                 p50_us: 60.0,
                 p99_us: 1000.0,
                 max_us: 9000.0,
-                runs: 2
+                runs: 2,
+                p99_vs_baseline: None,
             })
         );
         assert_eq!(local_cell(&records, "no-agent, spin-only", 1), None);
         assert_eq!(local_cell(&records, "agent, spin-only", 0), None);
+    }
+
+    #[test]
+    fn the_local_p99_ratio_is_the_median_of_the_pairs_by_repetition() {
+        let records = vec![
+            local_record("no-agent, spin-only", 1, 0, Some([50.0, 100.0, 3000.0])),
+            local_record("no-agent, spin-only", 1, 1, Some([50.0, 80.0, 3000.0])),
+            local_record("no-agent, spin-only", 1, 2, Some([50.0, 50.0, 3000.0])),
+            local_record("agent, spin-only", 1, 0, Some([50.0, 150.0, 3000.0])),
+            local_record("agent, spin-only", 1, 1, Some([50.0, 400.0, 3000.0])),
+            local_record("agent, spin-only", 1, 2, Some([50.0, 100.0, 3000.0])),
+            // No baseline at repetition 3: no pair.
+            local_record("agent, spin-only", 1, 3, Some([50.0, 9999.0, 3000.0])),
+        ];
+        // Pairs 150/100 = 1.5, 400/80 = 5, 100/50 = 2: median 2 (a mean would say 2.83, a pooled ratio 2.8).
+        let r =
+            local_p99_vs_baseline(&records, "agent, spin-only", "no-agent, spin-only", 1).unwrap();
+        assert_eq!((r.median, r.low, r.high, r.pairs), (2.0, 1.5, 5.0, 3));
+        assert_eq!(r.display(), "2.00 (1.50–5.00)");
+        let even = MedianRatio::of_pairs(&[1.0, 3.0]).unwrap();
+        assert_eq!(even.median, 2.0);
+        assert_eq!(MedianRatio::of_pairs(&[]), None);
+        assert_eq!(MedianRatio::of_pairs(&[1.0, f64::NAN]), None);
+        assert_eq!(
+            local_p99_vs_baseline(&records, "agent, spin-only", "no-agent, spin-only", 2),
+            None
+        );
     }
 
     #[test]
@@ -778,7 +892,7 @@ mod tests {
         let rows = compare(&experiment, &records);
         let plain = render_comparison(&rows, Some("no-agent"), None);
         assert!(!plain.contains("local"), "{plain}");
-        let cells = local_cells(&rows, &records);
+        let cells = local_cells(&rows, &records, Some("no-agent"));
         assert_eq!(cells.len(), 2);
         let text = render_comparison(&rows, Some("no-agent"), Some(&cells));
         assert!(text.contains("local p50/p99/max µs"), "{text}");
@@ -791,7 +905,8 @@ mod tests {
         // The docs' copy holds the same cells, named after the experiment, and is a valid table once stamped.
         let doc = comparison_doc_table(&experiment, &rows, Some(&cells));
         assert_eq!(doc.name, "lab-t");
-        assert_eq!(doc.columns.len(), 15);
+        assert_eq!(doc.columns.len(), 16);
+        assert_eq!(doc.columns[14], "local p99 × no-agent (median, range)");
         assert_eq!(doc.columns[5], "× no-agent");
         assert_eq!(doc.rows.len(), 2);
         assert!(doc

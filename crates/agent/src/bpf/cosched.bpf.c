@@ -275,6 +275,55 @@ static __always_inline u32 hist_bucket(u64 ns)
 #define YIELD_REASK_NS 200000ULL
 
 /* Tell user space that the boosted thread `tid` holds the CPU a local task `local` waits for. */
+/* Remembers local task `tid` as waiting on CPU line `c` since `woke`: its own slot if it has one, else a free
+ * or stale one, else the one that waited longest (then most likely about to run). */
+static __always_inline void remember_local(struct cosched_cpu *c, u32 tid, u64 woke)
+{
+	u32 slot = 0, i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		if (c->local_waiting[i] == tid) {
+			slot = i;
+			break;
+		}
+		if (!c->local_waiting[i] ||
+		    (woke > c->local_woke_ns[i] && woke - c->local_woke_ns[i] >= COSCHED_LOCAL_WAIT_STALE_NS) ||
+		    (c->local_waiting[slot] && c->local_woke_ns[i] < c->local_woke_ns[slot]))
+			slot = i;
+	}
+	c->local_waiting[slot] = tid;
+	c->local_woke_ns[slot] = woke;
+}
+
+/* Local task `tid` runs or left CPU line `c`: its slot is freed. Returns when it woke, 0 if it had no slot.
+ * Read before written: most switches on the machine leave the line clean. */
+static __always_inline u64 forget_local(struct cosched_cpu *c, u32 tid)
+{
+	u32 i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		if (c->local_waiting[i] == tid && tid) {
+			c->local_waiting[i] = 0;
+			return c->local_woke_ns[i];
+		}
+	}
+	return 0;
+}
+
+/* A local task still waiting on CPU line `c` (woken less than COSCHED_LOCAL_WAIT_STALE_NS ago), 0 if none. */
+static __always_inline u32 waiting_local(struct cosched_cpu *c, u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		u32 tid = c->local_waiting[i];
+
+		if (tid && now - c->local_woke_ns[i] < COSCHED_LOCAL_WAIT_STALE_NS)
+			return tid;
+	}
+	return 0;
+}
+
 static __always_inline void ask_to_yield(struct cosched_cpu *c, u32 tid, u32 tgid, u32 cpu, u32 local, u64 now)
 {
 	if (c->asked_tid == tid && now - c->asked_ns < YIELD_REASK_NS)
@@ -331,9 +380,7 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	struct cosched_cpu *c = &cpus[cpu % COSCHED_STAT_CPUS];
 	struct cosched_task *t;
 
-	/* Read before written: most switches on the machine leave the line clean. */
-	if (c->local_waiting && c->local_waiting == next_tid)
-		c->local_waiting = 0; /* the local task has its CPU */
+	forget_local(c, next_tid); /* a local task that was waiting has its CPU */
 
 	t = bpf_map_lookup_elem(&tasks, &prev_tid);
 	if (t) {
@@ -368,8 +415,10 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 			/* A boost that takes the CPU from a local task still waiting since its wake-up (the boosted
 			 * thread woke, or came back from a higher real-time task, after the local one) yields at once
 			 * too: the wake-up hook saw no boost to stop then. */
-			if (yield_to_local && c->local_waiting && now - c->local_woke_ns < COSCHED_LOCAL_WAIT_STALE_NS)
-				ask_to_yield(c, next_tid, t->tgid, cpu, c->local_waiting, now);
+			u32 local = yield_to_local ? waiting_local(c, now) : 0;
+
+			if (local)
+				ask_to_yield(c, next_tid, t->tgid, cpu, local, now);
 		}
 		t->r_milli = cpu_r_milli(next);
 		/* Sharing is a managed thread that waited for its CPU longer than a kernel thread's or the agent's
@@ -447,8 +496,7 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 	c = &cpus[cpu % COSCHED_STAT_CPUS];
 	now = bpf_ktime_get_ns();
 	/* Remembered until it runs, so a boost that starts before then yields as well (sched_switch). */
-	c->local_waiting = tid;
-	c->local_woke_ns = now;
+	remember_local(c, tid, now);
 	/* Who holds that CPU now: a boost is often applied to a thread already running there (no switch), so
 	 * the run queue's current task is asked, not a record of switch-ins. */
 	rq = rq_of(p);
@@ -473,13 +521,16 @@ int BPF_PROG(cosched_migrate, struct task_struct *p, int dest_cpu)
 	struct cosched_cpu *from, *to;
 	u32 tid = p->pid;
 
+	u64 woke;
+
+	if (!tid)
+		return 0;
 	from = &cpus[task_cpu_of(p) % COSCHED_STAT_CPUS];
-	if (from->local_waiting != tid || !tid)
+	woke = forget_local(from, tid);
+	if (!woke)
 		return 0;
 	to = &cpus[(u32)dest_cpu % COSCHED_STAT_CPUS];
-	from->local_waiting = 0;
-	to->local_waiting = tid;
-	to->local_woke_ns = from->local_woke_ns;
+	remember_local(to, tid, woke);
 	return 0;
 }
 

@@ -121,15 +121,20 @@ struct cosched_gate {
 	u64 contended_ns;      /* last time a managed thread was seen sharing its CPU (written at most every ms) */
 };
 
-/* Per-CPU state (the `cpus` global, one cache line per CPU): the local task waiting on it since its wake-up, and
- * the last time a boosted thread there was asked to step aside for one (so the agent is told once, not at every
- * wake-up of a busy local task). */
+/* How many local tasks each CPU remembers as waiting at once. With one, a second local task woken on the CPU
+ * (a compile, a shell beside the interactive program) took the first one's place and, once it ran, cleared it:
+ * the agent then saw no local task waiting and could resume a paused boost over the first. */
+#define COSCHED_LOCAL_SLOTS 4
+
+/* Per-CPU state (the `cpus` global, one cache line per CPU): the local tasks waiting on it since their wake-up,
+ * and the last time a boosted thread there was asked to step aside for one (so the agent is told once, not at
+ * every wake-up of a busy local task). */
 struct cosched_cpu {
-	u32 local_waiting;     /* a local task woken on this CPU that has not run since, 0 if none */
+	u32 local_waiting[COSCHED_LOCAL_SLOTS]; /* local tasks woken on this CPU that have not run since, 0: free */
+	u64 local_woke_ns[COSCHED_LOCAL_SLOTS]; /* when each woke */
 	u32 asked_tid;         /* the boosted thread last asked to yield on this CPU */
-	u64 local_woke_ns;     /* when that local task woke */
+	u32 _pad;
 	u64 asked_ns;          /* when it was asked */
-	u64 _pad[5];
 };
 
 /* Per-process state (procs map, key = tgid). */
