@@ -16,7 +16,9 @@
 //! With `lab.local_probe` every run carries the local user's wake-up delays (`local_p50_us`, `local_p99_us`,
 //! `local_max_us` in `runs.json`'s `measurement.extra`), and only then `runs.csv` gets those three columns,
 //! `summary.csv` `local_p50_us_mean`, `local_p99_us_mean` and `local_max_us` (the largest of the point's runs),
-//! and the lab table a column `local p50/p99/max µs` (the same figures, [`LocalCell`]).
+//! and the lab table a column `local p50/p99/max µs` (the same figures, [`LocalCell`]) and one with each
+//! configuration's local p99 over the baseline's, paired by repetition: the median and range of those ratios
+//! ([`MedianRatio`]), the SPEC's measure of the local user (within 2× of no agent, on medians of runs).
 
 use crate::experiment::LabExperiment;
 use crate::measure::LocalFigures;
