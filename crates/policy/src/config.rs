@@ -40,22 +40,12 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt::Display;
 
-/// One tunable parameter of a policy.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamInfo {
-    /// As written in a policy table; the agent's flag is `--` and this with `-` for `_`.
-    pub name: &'static str,
-    /// `ms`, `us`, `ppm`, or empty for a plain number.
-    pub unit: &'static str,
-    /// The default, as it would be written in a file.
-    pub default: String,
-    pub description: &'static str,
-}
+pub use crate::parameters::{ParamInfo, PolicyConfigError, PolicyParameters};
 
 /// Expands the policy table ([`crate::every_policy`], one row per policy) into [`PolicyConfig`],
 /// [`PolicyConfig::every_kind`] and [`PolicyConfig::parameters`], so the three cannot disagree.
 macro_rules! policy_config {
-    ($( $(#[$doc:meta])* $variant:ident($parameters:ty), )*) => {
+    ($( $(#[$doc:meta])* $variant:ident($module:ident, $parameters:ident), )*) => {
         /// The coscheduling policy of a run or of the agent, with its parameters: a table tagged by `kind`.
         ///
         /// ```toml
@@ -71,13 +61,13 @@ macro_rules! policy_config {
                          (kinds: see `cosched policies`)"
         )]
         pub enum PolicyConfig {
-            $( $(#[$doc])* $variant(#[serde(deserialize_with = "parameters_of_kind")] $parameters), )*
+            $( $(#[$doc])* $variant(#[serde(deserialize_with = "parameters_of_kind")] crate::$module::$parameters), )*
         }
 
         impl PolicyConfig {
             /// Every kind at its defaults, in the order `cosched policies` lists them (the table's).
             pub fn every_kind() -> Vec<PolicyConfig> {
-                vec![$( PolicyConfig::$variant(<$parameters>::default()), )*]
+                vec![$( PolicyConfig::$variant(crate::$module::$parameters::default()), )*]
             }
 
             /// This configuration's parameter struct: the one place that looks at the variant.
@@ -111,40 +101,6 @@ impl PolicyConfig {
         }
         label
     }
-}
-
-/// What every policy's parameter struct tells about itself. The registry (`cosched policies`) is these methods
-/// called on each kind's [`Default`].
-pub trait PolicyParameters {
-    /// The registry name and `kind` tag, e.g. `dcs`.
-    fn kind(&self) -> &'static str;
-    /// One line: what the policy does.
-    fn summary(&self) -> &'static str;
-    /// The seed paper it comes from (a file in the seeds folder).
-    fn seed(&self) -> &'static str;
-    /// Every field, in declaration order: its name as written (TOML key; agent flag with `-` for `_`), its
-    /// unit, its value in `self` (on `Self::default()`, the default) and its meaning.
-    fn params(&self) -> Vec<ParamInfo>;
-    /// Checks every field, naming the first bad one.
-    fn validate(&self) -> Result<(), PolicyConfigError>;
-    /// Whether the policy never acts (an example, a placeholder). A half (the simulator, the agent) that has no
-    /// adapter of its own for such a kind runs it as no coscheduling instead of refusing it, so it needs no
-    /// glue there. Such a kind has no parameters: nothing could read them (a test checks).
-    fn does_nothing(&self) -> bool {
-        false
-    }
-}
-
-/// A parameter value that cannot be used.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct PolicyConfigError {
-    /// The policy's kind.
-    pub kind: &'static str,
-    /// The parameter, as written.
-    pub field: &'static str,
-    /// What is wrong and what to do about it.
-    pub message: String,
 }
 
 /// Deserialises one kind's parameters, so that any error names the kind and, below the table, the field

@@ -13,7 +13,7 @@
 //! units (`_ms`, `_us`, `_ppm`), each described by [`PolicyParameters::params`] and checked by
 //! [`PolicyParameters::validate`].
 
-use crate::config::{ParamInfo, PolicyConfigError, PolicyParameters};
+use crate::parameters::{ParamInfo, PolicyConfigError, PolicyParameters};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "noop-example"`: no parameters.
