@@ -22,10 +22,10 @@
 //!   (`constant_ms` ↔ `--constant-ms`).
 //!
 //! ## Adding a policy
-//! One row in the policy table in `lib.rs` ([`crate::every_policy`]: the variant and its parameters' type) and
-//! the policy's own file beside `dcs.rs`, holding its rule and its `<Name>Config` struct
-//! (`#[serde(default, deny_unknown_fields)]`) that implements [`PolicyParameters`] (the example policy is the
-//! template). [`PolicyConfig`], [`PolicyConfig::every_kind`] and [`PolicyConfig::parameters`] are generated from
+//! One row in the policy table in `lib.rs` ([`crate::every_policy`]: the variant, its module and its parameters'
+//! type) and the policy's own file beside `dcs.rs`, holding its rule and its `<Name>Config` struct
+//! (`#[serde(default, deny_unknown_fields)]`) that implements [`PolicyParameters`] (from `parameters.rs`; the
+//! example policy is the template). [`PolicyConfig`], [`PolicyConfig::every_kind`] and [`PolicyConfig::parameters`] are generated from
 //! the table; the tests check that the enum, the list and the registry name the same kinds with the same fields
 //! and defaults. (The older kinds' structs live here, in this file.)
 //!
