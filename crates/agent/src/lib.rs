@@ -33,7 +33,8 @@
 //! | [`cli`] | `cosched agent` (the mechanism's flags plus every policy's) and `cosched run` |
 //!
 //! Adding a policy: a new module under `src/policy/` (its flags struct implementing [`policy::PolicyFlags`],
-//! its [`policy::Policy`]) and one line in [`policy::registry()`].
+//! its [`policy::Policy`]), its `mod` line and its row beside it in `policy/mod.rs` (what [`policy::registry()`]
+//! lists). A policy-core kind that does nothing needs none of these.
 //!
 //! ## Using it (lab, scripts)
 //! - Start: `cosched agent [--socket PATH] [--policy dcs] [--boost-us 500] ...` as root, in the ROOT cpu cgroup or in a cpu

@@ -22,11 +22,12 @@
 //!   (`constant_ms` ↔ `--constant-ms`).
 //!
 //! ## Adding a policy
-//! 1. its rule, in its own file beside `dcs.rs`;
-//! 2. here: a `<Name>Config` struct (`#[serde(default, deny_unknown_fields)]`) that implements
-//!    [`PolicyParameters`], a variant of [`PolicyConfig`] and its line in [`PolicyConfig::every_kind`]; the
-//!    compiler asks for the one arm in [`PolicyConfig::parameters`], and the tests check that the variant, the
-//!    list and the registry name the same kinds with the same fields and defaults.
+//! One row in the policy table in `lib.rs` ([`crate::every_policy`]: the variant, its module and its parameters'
+//! type) and the policy's own file beside `dcs.rs`, holding its rule and its `<Name>Config` struct
+//! (`#[serde(default, deny_unknown_fields)]`) that implements [`PolicyParameters`] (from `parameters.rs`; the
+//! example policy is the template). [`PolicyConfig`], [`PolicyConfig::every_kind`] and [`PolicyConfig::parameters`] are generated from
+//! the table; the tests check that the enum, the list and the registry name the same kinds with the same fields
+//! and defaults. (The older kinds' structs live here, in this file.)
 //!
 //! Seeds: DCS is `000_e8004e1596fde6a5.txt` §3.3.3; the budget is ours (`000` fn. 6, `002` §2.2.1).
 
@@ -39,82 +40,49 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt::Display;
 
-/// One tunable parameter of a policy.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamInfo {
-    /// As written in a policy table; the agent's flag is `--` and this with `-` for `_`.
-    pub name: &'static str,
-    /// `ms`, `us`, `ppm`, or empty for a plain number.
-    pub unit: &'static str,
-    /// The default, as it would be written in a file.
-    pub default: String,
-    pub description: &'static str,
+pub use crate::parameters::{ParamInfo, PolicyConfigError, PolicyParameters};
+
+/// Expands the policy table ([`crate::every_policy`], one row per policy) into [`PolicyConfig`],
+/// [`PolicyConfig::every_kind`] and [`PolicyConfig::parameters`], so the three cannot disagree.
+macro_rules! policy_config {
+    ($( $(#[$doc:meta])* $variant:ident($module:ident, $parameters:ident), )*) => {
+        /// The coscheduling policy of a run or of the agent, with its parameters: a table tagged by `kind`.
+        ///
+        /// ```toml
+        /// policy = { kind = "dcs", exponent = 2, constant_ms = 100 }
+        /// ```
+        ///
+        /// Its variants are the rows of the policy table in `lib.rs` ([`crate::every_policy`]).
+        #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(
+            tag = "kind",
+            rename_all = "kebab-case",
+            expecting = "a policy table with its kind, e.g. { kind = \"dcs\", exponent = 2, constant_ms = 100 } \
+                         (kinds: see `cosched policies`)"
+        )]
+        pub enum PolicyConfig {
+            $( $(#[$doc])* $variant(#[serde(deserialize_with = "parameters_of_kind")] crate::$module::$parameters), )*
+        }
+
+        impl PolicyConfig {
+            /// Every kind at its defaults, in the order `cosched policies` lists them (the table's).
+            pub fn every_kind() -> Vec<PolicyConfig> {
+                vec![$( PolicyConfig::$variant(crate::$module::$parameters::default()), )*]
+            }
+
+            /// This configuration's parameter struct: the one place that looks at the variant.
+            pub fn parameters(&self) -> &dyn PolicyParameters {
+                match self {
+                    $( PolicyConfig::$variant(c) => c, )*
+                }
+            }
+        }
+    };
 }
 
-/// The coscheduling policy of a run or of the agent, with its parameters: a table tagged by `kind`.
-///
-/// ```toml
-/// policy = { kind = "dcs", exponent = 2, constant_ms = 100 }
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "kebab-case",
-    expecting = "a policy table with its kind, e.g. { kind = \"dcs\", exponent = 2, constant_ms = 100 } \
-                 (kinds: see `cosched policies`)"
-)]
-pub enum PolicyConfig {
-    /// No coscheduling: the node's own scheduler alone.
-    None(#[serde(deserialize_with = "parameters_of_kind")] NoneConfig),
-    /// Dynamic coscheduling.
-    Dcs(#[serde(deserialize_with = "parameters_of_kind")] DcsConfig),
-    /// The agent's CPU-time budget on boosts.
-    Budget(#[serde(deserialize_with = "parameters_of_kind")] BudgetConfig),
-    /// Predictive coscheduling: goodness += moving average of the socket queues, sent and received.
-    Pred(#[serde(deserialize_with = "parameters_of_kind")] PredConfig),
-    /// PRED counting received data only.
-    Dyn(#[serde(deserialize_with = "parameters_of_kind")] DynConfig),
-    /// Periodic Boost: a monitor boosts one process holding unconsumed messages every period.
-    Pb(#[serde(deserialize_with = "parameters_of_kind")] PbConfig),
-    /// FIFO static space sharing: FCFS, one CPU per process, one job per CPU (seed `001`'s reference).
-    Fifo(#[serde(deserialize_with = "parameters_of_kind")] FifoConfig),
-    /// Self Co-Scheduling: a partition per job sized by the MPL, one job per CPU, run until block.
-    Scs(#[serde(deserialize_with = "parameters_of_kind")] ScsConfig),
-    /// SCS's in-CPU rules without partitions: each CPU holds processes of up to MPL jobs.
-    Cs(#[serde(deserialize_with = "parameters_of_kind")] CsConfig),
-}
+every_policy!(policy_config);
 
 impl PolicyConfig {
-    /// Every kind at its defaults, in the order `cosched policies` lists them.
-    pub fn every_kind() -> Vec<PolicyConfig> {
-        vec![
-            PolicyConfig::None(NoneConfig::default()),
-            PolicyConfig::Dcs(DcsConfig::default()),
-            PolicyConfig::Budget(BudgetConfig::default()),
-            PolicyConfig::Pred(PredConfig::default()),
-            PolicyConfig::Dyn(DynConfig::default()),
-            PolicyConfig::Pb(PbConfig::default()),
-            PolicyConfig::Fifo(FifoConfig::default()),
-            PolicyConfig::Scs(ScsConfig::default()),
-            PolicyConfig::Cs(CsConfig::default()),
-        ]
-    }
-
-    /// This configuration's parameter struct: the one place that looks at the variant.
-    pub fn parameters(&self) -> &dyn PolicyParameters {
-        match self {
-            PolicyConfig::None(c) => c,
-            PolicyConfig::Dcs(c) => c,
-            PolicyConfig::Budget(c) => c,
-            PolicyConfig::Pred(c) => c,
-            PolicyConfig::Dyn(c) => c,
-            PolicyConfig::Pb(c) => c,
-            PolicyConfig::Fifo(c) => c,
-            PolicyConfig::Scs(c) => c,
-            PolicyConfig::Cs(c) => c,
-        }
-    }
-
     /// The registry name, the `kind` of the table.
     pub fn kind(&self) -> &'static str {
         self.parameters().kind()
@@ -133,34 +101,6 @@ impl PolicyConfig {
         }
         label
     }
-}
-
-/// What every policy's parameter struct tells about itself. The registry (`cosched policies`) is these methods
-/// called on each kind's [`Default`].
-pub trait PolicyParameters {
-    /// The registry name and `kind` tag, e.g. `dcs`.
-    fn kind(&self) -> &'static str;
-    /// One line: what the policy does.
-    fn summary(&self) -> &'static str;
-    /// The seed paper it comes from (a file in the seeds folder).
-    fn seed(&self) -> &'static str;
-    /// Every field, in declaration order: its name as written (TOML key; agent flag with `-` for `_`), its
-    /// unit, its value in `self` (on `Self::default()`, the default) and its meaning.
-    fn params(&self) -> Vec<ParamInfo>;
-    /// Checks every field, naming the first bad one.
-    fn validate(&self) -> Result<(), PolicyConfigError>;
-}
-
-/// A parameter value that cannot be used.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct PolicyConfigError {
-    /// The policy's kind.
-    pub kind: &'static str,
-    /// The parameter, as written.
-    pub field: &'static str,
-    /// What is wrong and what to do about it.
-    pub message: String,
 }
 
 /// Deserialises one kind's parameters, so that any error names the kind and, below the table, the field
@@ -933,6 +873,19 @@ mod tests {
                 assert_ne!(changed, policy, "{kind}.{} = {other} was ignored", p.name);
             }
         }
+    }
+
+    #[test]
+    fn a_kind_that_does_nothing_has_no_parameters() {
+        // A half runs such a kind as no coscheduling, so no parameter of it could be read.
+        let idle: Vec<&str> = PolicyConfig::every_kind()
+            .iter()
+            .filter(|p| p.parameters().does_nothing())
+            .inspect(|p| assert_eq!(p.parameters().params(), [], "{}", p.kind()))
+            .map(PolicyConfig::kind)
+            .collect();
+        // The example policy is one.
+        assert!(!idle.is_empty());
     }
 
     #[test]

@@ -12,16 +12,54 @@
 //! | [`scs`] | Self Co-Scheduling: `initial = ceil(P / MPL)`, strict FCFS admission, shrink-all / equipartition, rank-order placement, BI / SB × RR / Msg in a CPU; CS placement | `001_cc73854eda2a0ea6.txt` §3.1 eq. 1 |
 //! | [`selfcheck`] | the agent's self-check: epochs coscheduling or standing aside, probes of the other mode, switch after `wins_to_switch` probes beat the recent mean by `margin` | — (SPEC: the agent never makes a job slower) |
 //! | [`spin`] | spin-block receive: spin time ≈ 2 context switches + a round trip (1600 µs) | `000` §3.2.2 |
+//! | [`noop_example`] | none: an example policy that does nothing, the template of a new one | — |
+//! | [`parameters`] | what a policy's parameter struct tells about itself: kind, summary, seed, parameters, validation | — |
 //! | [`config`] | one policy configuration: `kind` + that policy's parameters, defaults, validation, conversion | — |
 //! | [`registry`] | names, parameters, defaults and seeds of all policies (`cosched policies`), generated from [`config`] | — |
 //!
 //! Time is an integer number of nanoseconds ([`Nanos`]) everywhere, so the simulator stays deterministic and
 //! the agent can feed kernel timestamps straight in.
 
+/// The policy table: one row per coscheduling policy, in the order `cosched policies` lists them — its
+/// [`config::PolicyConfig`] variant (whose kebab-case name is its `kind`), then the module and the type of its
+/// parameters ([`parameters::PolicyParameters`]). `config.rs` expands it into the enum, [`config::PolicyConfig::every_kind`]
+/// and [`config::PolicyConfig::parameters`]; the registry, the experiment files' policy tables, the
+/// simulator's and the agent's lists of kinds all follow. Adding a policy is a row here, its `pub mod` line
+/// below, and its own file (ARCHITECTURE.md, "Adding a policy").
+#[macro_export]
+macro_rules! every_policy {
+    ($then:ident) => {
+        $then! {
+            /// No coscheduling: the node's own scheduler alone.
+            None(config, NoneConfig),
+            /// Dynamic coscheduling.
+            Dcs(config, DcsConfig),
+            /// The agent's CPU-time budget on boosts.
+            Budget(config, BudgetConfig),
+            /// Predictive coscheduling: goodness += moving average of the socket queues, sent and received.
+            Pred(config, PredConfig),
+            /// PRED counting received data only.
+            Dyn(config, DynConfig),
+            /// Periodic Boost: a monitor boosts one process holding unconsumed messages every period.
+            Pb(config, PbConfig),
+            /// FIFO static space sharing: FCFS, one CPU per process, one job per CPU (seed `001`'s reference).
+            Fifo(config, FifoConfig),
+            /// Self Co-Scheduling: a partition per job sized by the MPL, one job per CPU, run until block.
+            Scs(config, ScsConfig),
+            /// SCS's in-CPU rules without partitions: each CPU holds processes of up to MPL jobs.
+            Cs(config, CsConfig),
+            /// An example that does nothing: the template of a new policy.
+            NoopExample(noop_example, NoopExampleConfig),
+        }
+    };
+}
+
 pub mod budget;
 pub mod config;
 pub mod dcs;
 pub mod dynamicq;
+pub mod noop_example;
+pub mod parameters;
 pub mod predictive;
 pub mod registry;
 pub mod scs;

@@ -280,6 +280,22 @@ pub trait CoschedHook {
     fn on_carried_out(&mut self, _now: Nanos, _command: &Command) {}
 }
 
+/// Whether the simulator runs `policy`: the kinds [`build`] has a hook for — `none`, `dcs`, `pred`, `dyn` and
+/// `pb` (`pred` and `dyn` need an OS model with a `goodness()`, Linux 2.2) — and any kind that does nothing
+/// (`cosched_policy::config::PolicyParameters::does_nothing`), run as [`NoCoscheduling`]. Others, such as the
+/// agent's `budget`, are refused before a run ([`crate::scenario::Scenario::validate`], the experiment files)
+/// until a hook models them. With [`build`], the one place that says what the simulator runs and how.
+pub fn simulates(policy: &PolicyConfig) -> bool {
+    matches!(
+        policy,
+        PolicyConfig::None(_)
+            | PolicyConfig::Dcs(_)
+            | PolicyConfig::Pred(_)
+            | PolicyConfig::Dyn(_)
+            | PolicyConfig::Pb(_)
+    ) || policy.parameters().does_nothing()
+}
+
 /// The hook a scenario's coscheduling names: the one place where a policy is chosen.
 ///
 /// Only policies [`crate::scenario::simulates`] are ever passed here: `Scenario::validate` refuses the others
@@ -305,6 +321,8 @@ pub fn build(policy: &PolicyConfig) -> Box<dyn CoschedHook> {
             c.to_params()
                 .expect("Scenario::validate checked the PB parameters"),
         )),
+        // A kind that never acts needs no hook of its own (the policy core's example).
+        other if other.parameters().does_nothing() => Box::new(NoCoscheduling),
         other => unreachable!("Scenario::validate refuses the '{}' policy", other.kind()),
     }
 }
@@ -590,6 +608,22 @@ pub(crate) mod tests {
             build(&PolicyConfig::Dcs(DcsParams::SPIN_BLOCK.into())).name(),
             "dcs"
         );
+    }
+
+    #[test]
+    fn build_has_a_hook_for_every_kind_the_simulator_runs() {
+        let simulated: Vec<PolicyConfig> = PolicyConfig::every_kind()
+            .into_iter()
+            .filter(simulates)
+            .collect();
+        for policy in &simulated {
+            let hook = build(policy);
+            // A kind without a hook of its own runs as no coscheduling; it does nothing.
+            if policy.parameters().does_nothing() {
+                assert_eq!(hook.name(), "none", "{}", policy.kind());
+            }
+        }
+        assert!(!simulates(&PolicyConfig::Budget(Default::default())));
     }
 
     /// Processes on nodes of one CPU each: (node, status, running, unconsumed messages).

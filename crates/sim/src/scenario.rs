@@ -546,19 +546,8 @@ impl Default for NetworkParams {
     }
 }
 
-/// Whether the simulator models `policy`: `none`, `dcs`, `pred`, `dyn` and `pb` (the world builds a hook for
-/// each; `pred` and `dyn` need an OS model with a `goodness()`, Linux 2.2). Others, such as the agent's
-/// `budget`, are refused by [`Scenario::validate`] until a hook models them.
-pub fn simulates(policy: &PolicyConfig) -> bool {
-    matches!(
-        policy,
-        PolicyConfig::None(_)
-            | PolicyConfig::Dcs(_)
-            | PolicyConfig::Pred(_)
-            | PolicyConfig::Dyn(_)
-            | PolicyConfig::Pb(_)
-    )
-}
+/// Whether the simulator models `policy` (decided beside the hooks, in [`crate::hook`]).
+pub use crate::hook::simulates;
 
 /// The scenario's own jobs: one parallel job, alone or beside sequential jobs. The parallel job is a
 /// [`ParallelProgram`] ([`Workload::parallel`]), the type an arriving job runs too, so one builder and one check

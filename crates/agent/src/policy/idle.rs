@@ -1,5 +1,5 @@
 //! `--policy idle` (tests only): a policy that does nothing, written to prove the seam — its own module and
-//! one line in [`crate::policy::registry()`], nothing else. It acts on nothing but records every event it is
+//! its `mod` line and row in `policy/mod.rs`, nothing else. It acts on nothing but records every event it is
 //! handed (and arms one deadline per arrival), so a test can see each reach it.
 
 use crate::policy::{Arrival, Counter, Ctx, Host, Policy, PolicyFlags};

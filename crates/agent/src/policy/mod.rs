@@ -19,8 +19,10 @@
 //! are unit-tested with made-up tasks and no root ([`crate::engine`]'s test doubles).
 //!
 //! Adding a policy: write its module (a flags struct deriving `clap::Args` that implements [`PolicyFlags`],
-//! the policy implementing [`Policy`]) and add one line to [`registry()`]. `cosched agent --policy NAME` picks
+//! the policy implementing [`Policy`]), then its `mod` line and its row in `rows()` here. `cosched agent --policy NAME` picks
 //! it; its flags and its counters (the `policy` section of the statistics) come with it.
+//! A policy-core kind that does nothing (`cosched_policy::config::PolicyParameters::does_nothing`) needs neither:
+//! [`registry()`] adds it under its kind, run as no coscheduling.
 //!
 //! | policy | module | seed |
 //! |---|---|---|
@@ -38,6 +40,41 @@ pub mod pred;
 pub mod registry;
 
 pub use registry::{find, registry, Entry, DEFAULT_POLICY};
+
+/// The agent's policies, one row each, in the order `cosched policies` lists them: its name, summary, the policy
+/// core's kinds whose parameters are its flags, and its agent-only flags ([`Entry::of`]). [`registry()`] adds the
+/// policy core's kinds that do nothing.
+fn rows() -> Vec<Entry> {
+    vec![
+        Entry::of::<dcs::DcsFlags>("dcs", dcs::SUMMARY, &["dcs", "budget"], dcs::AGENT_ONLY),
+        Entry::of::<pb::PbFlags>("pb", pb::SUMMARY, &["pb"], pb::AGENT_ONLY),
+        Entry::of::<pred::PredFlags>(
+            "pred",
+            pred::PRED_SUMMARY,
+            &["pred", "budget"],
+            pred::AGENT_ONLY,
+        ),
+        Entry::of::<pred::DynFlags>(
+            "dyn",
+            pred::DYN_SUMMARY,
+            &["dyn", "budget"],
+            pred::AGENT_ONLY,
+        ),
+        Entry::of::<dynamicq::DynamicqFlags>(
+            "dynamicq",
+            dynamicq::SUMMARY,
+            &["dcs", "pred", "budget"],
+            &dynamicq::AGENT_ONLY,
+        ),
+        #[cfg(test)]
+        Entry::of::<idle::IdleFlags>(
+            "idle",
+            "does nothing (a test of the seam)",
+            &[],
+            &[("idle_every_ms", "a test's deadline period")],
+        ),
+    ]
+}
 
 pub use crate::ctx::{Ctx, ProcessView, Sample, ThreadView};
 pub use crate::stats::Counter;

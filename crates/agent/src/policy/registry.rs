@@ -1,7 +1,12 @@
-//! The registry of the agent's policies: one line per policy, the one place `--policy NAME` is looked up.
-//! An unknown name is an error that lists the valid ones.
+//! The registry of the agent's policies, the one place `--policy NAME` is looked up: the rows of `policy/mod.rs`
+//! (one per policy, beside its `mod` line) and the policy core's kinds that do nothing. An unknown name is an
+//! error that lists the valid ones.
+//!
+//! A policy-core kind that does nothing (`PolicyParameters::does_nothing`, e.g. the core's example) needs no line:
+//! unless a line names it, it is registered under its kind, with no flags, and runs as [`NoCoscheduling`].
 
-use crate::policy::{dcs, dynamicq, pb, pred, Host, Policy, PolicyFlags};
+use crate::policy::{Arrival, Counter, Ctx, Host, Policy, PolicyFlags};
+use cosched_policy::config::PolicyConfig;
 
 /// One row of the registry.
 pub struct Entry {
@@ -9,7 +14,7 @@ pub struct Entry {
     pub summary: &'static str,
     /// The policy core's kinds (`cosched policies`, experiment files) whose parameters are this policy's flags,
     /// with `-` for `_` and the same defaults (checked by a test).
-    pub kinds: &'static [&'static str],
+    pub kinds: Vec<&'static str>,
     /// Its flags that no kind has: the mechanism's own knobs, each with why it is the agent's alone.
     pub agent_only: &'static [(&'static str, &'static str)],
     /// Adds the policy's flags to `cosched agent`.
@@ -29,13 +34,26 @@ impl Entry {
         Entry {
             name,
             summary,
-            kinds,
+            kinds: kinds.to_vec(),
             agent_only,
             flags: F::augment_args,
             build: |matches, host| {
                 F::check_given(matches)?;
                 F::from_arg_matches(matches)?.build(host)
             },
+        }
+    }
+
+    /// The row of a policy-core kind that does nothing and has no line of its own: no flags (such a kind has
+    /// no parameters), run as [`NoCoscheduling`].
+    fn doing_nothing(kind: &'static str, summary: &'static str) -> Entry {
+        Entry {
+            name: kind,
+            summary,
+            kinds: vec![kind],
+            agent_only: &[],
+            flags: |cmd| cmd,
+            build: |_, _| Ok(Box::new(NoCoscheduling)),
         }
     }
 
@@ -51,37 +69,35 @@ impl Entry {
 /// The policy `cosched agent` runs unless told otherwise.
 pub const DEFAULT_POLICY: &str = "dcs";
 
-/// Every policy the agent knows: one line each.
+/// Every policy the agent knows: its own, one row each ([`super::rows`], beside their `mod` lines), then the
+/// policy core's kinds that do nothing.
 pub fn registry() -> Vec<Entry> {
-    vec![
-        Entry::of::<dcs::DcsFlags>("dcs", dcs::SUMMARY, &["dcs", "budget"], dcs::AGENT_ONLY),
-        Entry::of::<pb::PbFlags>("pb", pb::SUMMARY, &["pb"], pb::AGENT_ONLY),
-        Entry::of::<pred::PredFlags>(
-            "pred",
-            pred::PRED_SUMMARY,
-            &["pred", "budget"],
-            pred::AGENT_ONLY,
-        ),
-        Entry::of::<pred::DynFlags>(
-            "dyn",
-            pred::DYN_SUMMARY,
-            &["dyn", "budget"],
-            pred::AGENT_ONLY,
-        ),
-        Entry::of::<dynamicq::DynamicqFlags>(
-            "dynamicq",
-            dynamicq::SUMMARY,
-            &["dcs", "pred", "budget"],
-            &dynamicq::AGENT_ONLY,
-        ),
-        #[cfg(test)]
-        Entry::of::<super::idle::IdleFlags>(
-            "idle",
-            "does nothing (a test of the seam)",
-            &[],
-            &[("idle_every_ms", "a test's deadline period")],
-        ),
-    ]
+    let mut all = super::rows();
+    for kind in PolicyConfig::every_kind() {
+        let parameters = kind.parameters();
+        if parameters.does_nothing() && all.iter().all(|e| e.name != kind.kind()) {
+            all.push(Entry::doing_nothing(kind.kind(), parameters.summary()));
+        }
+    }
+    all
+}
+
+/// The agent's policy for a kind that does nothing: it never acts, so the threads keep the kernel's own
+/// scheduling (what the machine does without the agent).
+struct NoCoscheduling;
+
+impl Policy for NoCoscheduling {
+    fn describe(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn counters(&self) -> &'static [Counter] {
+        &[]
+    }
+    fn on_arrival(&mut self, _ctx: &mut Ctx, _arrival: &Arrival) {}
+    fn on_window_end(&mut self, _ctx: &mut Ctx, _tid: u32) {}
+    fn tick_needed(&self) -> bool {
+        false
+    }
 }
 
 /// The agent's part of `cosched policies`: what `cosched agent --policy NAME` runs, the kinds whose parameters
@@ -92,7 +108,8 @@ pub fn render_table() -> String {
     let all = registry();
     for e in &all {
         out.push_str(&format!("{:<12} {}\n", e.name, e.summary));
-        if !e.kinds.is_empty() {
+        // A kind that does nothing has no parameters to list.
+        if !e.kinds.is_empty() && !e.flag_ids().is_empty() {
             out.push_str(&format!(
                 "{:<12}   the parameters of {} above, as flags (`cosched agent --help`: the agent's defaults)\n",
                 "",

@@ -41,6 +41,8 @@ pub fn smp_policy(config: &PolicyConfig) -> Result<SmpPolicy, String> {
         PolicyConfig::Pb(c) => SmpPolicy::PeriodicBoost(c.to_params().expect(checked)),
         PolicyConfig::Cs(c) => SmpPolicy::Cs(c.to_params().expect(checked)),
         PolicyConfig::Scs(c) => SmpPolicy::Scs(c.to_params().expect(checked)),
+        // A kind that never acts runs as the machine's own scheduler (the policy core's example).
+        other if other.parameters().does_nothing() => SmpPolicy::Irix,
         other => {
             return Err(format!(
                 "policy '{}' is not modelled on the shared-memory machine; use one of fifo, none (IRIX time \
