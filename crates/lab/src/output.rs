@@ -100,31 +100,42 @@ fn estimate(values: &[f64]) -> Estimate {
     })
 }
 
+/// One value per repetition of a series point.
+type ByRepetition = std::collections::BTreeMap<u32, f64>;
+
+/// `value` of each repetition of series `label` at K = `competitors` (runs without it left out).
+fn by_repetition(
+    records: &[RunRecord],
+    label: &str,
+    competitors: u32,
+    value: impl Fn(&RunRecord) -> Option<f64>,
+) -> ByRepetition {
+    records
+        .iter()
+        .filter(|r| r.config == label && r.competitors == competitors)
+        .filter_map(|r| value(r).map(|v| (r.repetition, v)))
+        .collect()
+}
+
+/// `own / (base · scale)` for each repetition both have: the runner runs a repetition's configurations back to
+/// back, so pairing cancels the machine's drift.
+fn paired_ratios(own: &ByRepetition, base: &ByRepetition, scale: f64) -> Vec<f64> {
+    own.iter()
+        .filter_map(|(rep, v)| base.get(rep).map(|b| v / (b * scale)))
+        .collect()
+}
+
 /// Build the comparison rows, in the experiment's order (configuration, mode, K).
 pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<ComparisonRow> {
-    let baseline = experiment
-        .configurations
-        .iter()
-        .find(|c| c.agent.is_none())
-        .map(|c| c.name.as_str());
+    let baseline = baseline_of(experiment);
     // Rate of each repetition of one series point.
     let rates_by_repetition = |config: &str, mode: &cosched_policy::spin::ReceiveMode, k: u32| {
-        let label = series_label(config, mode);
-        records
-            .iter()
-            .filter(|r| r.config == label && r.competitors == k)
-            .map(|r| (r.repetition, r.measurement.rate_per_s))
-            .collect::<std::collections::BTreeMap<u32, f64>>()
+        by_repetition(records, &series_label(config, mode), k, |r| {
+            Some(r.measurement.rate_per_s)
+        })
     };
-    // Paired ratios of `rates` to `base` (the divisor scaled by `scale`), repetition by repetition.
-    let paired = |rates: &std::collections::BTreeMap<u32, f64>,
-                  base: &std::collections::BTreeMap<u32, f64>,
-                  scale: f64| {
-        let ratios: Vec<f64> = rates
-            .iter()
-            .filter_map(|(rep, rate)| base.get(rep).map(|b| rate / (b * scale)))
-            .collect();
-        Ratio::of_pairs(&ratios)
+    let paired = |rates: &ByRepetition, base: &ByRepetition, scale: f64| {
+        Ratio::of_pairs(&paired_ratios(rates, base, scale))
     };
     let mut rows = Vec::new();
     for configuration in &experiment.configurations {
@@ -253,20 +264,15 @@ pub fn local_p99_vs_baseline(
     competitors: u32,
 ) -> Option<MedianRatio> {
     let p99_by_repetition = |series: &str| {
-        records
-            .iter()
-            .filter(|r| r.config == series && r.competitors == competitors)
-            .filter_map(|r| {
-                LocalFigures::of_record(&r.measurement).map(|f| (r.repetition, f.p99_us))
-            })
-            .collect::<std::collections::BTreeMap<u32, f64>>()
+        by_repetition(records, series, competitors, |r| {
+            LocalFigures::of_record(&r.measurement).map(|f| f.p99_us)
+        })
     };
-    let base = p99_by_repetition(baseline);
-    let ratios: Vec<f64> = p99_by_repetition(label)
-        .iter()
-        .filter_map(|(rep, p99)| base.get(rep).map(|b| p99 / b))
-        .collect();
-    MedianRatio::of_pairs(&ratios)
+    MedianRatio::of_pairs(&paired_ratios(
+        &p99_by_repetition(label),
+        &p99_by_repetition(baseline),
+        1.0,
+    ))
 }
 
 /// The [`LocalCell`] of the runs of series `label` (`configuration, mode`) at K = `competitors`; `None` if

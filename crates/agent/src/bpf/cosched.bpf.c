@@ -274,9 +274,8 @@ static __always_inline u32 hist_bucket(u64 ns)
 /* The same boosted thread is asked again on a CPU at most this often (the agent's reaction is tens of µs). */
 #define YIELD_REASK_NS 200000ULL
 
-/* Tell user space that the boosted thread `tid` holds the CPU a local task `local` waits for. */
-/* Remembers local task `tid` as waiting on CPU line `c` since `woke`: its own slot if it has one, else a free
- * or stale one, else the one that waited longest (then most likely about to run). */
+/* Remembers local task `tid` as waiting on CPU line `c` since `woke`: its own slot if it has one, else the first
+ * free one, else the one that woke first (a stale one if any; else the likeliest to run next). */
 static __always_inline void remember_local(struct cosched_cpu *c, u32 tid, u64 woke)
 {
 	u32 slot = 0, i;
@@ -286,9 +285,8 @@ static __always_inline void remember_local(struct cosched_cpu *c, u32 tid, u64 w
 			slot = i;
 			break;
 		}
-		if (!c->local_waiting[i] ||
-		    (woke > c->local_woke_ns[i] && woke - c->local_woke_ns[i] >= COSCHED_LOCAL_WAIT_STALE_NS) ||
-		    (c->local_waiting[slot] && c->local_woke_ns[i] < c->local_woke_ns[slot]))
+		if (c->local_waiting[slot] &&
+		    (!c->local_waiting[i] || c->local_woke_ns[i] < c->local_woke_ns[slot]))
 			slot = i;
 	}
 	c->local_waiting[slot] = tid;
@@ -301,8 +299,10 @@ static __always_inline u64 forget_local(struct cosched_cpu *c, u32 tid)
 {
 	u32 i;
 
+	if (!tid)
+		return 0; /* the idle task: never a local one */
 	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
-		if (c->local_waiting[i] == tid && tid) {
+		if (c->local_waiting[i] == tid) {
 			c->local_waiting[i] = 0;
 			return c->local_woke_ns[i];
 		}
@@ -324,6 +324,7 @@ static __always_inline u32 waiting_local(struct cosched_cpu *c, u64 now)
 	return 0;
 }
 
+/* Tell user space that the boosted thread `tid` holds the CPU a local task `local` waits for. */
 static __always_inline void ask_to_yield(struct cosched_cpu *c, u32 tid, u32 tgid, u32 cpu, u32 local, u64 now)
 {
 	if (c->asked_tid == tid && now - c->asked_ns < YIELD_REASK_NS)
@@ -520,11 +521,8 @@ int BPF_PROG(cosched_migrate, struct task_struct *p, int dest_cpu)
 {
 	struct cosched_cpu *from, *to;
 	u32 tid = p->pid;
-
 	u64 woke;
 
-	if (!tid)
-		return 0;
 	from = &cpus[task_cpu_of(p) % COSCHED_STAT_CPUS];
 	woke = forget_local(from, tid);
 	if (!woke)

@@ -19,8 +19,8 @@
 //! are unit-tested with made-up tasks and no root ([`crate::engine`]'s test doubles).
 //!
 //! Adding a policy: write its module (a flags struct deriving `clap::Args` that implements [`PolicyFlags`],
-//! the policy implementing [`Policy`]), then its `mod` line and its row in `rows()` here. `cosched agent --policy NAME` picks
-//! it; its flags and its counters (the `policy` section of the statistics) come with it.
+//! the policy implementing [`Policy`]), then its `mod` line and its row in `rows()` here. `cosched agent
+//! --policy NAME` picks it; its flags and its counters (the `policy` section of the statistics) come with it.
 //! A policy-core kind that does nothing (`cosched_policy::config::PolicyParameters::does_nothing`) needs neither:
 //! [`registry()`] adds it under its kind, run as no coscheduling.
 //!
