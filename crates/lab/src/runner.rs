@@ -3,12 +3,13 @@
 //!
 //! One run:
 //! ```text
-//! start K competitors per node (pinned to the node's CPU, in the competitors' cpu cgroup: the experiment's,
-//!     or their own with lab.competitors_cgroup = "own"); settle
+//! place K competitors per node (pinned to the node's CPU, in the competitors' cpu cgroup: the experiment's,
+//!     or their own with lab.competitors_cgroup = "own"), held at a gate
 //! lab.local_probe: place one cosched-local wake-up probe per node CPU (pinned, the probes' own cpu cgroup),
 //!     held at a gate
 //! start the agent (agent configurations)
-//! start the job's processes held at their gates (lab.job_session = "own": each in a new session)
+//! place the job's processes held at their gates (lab.job_session = "own": each in a new session)
+//! release the competitors; settle
 //! sample: competitor CPU, /proc/stat busy, cgroup CPU, agent CPU, lab CPU, wall clock
 //! release the job's processes (servers first; under `cosched run` with the agent), then the probes; wait for
 //!     the job's processes
@@ -143,13 +144,17 @@ pub fn run_once(
         c
     };
 
+    // Every process of the run is placed (forked, moved into its cgroups) before any competitor runs: beside
+    // competitors at cpu.shares 262144 the lab and the kernel's threads in the root cpu cgroup get 1/257 of a
+    // CPU, and each cgroup attach waits for an RCU grace period, so a CI run's setup under running competitors
+    // had not placed a 2-rank job after 60 s. Competitors and probes are held at a gate like the job.
     let mut competitors = spawn_competitors(
         cluster,
         binaries,
         spec.competitors,
         competitor_bound_s(experiment),
     )?;
-    // Placed now, held at a gate, let go with the job (see `spawn_probes`).
+    // Let go with the job (see `spawn_probes`).
     let mut probes = if experiment.lab.local_probe {
         spawn_probes(
             cluster,
@@ -161,7 +166,6 @@ pub fn run_once(
     } else {
         Vec::new()
     };
-    settle(&mut competitors, experiment.lab.settle_ms)?;
 
     let agent = match &spec.configuration.agent {
         Some(settings) => Some(AgentHandle::start(
@@ -186,6 +190,10 @@ pub fn run_once(
     )?;
     let mut processes = spawn_job(experiment, cluster, &job, agent.as_ref())?;
     check_probes(&mut probes)?;
+    for c in &mut competitors {
+        c.process.release()?;
+    }
+    settle(&mut competitors, experiment.lab.settle_ms)?;
     let placement = placements(&competitors, &probes, &processes);
 
     // Baseline samples, right before the job starts.
@@ -245,8 +253,7 @@ pub fn run_once(
 /// `--duration-s bound_s` like a competitor.
 ///
 /// They are placed right after the competitors and held at a gate until the job's processes are let go, so
-/// that the agent's start and the job's placement (each cgroup v1 attach waits for an RCU grace period) happen
-/// beside the competitors alone, as without probes, and the probes measure the job's run.
+/// that the probes measure the job's run, not the competitors' settling.
 fn spawn_probes(
     cluster: &Cluster,
     binaries: &Binaries,
@@ -395,7 +402,8 @@ pub fn competitor_bound_s(experiment: &LabExperiment) -> f64 {
         + 60.0
 }
 
-/// K competitors per node, pinned with the node, each with its own deadline (`--duration-s bound_s`).
+/// K competitors per node, pinned with the node, each with its own deadline (`--duration-s bound_s`), held at
+/// their gates (released by `run_once` once the job is placed).
 fn spawn_competitors(
     cluster: &Cluster,
     binaries: &Binaries,
@@ -410,7 +418,7 @@ fn spawn_competitors(
             command
                 .args(prefix)
                 .args(["--duration-s", &format!("{bound_s:.0}")]);
-            let process = ManagedProcess::spawn(
+            let process = ManagedProcess::spawn_gated(
                 format!("n{node} competitor {k}"),
                 command,
                 &cluster.competitor_placement(node)?,
