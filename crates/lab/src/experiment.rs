@@ -10,7 +10,7 @@
 //!
 //! [program]
 //! kind = "pingpong"                   # pingpong | barrier | stencil | masterslave | alltoall | multigrid
-//!                                     # | mpi-pingpong
+//!                                     # | mpi-pingpong | lammps
 //! duration_s = 5.0                    # or: count = 100000 (round trips / iterations / V-cycles)
 //! message_bytes = 128                 # alltoall: each block; multigrid: a finest-level halo
 //! args = ["--compute-us", "500"]      # appended to every rank's command line (e.g. multigrid's --levels)
@@ -107,10 +107,13 @@ pub enum ProgramKind {
     Multigrid,
     /// `mpi_pingpong` (Open MPI, TCP) launched by `mpirun` across the node namespaces.
     MpiPingpong,
+    /// LAMMPS (the system's `lmp`, Debian `lammps`) on its `melt` example for `count` timesteps, launched by
+    /// `mpirun` across the node namespaces like `mpi-pingpong`: a program nobody here wrote ([`crate::programs`]).
+    Lammps,
 }
 
 impl ProgramKind {
-    pub const ALL: [ProgramKind; 7] = [
+    pub const ALL: [ProgramKind; 8] = [
         ProgramKind::Pingpong,
         ProgramKind::Barrier,
         ProgramKind::Stencil,
@@ -118,6 +121,7 @@ impl ProgramKind {
         ProgramKind::Alltoall,
         ProgramKind::Multigrid,
         ProgramKind::MpiPingpong,
+        ProgramKind::Lammps,
     ];
 
     /// The name used in experiment files.
@@ -130,7 +134,13 @@ impl ProgramKind {
             ProgramKind::Alltoall => "alltoall",
             ProgramKind::Multigrid => "multigrid",
             ProgramKind::MpiPingpong => "mpi-pingpong",
+            ProgramKind::Lammps => "lammps",
         }
+    }
+
+    /// Whether `mpirun` starts it across the nodes (through the cluster's MPI launcher).
+    pub fn is_mpi(self) -> bool {
+        matches!(self, ProgramKind::MpiPingpong | ProgramKind::Lammps)
     }
 
     /// The fewest nodes the program can run on.
@@ -624,6 +634,22 @@ fn resolve(file: ExperimentFile, path: &Path) -> Result<LabExperiment, Experimen
         return Err(invalid("repetitions", "must be at least 1".into()));
     }
 
+    if file.program.kind == ProgramKind::Lammps {
+        // Open MPI's progress engine polls while a rank waits: that is the only way LAMMPS receives, and no
+        // flag of ours changes it, so the file must say so rather than name a mode that is not run.
+        if receive_modes != [ReceiveMode::SpinOnly] {
+            return Err(invalid(
+                "receive_modes",
+                "lammps receives as Open MPI does (its progress engine polls): give [\"spin-only\"]".into(),
+            ));
+        }
+        if file.program.count.is_none() {
+            return Err(invalid(
+                "program",
+                "lammps runs a number of timesteps: give count (e.g. 2000), not duration_s".into(),
+            ));
+        }
+    }
     let length = match (file.program.duration_s, file.program.count) {
         (Some(_), Some(_)) => {
             return Err(invalid(
@@ -1117,18 +1143,40 @@ dcs_exponent = -1
     fn every_program_kind_is_read_by_its_name() {
         for kind in ProgramKind::ALL {
             let nodes = kind.max_nodes().unwrap_or(4);
-            let text = MINIMAL
+            let mut text = MINIMAL
                 .replace(
                     "kind = \"pingpong\"",
                     &format!("kind = \"{}\"", kind.name()),
                 )
                 .replace("nodes = 2", &format!("nodes = {nodes}"));
+            if kind == ProgramKind::Lammps {
+                text = text
+                    .replace(
+                        r#"["spin-only", "spin-block:1600", "block"]"#,
+                        r#"["spin-only"]"#,
+                    )
+                    .replace("duration_s = 1.0", "count = 100");
+            }
             let e = parse(&text).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
             assert_eq!(e.program.kind, kind);
             assert!(e
                 .describe()
                 .contains(&format!("program         {} (", kind.name())));
         }
+        // LAMMPS receives only as Open MPI does and runs a number of timesteps: the file must say so.
+        let lammps = MINIMAL.replace("kind = \"pingpong\"", "kind = \"lammps\"");
+        let err = parse(&lammps).unwrap_err().to_string();
+        assert!(
+            err.contains("`receive_modes`") && err.contains("[\"spin-only\"]"),
+            "{err}"
+        );
+        let err = parse(&lammps.replace(
+            r#"["spin-only", "spin-block:1600", "block"]"#,
+            r#"["spin-only"]"#,
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("give count"), "{err}");
         // The seed-003 NAS programs run on any number of nodes from 2.
         for kind in [ProgramKind::Alltoall, ProgramKind::Multigrid] {
             assert_eq!((kind.min_nodes(), kind.max_nodes()), (2, None));

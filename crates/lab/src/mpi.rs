@@ -26,6 +26,8 @@ pub struct MpiLauncher {
     dir: tempfile::TempDir,
     hostfile: PathBuf,
     rsh_agent: PathBuf,
+    /// The LAMMPS input of a `lammps` experiment, in the same private directory.
+    lammps_deck: Option<PathBuf>,
 }
 
 impl MpiLauncher {
@@ -72,7 +74,21 @@ impl MpiLauncher {
             dir,
             hostfile,
             rsh_agent,
+            lammps_deck: None,
         })
+    }
+
+    /// Writes `deck` (a LAMMPS input) into the launcher's private directory, for every run of the experiment.
+    pub fn with_lammps_deck(mut self, deck: &str) -> Result<MpiLauncher> {
+        let path = self.dir.path().join("in.lammps");
+        create_new(&path, 0o644, deck)?;
+        self.lammps_deck = Some(path);
+        Ok(self)
+    }
+
+    /// The LAMMPS input written by [`MpiLauncher::with_lammps_deck`].
+    pub fn lammps_deck(&self) -> Option<&Path> {
+        self.lammps_deck.as_deref()
     }
 
     /// `mpirun` arguments that start one rank of `program args` per node.

@@ -72,7 +72,10 @@ pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), Pref
         needed.push(crate::experiment::LOCAL_PROBE_BINARY.into());
     }
     let plan_program = programs::program_binary(experiment.program.kind);
-    needed.push(plan_program.to_string());
+    // LAMMPS is the system's, not a benchmark of ours (checked below).
+    if experiment.program.kind != ProgramKind::Lammps {
+        needed.push(plan_program.to_string());
+    }
     for name in needed {
         let (path, _) = binaries.bench_invocation(&name);
         if !path.is_file() {
@@ -90,8 +93,22 @@ pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), Pref
             ));
         }
     }
-    if experiment.program.kind == ProgramKind::MpiPingpong && !has_command("mpirun", "--version") {
+    if experiment.program.kind.is_mpi() && !has_command("mpirun", "--version") {
         problems.push("`mpirun` not found: apt-get install openmpi-bin".into());
+    }
+    if experiment.program.kind == ProgramKind::Lammps {
+        if !has_command(programs::LAMMPS_BINARY, "-h") {
+            problems.push(format!(
+                "`{}` (LAMMPS) not found: apt-get install lammps",
+                programs::LAMMPS_BINARY
+            ));
+        }
+        if !std::path::Path::new(programs::LAMMPS_EXAMPLE).is_file() {
+            problems.push(format!(
+                "LAMMPS's example input {} not found: apt-get install lammps",
+                programs::LAMMPS_EXAMPLE
+            ));
+        }
     }
     if experiment.configurations.iter().any(|c| c.agent.is_some()) {
         let help = Command::new(&binaries.cosched)

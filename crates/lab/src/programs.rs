@@ -1,6 +1,12 @@
 //! How each benchmark program is placed on the emulated nodes: the command line of every node's process, and
 //! how its one-line JSON result is read (`cosched_bench::result::ResultLine`, the struct the programs write).
 //! This is the lab's whole contract with `cosched-bench`.
+//!
+//! One program is not ours: LAMMPS (`kind = "lammps"`), the system's `lmp` on its own `melt` example
+//! ([`LAMMPS_EXAMPLE`], 4,000 Lennard-Jones atoms) with `run <count>`, two ranks over Open MPI's TCP transport.
+//! Its result line is made from what LAMMPS itself prints at the end of the run — `Loop time of T on P procs for S
+//! steps with A atoms` and `C% CPU use` — so the rate is timesteps per second of LAMMPS's own timed loop (MPI
+//! start-up and the deck's setup excluded), and `cpu_s` is rank 0's share of that loop.
 
 use crate::binaries::Binaries;
 use crate::experiment::{ProgramKind, ProgramSpec, RunLength};
@@ -27,7 +33,97 @@ pub fn program_binary(kind: ProgramKind) -> &'static str {
         ProgramKind::Alltoall => "cosched-alltoall",
         ProgramKind::Multigrid => "cosched-multigrid",
         ProgramKind::MpiPingpong => "mpi_pingpong",
+        ProgramKind::Lammps => LAMMPS_BINARY,
     }
+}
+
+/// LAMMPS's executable, from the system (Debian `lammps`), found on `PATH`.
+pub const LAMMPS_BINARY: &str = "lmp";
+
+/// The LAMMPS input the `lammps` program runs: the package's melt example, its `run` line set to the count.
+pub const LAMMPS_EXAMPLE: &str = "/usr/share/lammps/examples/melt/in.melt";
+
+/// `example` (a LAMMPS input) with its `run` command set to `steps` timesteps; an input without exactly one
+/// `run` command is an error (the lab would not know what it times).
+pub fn lammps_deck(example: &str, steps: u64) -> Result<String> {
+    let is_run = |line: &str| line.split_whitespace().next() == Some("run");
+    let runs = example.lines().filter(|l| is_run(l)).count();
+    if runs != 1 {
+        anyhow::bail!(
+            "the LAMMPS input has {runs} `run` commands; the lab needs exactly one to set"
+        );
+    }
+    Ok(example
+        .lines()
+        .map(|l| {
+            if is_run(l) {
+                format!("run\t\t{steps}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n")
+}
+
+/// The job's result line from LAMMPS's own report on stdout: `Loop time of T on P procs for S steps with A
+/// atoms` (the last one) and, if printed, `C% CPU use`.
+fn lammps_result(stdout: &str) -> Result<ResultLine> {
+    let loop_line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("Loop time of "))
+        .with_context(|| {
+            format!(
+                "no `Loop time of ...` line in LAMMPS's output (did the run end?): {:?}",
+                stdout.lines().rev().take(5).collect::<Vec<_>>()
+            )
+        })?;
+    // "Loop time of 1.55331 on 2 procs for 2000 steps with 4000 atoms"
+    let words: Vec<&str> = loop_line.split_whitespace().collect();
+    let field = |i: usize, what: &str| {
+        words
+            .get(i)
+            .with_context(|| format!("LAMMPS's {loop_line:?} has no {what}"))
+    };
+    let seconds: f64 = field(3, "loop time")?
+        .parse()
+        .with_context(|| format!("LAMMPS's loop time in {loop_line:?}"))?;
+    let procs: usize = field(5, "process count")?
+        .parse()
+        .with_context(|| format!("LAMMPS's process count in {loop_line:?}"))?;
+    let steps: u64 = field(8, "step count")?
+        .parse()
+        .with_context(|| format!("LAMMPS's step count in {loop_line:?}"))?;
+    if !(seconds.is_finite() && seconds > 0.0) {
+        anyhow::bail!("LAMMPS's loop time {seconds} in {loop_line:?} is not a positive time");
+    }
+    // "92.7% CPU use with 2 MPI tasks x 1 OpenMP threads": rank 0's CPU over the loop.
+    let cpu_use = stdout
+        .lines()
+        .rev()
+        .find_map(|l| {
+            l.split_once("% CPU use")
+                .map(|(pct, _)| pct.trim().parse::<f64>())
+        })
+        .transpose()
+        .context("LAMMPS's `% CPU use`")?
+        .unwrap_or(0.0);
+    let mut line = ResultLine::new(
+        "lammps",
+        0,
+        procs,
+        cosched_bench::result::Status::Complete,
+        steps,
+        std::time::Duration::from_secs_f64(seconds),
+        cosched_bench::stats::CpuTimes {
+            user_s: seconds * cpu_use / 100.0,
+            sys_s: 0.0,
+        },
+    );
+    line.latency_of = Some("timestep".into());
+    Ok(line)
 }
 
 /// One process the lab starts for the parallel job.
@@ -68,13 +164,29 @@ pub fn plan(
     mpi: Option<&MpiLauncher>,
 ) -> Result<Vec<NodeProcess>> {
     let nodes = network.nodes();
-    if spec.kind == ProgramKind::MpiPingpong {
-        let program = binaries.bench(program_binary(spec.kind));
+    if spec.kind.is_mpi() {
         let mpi = mpi.context("an MPI program needs the cluster's MPI launcher")?;
+        let (program, args) = match spec.kind {
+            ProgramKind::Lammps => {
+                let deck = mpi
+                    .lammps_deck()
+                    .context("the cluster's MPI launcher has no LAMMPS input")?;
+                let mut args: Vec<String> = ["-in", &deck.display().to_string(), "-log", "none"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                args.extend(spec.extra_args.iter().cloned());
+                (PathBuf::from(LAMMPS_BINARY), args)
+            }
+            _ => (
+                binaries.bench(program_binary(spec.kind)),
+                common_args(spec, mode),
+            ),
+        };
         return Ok(vec![NodeProcess {
             node: 0,
             program: PathBuf::from("mpirun"),
-            args: mpi.mpirun_args(nodes, &program, &common_args(spec, mode)),
+            args: mpi.mpirun_args(nodes, &program, &args),
             reports: true,
         }]);
     }
@@ -105,7 +217,15 @@ pub fn plan(
         .collect())
 }
 
-/// The job's result line: the last JSON line of the reporting process's stdout.
+/// The job's result line from its reporting process's stdout: LAMMPS's own report, or our programs' JSON line.
+pub fn read_job_result(kind: ProgramKind, stdout: &str) -> Result<ResultLine> {
+    match kind {
+        ProgramKind::Lammps => lammps_result(stdout),
+        _ => read_result(stdout),
+    }
+}
+
+/// A result line of one of our programs: the last JSON line of its stdout.
 pub fn read_result(stdout: &str) -> Result<ResultLine> {
     let line = last_json_line(stdout).with_context(|| {
         format!(
@@ -158,8 +278,8 @@ mod tests {
         let bins = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/src/bin");
         for kind in ProgramKind::ALL {
             let binary = program_binary(kind);
-            if kind == ProgramKind::MpiPingpong {
-                continue; // built by crates/bench/mpi/build.sh
+            if kind.is_mpi() {
+                continue; // built by crates/bench/mpi/build.sh, or the system's (LAMMPS)
             }
             assert!(
                 bins.join(format!("{binary}.rs")).is_file(),
@@ -167,6 +287,51 @@ mod tests {
                 kind.name()
             );
         }
+    }
+
+    #[test]
+    fn the_lammps_deck_sets_the_one_run_command_and_refuses_an_input_without_one() {
+        let example = "units\t\tlj\nthermo\t\t50\nrun\t\t250\n";
+        let deck = lammps_deck(example, 2000).unwrap();
+        assert_eq!(deck, "units\t\tlj\nthermo\t\t50\nrun\t\t2000\n");
+        // `run_style` or a comment is not a run command.
+        let err = lammps_deck("run_style verlet\n# run 5\n", 10)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("0 `run` commands"), "{err}");
+        let err = lammps_deck("run 1\nrun 2\n", 10).unwrap_err().to_string();
+        assert!(err.contains("2 `run` commands"), "{err}");
+    }
+
+    #[test]
+    fn lammps_output_becomes_a_result_line_of_timesteps_per_second() {
+        let out = "Step Temp E_pair\n    2000   1.6 -4.7\n\
+                   Loop time of 1.6 on 2 procs for 2000 steps with 4000 atoms\n\n\
+                   Performance: 540000.000 tau/day, 1250.000 timesteps/s\n\
+                   92.5% CPU use with 2 MPI tasks x 1 OpenMP threads\n";
+        let r = read_job_result(ProgramKind::Lammps, out).unwrap();
+        assert_eq!(
+            (r.program.as_str(), r.ranks, r.work_done),
+            ("lammps", 2, 2000)
+        );
+        assert_eq!(r.wall_s, 1.6);
+        assert!((r.rate_per_s - 1250.0).abs() < 1e-9);
+        assert!((r.cpu_s - 1.48).abs() < 1e-9, "{}", r.cpu_s);
+        // A run that never reached its loop's end, or a malformed report, says what is missing.
+        let err = format!(
+            "{:#}",
+            read_job_result(ProgramKind::Lammps, "ERROR: Lost atoms\n").unwrap_err()
+        );
+        assert!(err.contains("no `Loop time of ...` line"), "{err}");
+        let err = format!(
+            "{:#}",
+            read_job_result(
+                ProgramKind::Lammps,
+                "Loop time of x on 2 procs for 2000 steps\n"
+            )
+            .unwrap_err()
+        );
+        assert!(err.contains("loop time"), "{err}");
     }
 
     #[test]

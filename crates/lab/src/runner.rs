@@ -220,7 +220,7 @@ pub fn run_once(
     let agent_log = agent.map(AgentHandle::stop).transpose()?;
     drop(competitors);
 
-    let line = job_result(&job, &exits)?;
+    let line = job_result(experiment.program.kind, &job, &exits)?;
     let setting = run_setting(experiment, cluster, spec);
     let readings = local
         .iter()
@@ -491,7 +491,7 @@ fn sample_cpu(
 }
 
 /// The job's result line, once every process of it succeeded: the reporting process's last JSON line.
-fn job_result(job: &[NodeProcess], exits: &[Exit]) -> Result<ResultLine> {
+fn job_result(kind: ProgramKind, job: &[NodeProcess], exits: &[Exit]) -> Result<ResultLine> {
     for (p, exit) in job.iter().zip(exits) {
         if !exit.success() {
             bail!(
@@ -506,7 +506,7 @@ fn job_result(job: &[NodeProcess], exits: &[Exit]) -> Result<ResultLine> {
         .iter()
         .position(|p| p.reports)
         .context("the job has no reporting process")?;
-    programs::read_result(&exits[reporter].stdout).with_context(|| {
+    programs::read_job_result(kind, &exits[reporter].stdout).with_context(|| {
         format!(
             "n{} {}",
             job[reporter].node,
@@ -566,8 +566,19 @@ pub fn run_experiment(
         experiment.lab.local_probe,
     )
     .context("building the emulated cluster")?;
-    let mpi = match experiment.program.kind {
-        ProgramKind::MpiPingpong => Some(MpiLauncher::create(&cluster)?),
+    let mpi = match (experiment.program.kind, experiment.program.length) {
+        (ProgramKind::Lammps, RunLength::Count { units }) => {
+            let example = std::fs::read_to_string(programs::LAMMPS_EXAMPLE).with_context(|| {
+                format!(
+                    "reading LAMMPS's example input {} (apt-get install lammps)",
+                    programs::LAMMPS_EXAMPLE
+                )
+            })?;
+            let deck = programs::lammps_deck(&example, units)
+                .with_context(|| format!("in {}", programs::LAMMPS_EXAMPLE))?;
+            Some(MpiLauncher::create(&cluster)?.with_lammps_deck(&deck)?)
+        }
+        (kind, _) if kind.is_mpi() => Some(MpiLauncher::create(&cluster)?),
         _ => None,
     };
     let runs = plan(experiment);

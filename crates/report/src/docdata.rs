@@ -30,7 +30,15 @@
 //! ![what it shows](figures/data/NAME-slowdown.svg)
 //! ```
 //!
-//! (one line in the page). A cell is read by its leading number (`90 %` is 90, `240,000 (2 of 3 runs)` is 240000);
+//! (one line in the page). A long table — one row per configuration × K, as the lab's — is drawn with
+//! `where=COLUMN=VALUE` (repeatable: only the rows with that cell) and `by=COLUMN` (each `y` column split into one
+//! line per distinct value of that column, named by the value, in the order the rows first show it):
+//!
+//! ```text
+//! <!-- plot: lab-pingpong-dcs x="K" y="of fair bound" by="configuration" where="mode=spin-only" svg="..." -->
+//! ```
+//!
+//! A cell is read by its leading number (`90 %` is 90, `240,000 (2 of 3 runs)` is 240000);
 //! a row without one in x or in a line's column leaves that point out. [`update_docs`] renders every figure
 //! ([`crate::plot::render_lines`], deterministic) and, like a table, reports one whose SVG is missing or differs.
 
@@ -45,6 +53,9 @@ pub const DATA_DIR: &str = "docs/data";
 const OPEN: &str = "<!-- table: ";
 const CLOSE: &str = "<!-- /table -->";
 const PLOT: &str = "<!-- plot: ";
+
+/// One line of a figure: its name and its points (x, y).
+pub type NamedLine = (String, Vec<(f64, f64)>);
 
 /// A figure a page draws from a table (its marker, parsed).
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +73,10 @@ pub struct PlotSpec {
     pub y_label: String,
     pub x_axis: crate::plot::Axis,
     pub y_axis: crate::plot::Axis,
+    /// Only the rows whose cell in each column equals the value.
+    pub filters: Vec<(String, String)>,
+    /// Each line split by the values of this column.
+    pub by: Option<String>,
 }
 
 impl PlotSpec {
@@ -85,6 +100,8 @@ impl PlotSpec {
             y_label: String::new(),
             x_axis: Axis::Linear,
             y_axis: Axis::Linear,
+            filters: Vec::new(),
+            by: None,
         };
         for option in options {
             match option.split_once('=') {
@@ -93,11 +110,18 @@ impl PlotSpec {
                 Some(("svg", v)) => spec.svg = v.to_string(),
                 Some(("title", v)) => spec.title = v.to_string(),
                 Some(("ylabel", v)) => spec.y_label = v.to_string(),
+                Some(("by", v)) => spec.by = Some(v.to_string()),
+                Some(("where", v)) => {
+                    let (column, value) = v.split_once('=').with_context(|| {
+                        format!("where={v:?}: give where=\"COLUMN=VALUE\"")
+                    })?;
+                    spec.filters.push((column.to_string(), value.to_string()));
+                }
                 None if option == "log-x" => spec.x_axis = Axis::Log,
                 None if option == "log-y" => spec.y_axis = Axis::Log,
                 _ => bail!(
-                    "`{option}` is not a plot option: x=COLUMN, y=COLUMN (repeatable), svg=PATH, title=TEXT, \
-                     ylabel=TEXT, log-x, log-y"
+                    "`{option}` is not a plot option: x=COLUMN, y=COLUMN (repeatable), by=COLUMN, \
+                     where=COLUMN=VALUE (repeatable), svg=PATH, title=TEXT, ylabel=TEXT, log-x, log-y"
                 ),
             }
         }
@@ -121,6 +145,15 @@ impl PlotSpec {
 
     /// The figure drawn from `table`; a column the table lacks is an error naming it.
     pub fn render(&self, table: &DocTable) -> anyhow::Result<String> {
+        crate::plot::render_lines(
+            &self.title,
+            (&self.x, self.x_axis, &self.y_label, self.y_axis),
+            &self.series(table)?,
+        )
+    }
+
+    /// The lines the figure draws, each (name, points (x, y)).
+    pub fn series(&self, table: &DocTable) -> anyhow::Result<Vec<NamedLine>> {
         let column = |name: &str| {
             table
                 .columns
@@ -134,21 +167,54 @@ impl PlotSpec {
                 })
         };
         let xi = column(&self.x)?;
+        let filters = self
+            .filters
+            .iter()
+            .map(|(c, v)| Ok((column(c)?, v.as_str())))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let rows: Vec<&Vec<String>> = table
+            .rows
+            .iter()
+            .filter(|row| filters.iter().all(|(i, v)| row[*i] == *v))
+            .collect();
+        if rows.is_empty() {
+            bail!("no row of table `{}` has {:?}", table.name, self.filters);
+        }
+        // The lines: (name, the rows it draws), one per `by` value in the order of first appearance, or one.
+        let groups: Vec<(Option<&str>, Vec<&Vec<String>>)> = match &self.by {
+            None => vec![(None, rows)],
+            Some(by) => {
+                let bi = column(by)?;
+                let mut groups: Vec<(Option<&str>, Vec<&Vec<String>>)> = Vec::new();
+                for row in rows {
+                    match groups
+                        .iter_mut()
+                        .find(|(v, _)| *v == Some(row[bi].as_str()))
+                    {
+                        Some((_, g)) => g.push(row),
+                        None => groups.push((Some(row[bi].as_str()), vec![row])),
+                    }
+                }
+                groups
+            }
+        };
         let mut series = Vec::new();
         for y in &self.ys {
             let yi = column(y)?;
-            let points = table
-                .rows
-                .iter()
-                .filter_map(|row| Some((leading_number(&row[xi])?, leading_number(&row[yi])?)))
-                .collect();
-            series.push((y.clone(), points));
+            for (value, rows) in &groups {
+                let points = rows
+                    .iter()
+                    .filter_map(|row| Some((leading_number(&row[xi])?, leading_number(&row[yi])?)))
+                    .collect();
+                let name = match (value, self.ys.len()) {
+                    (None, _) => y.clone(),
+                    (Some(v), 1) => v.to_string(),
+                    (Some(v), _) => format!("{v}: {y}"),
+                };
+                series.push((name, points));
+            }
         }
-        crate::plot::render_lines(
-            &self.title,
-            (&self.x, self.x_axis, &self.y_label, self.y_axis),
-            &series,
-        )
+        Ok(series)
     }
 }
 
@@ -819,6 +885,53 @@ mod tests {
             err.contains("docs/page.md:") && err.contains("no column \"MWT\""),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_long_table_is_drawn_one_line_per_value_of_by_among_the_rows_where_selects() {
+        let mut t = DocTable::new("lab", ["configuration", "mode", "K", "rate"]);
+        for (configuration, mode, k, rate) in [
+            ("no-agent", "spin-only", "0", "100"),
+            ("no-agent", "spin-only", "1", "20"),
+            ("no-agent", "block", "1", "7"),
+            ("agent", "spin-only", "0", "101"),
+            ("agent", "spin-only", "1", "45 ± 3"),
+        ] {
+            t.push(vec![
+                configuration.into(),
+                mode.into(),
+                k.into(),
+                rate.into(),
+            ]);
+        }
+        let spec = PlotSpec::parse(
+            "lab x=K y=rate by=configuration where=\"mode=spin-only\" svg=\"f.svg\" -->",
+        )
+        .unwrap();
+        assert_eq!(
+            spec.series(&t).unwrap(),
+            [
+                ("no-agent".to_string(), vec![(0.0, 100.0), (1.0, 20.0)]),
+                ("agent".to_string(), vec![(0.0, 101.0), (1.0, 45.0)]),
+            ]
+        );
+        // Two y columns: each line is named by value and column.
+        let two = PlotSpec::parse("lab x=K y=rate y=K by=mode svg=\"f.svg\" -->").unwrap();
+        let names: Vec<String> = two.series(&t).unwrap().into_iter().map(|s| s.0).collect();
+        assert_eq!(
+            names,
+            ["spin-only: rate", "block: rate", "spin-only: K", "block: K"]
+        );
+        // A filter that keeps nothing, or names no column, says so.
+        let none = PlotSpec::parse("lab x=K y=rate where=\"mode=spin\" svg=\"f.svg\" -->").unwrap();
+        assert!(none.series(&t).unwrap_err().to_string().contains("no row"));
+        let bad = PlotSpec::parse("lab x=K y=rate where=\"moed=block\" svg=\"f.svg\" -->").unwrap();
+        assert!(bad
+            .series(&t)
+            .unwrap_err()
+            .to_string()
+            .contains("no column \"moed\""));
+        assert!(PlotSpec::parse("lab x=K y=rate where=mode svg=\"f.svg\" -->").is_err());
     }
 
     #[test]
