@@ -242,55 +242,7 @@ impl ParallelProgram {
     }
 }
 
-/// The node's own timesharing scheduler.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-/// In an experiment file it is the `[os]` table (or a configuration's `os = { model = "...", ... }`), tagged by
-/// `model`; unknown fields are rejected. Every model has the field `run_queue` ([`RunQueue`]; default
-/// `per-cpu`); a model that cannot share one queue among a node's CPUs refuses `shared` before the run starts.
-#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum OsModel {
-    /// Solaris 2.4 TS dispatcher, seed `000` Table 1. `slpret_ablation` sets `ts_slpret[n] = n` (Figure 9).
-    SolarisTs {
-        #[serde(default)]
-        slpret_ablation: bool,
-        #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
-        run_queue: RunQueue,
-    },
-    /// Linux 2.2 counters, goodness and epochs, seed `003` §2 ([`crate::os::linux22`]): every task's static
-    /// `priority` (default 20, a 210 ms slice).
-    #[serde(rename = "linux-2.2")]
-    Linux22 {
-        #[serde(default = "default_linux_priority")]
-        priority: u32,
-        /// How tasks get their quantum (seed `004`): 2.2's own `priority`, STATICQ or DYNAMICQ.
-        #[serde(default, skip_serializing_if = "QuantumConfig::is_priority")]
-        quantum: QuantumConfig,
-        #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
-        run_queue: RunQueue,
-    },
-    /// Windows NT 4.0 Server, seed `002` ([`crate::os::nt4`]): a fixed `quantum_ms` (120; 180 for the MP HAL),
-    /// the fairness monitor publishing the mean ready count every `monitor_window_ms` (100), and the NIC's scan of
-    /// the running-thread table every `nic_scan_us` (1000: "about once per millisecond", §2.2.2), so DCS decides
-    /// on data up to that stale. The system's own threads (above NORMAL priority) take each CPU for bursts of
-    /// `system_burst_us` on average (100), `system_load_percent` of its time (1.0; 0 turns them off), at random
-    /// (Poisson) times drawn from the run's RNG, each CPU on its own ([`crate::world`]); a clock tick inside a
-    /// burst charges no thread's quantum ([`crate::os::nt4`]).
-    #[serde(rename = "nt-4.0")]
-    Nt4 {
-        #[serde(default = "default_nt_quantum_ms")]
-        quantum_ms: u64,
-        #[serde(default = "default_nt_monitor_window_ms")]
-        monitor_window_ms: u64,
-        #[serde(default = "default_nt_scan_us")]
-        nic_scan_us: u64,
-        #[serde(default = "default_nt_system_load_percent")]
-        system_load_percent: f64,
-        #[serde(default = "default_nt_system_burst_us")]
-        system_burst_us: u64,
-        #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
-        run_queue: RunQueue,
-    },
-}
+pub use crate::os::OsModel;
 
 /// How a node's CPUs share out its runnable processes: the `[os]` table's `run_queue = "per-cpu" | "shared"`.
 ///
@@ -317,7 +269,7 @@ impl RunQueue {
     /// Every value, in the order messages list them.
     pub const ALL: [RunQueue; 2] = [RunQueue::PerCpu, RunQueue::Shared];
 
-    fn is_per_cpu(&self) -> bool {
+    pub(crate) fn is_per_cpu(&self) -> bool {
         *self == RunQueue::PerCpu
     }
 
@@ -360,170 +312,6 @@ impl<'de> Deserialize<'de> for RunQueue {
             }
         }
         deserializer.deserialize_str(Name)
-    }
-}
-
-fn default_nt_quantum_ms() -> u64 {
-    120
-}
-fn default_nt_monitor_window_ms() -> u64 {
-    100
-}
-fn default_nt_scan_us() -> u64 {
-    1_000
-}
-/// NT 4.0's own threads take about 1 % of a CPU (docs/sim-nt.md, "Phase drift" [A]).
-pub const DEFAULT_NT_SYSTEM_LOAD_PERCENT: f64 = 1.0;
-/// A burst of NT 4.0's own threads takes 100 µs on average (docs/sim-nt.md, "Phase drift" [A]).
-pub const DEFAULT_NT_SYSTEM_BURST_US: u64 = 100;
-fn default_nt_system_load_percent() -> f64 {
-    DEFAULT_NT_SYSTEM_LOAD_PERCENT
-}
-fn default_nt_system_burst_us() -> u64 {
-    DEFAULT_NT_SYSTEM_BURST_US
-}
-
-/// Linux 2.2's quantum rule (seed `004`; [`crate::os::linux22::QuantumRule`]); the `[os]` table's `quantum = {
-/// rule = "static", ms = 3200 }` or `{ rule = "dynamicq" }` (Algorithm 1's constants default to the seed's).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "rule", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum QuantumConfig {
-    /// Every task's quantum is its static `priority` (2.2's own).
-    #[default]
-    Priority,
-    /// STATICQ: every task's quantum is `ms`.
-    Static { ms: u64 },
-    /// DYNAMICQ (Algorithm 1).
-    Dynamicq {
-        #[serde(default = "default_max_miss_percent")]
-        max_miss_percent: f64,
-        #[serde(default = "default_max_slice_ms")]
-        max_slice_ms: u64,
-        #[serde(default = "default_quantum_ms")]
-        default_quantum_ms: u64,
-    },
-}
-
-fn default_max_miss_percent() -> f64 {
-    9.0
-}
-fn default_max_slice_ms() -> u64 {
-    6_400
-}
-fn default_quantum_ms() -> u64 {
-    200
-}
-
-impl QuantumConfig {
-    fn is_priority(&self) -> bool {
-        *self == QuantumConfig::Priority
-    }
-
-    /// The model's rule; a bad constant comes back as the field at fault and what is wrong.
-    pub fn to_rule(&self) -> Result<crate::os::linux22::QuantumRule, (&'static str, String)> {
-        use crate::os::linux22::{QuantumRule, TICK};
-        Ok(match *self {
-            QuantumConfig::Priority => QuantumRule::Priority,
-            QuantumConfig::Static { ms } => {
-                // An hour at most, checked before the product is formed (`ms` is the file's number).
-                match ms.checked_mul(cosched_policy::MILLIS) {
-                    Some(ns) if (TICK..=3_600 * cosched_policy::SECONDS).contains(&ns) => {
-                        QuantumRule::Static(ns)
-                    }
-                    _ => {
-                        return Err((
-                            "ms",
-                            format!(
-                            "{ms} ms is outside one 10 ms tick .. an hour (the seed: 0.2–12.8 s)"
-                        ),
-                        ))
-                    }
-                }
-            }
-            QuantumConfig::Dynamicq {
-                max_miss_percent,
-                max_slice_ms,
-                default_quantum_ms,
-            } => {
-                let params = cosched_policy::dynamicq::DynamicqParams {
-                    max_miss: max_miss_percent / 100.0,
-                    max_slice_ns: max_slice_ms.saturating_mul(cosched_policy::MILLIS),
-                    default_quantum_ns: default_quantum_ms.saturating_mul(cosched_policy::MILLIS),
-                };
-                params.validate()?;
-                QuantumRule::Dynamicq(params)
-            }
-        })
-    }
-}
-
-fn default_linux_priority() -> u32 {
-    crate::os::linux22::DEF_PRIORITY
-}
-
-impl OsModel {
-    /// How the model's nodes share out their runnable processes among their CPUs.
-    pub fn run_queue(&self) -> RunQueue {
-        match *self {
-            OsModel::SolarisTs { run_queue, .. }
-            | OsModel::Linux22 { run_queue, .. }
-            | OsModel::Nt4 { run_queue, .. } => run_queue,
-        }
-    }
-
-    /// One line for run headers: the model and any change to its tables, e.g. `solaris-ts, ts_slpret[n]=n`;
-    /// a shared run queue adds `, shared run queue`.
-    pub fn label(&self) -> String {
-        let mut label = self.model_label();
-        if self.run_queue() == RunQueue::Shared {
-            label += ", shared run queue";
-        }
-        label
-    }
-
-    fn model_label(&self) -> String {
-        match self {
-            OsModel::SolarisTs {
-                slpret_ablation: false,
-                ..
-            } => "solaris-ts".to_string(),
-            OsModel::SolarisTs {
-                slpret_ablation: true,
-                ..
-            } => "solaris-ts, ts_slpret[n]=n".to_string(),
-            OsModel::Linux22 {
-                priority, quantum, ..
-            } => {
-                let mut label = "linux-2.2".to_string();
-                if *priority != default_linux_priority() {
-                    label += &format!(", priority={priority}");
-                }
-                match quantum {
-                    QuantumConfig::Priority => {}
-                    QuantumConfig::Static { ms } => label += &format!(", STATICQ {ms} ms"),
-                    QuantumConfig::Dynamicq { .. } => label += ", DYNAMICQ",
-                }
-                label
-            }
-            OsModel::Nt4 {
-                quantum_ms,
-                monitor_window_ms,
-                nic_scan_us,
-                system_load_percent,
-                system_burst_us,
-                ..
-            } => {
-                let mut label = format!(
-                    "nt-4.0, quantum {quantum_ms} ms, monitor {monitor_window_ms} ms, NIC scan {nic_scan_us} µs"
-                );
-                if *system_load_percent > 0.0 {
-                    label += &format!(
-                        ", system threads {system_load_percent} % in {system_burst_us} µs bursts"
-                    );
-                }
-                label
-            }
-        }
     }
 }
 
@@ -672,60 +460,8 @@ impl Scenario {
                 format!("{} ns is a second or more; a context switch costs microseconds (seed: ~750 us)", self.context_switch_ns),
             );
         }
-        if let OsModel::Linux22 { quantum, .. } = &self.os {
-            if let Err((param, problem)) = quantum.to_rule() {
-                return invalid(format!("os.quantum.{param}"), problem);
-            }
-        }
-        if let OsModel::Nt4 {
-            quantum_ms,
-            monitor_window_ms,
-            nic_scan_us,
-            system_load_percent,
-            system_burst_us,
-            ..
-        } = self.os
-        {
-            if !(0.0..=50.0).contains(&system_load_percent) {
-                return invalid(
-                    "os.system_load_percent",
-                    format!(
-                        "{system_load_percent} is outside 0..=50 % of a CPU (default {DEFAULT_NT_SYSTEM_LOAD_PERCENT}; \
-                         0 turns the system's own threads off)"
-                    ),
-                );
-            }
-            if !(1..=100_000).contains(&system_burst_us) {
-                return invalid(
-                    "os.system_burst_us",
-                    format!(
-                        "{system_burst_us} is outside 1..=100000 µs (default {DEFAULT_NT_SYSTEM_BURST_US}: a burst of \
-                         the system's own threads, well under a 10 ms tick)"
-                    ),
-                );
-            }
-            if !(1..=1_000_000).contains(&nic_scan_us) {
-                return invalid(
-                    "os.nic_scan_us",
-                    format!("{nic_scan_us} is outside 1..=1000000 µs (the seed: about 1000)"),
-                );
-            }
-            if !(10..=10_000).contains(&quantum_ms) {
-                return invalid(
-                    "os.quantum_ms",
-                    format!(
-                        "{quantum_ms} is outside 10..=10000 ms (NT Server: 120; 180 on the MP HAL)"
-                    ),
-                );
-            }
-            if !(10..=60_000).contains(&monitor_window_ms) {
-                return invalid(
-                    "os.monitor_window_ms",
-                    format!(
-                        "{monitor_window_ms} is outside one 10 ms tick .. a minute (default 100)"
-                    ),
-                );
-            }
+        if let Err((param, problem)) = self.os.parameters().validate() {
+            return invalid(format!("os.{param}"), problem);
         }
         if let Some(cache) = &self.cache {
             if let Err((param, problem)) = cache.hardware.validate() {
@@ -772,16 +508,6 @@ impl Scenario {
                 return invalid(
                     "local",
                     "the local benchmark's system calls move memory: add a [cache] section",
-                );
-            }
-        }
-        if let OsModel::Linux22 { priority, .. } = self.os {
-            if !(1..=crate::os::linux22::MAX_PRIORITY).contains(&priority) {
-                return invalid(
-                    "os.priority",
-                    format!(
-                        "{priority} is outside Linux 2.2's static priorities 1..=40 (default 20)"
-                    ),
                 );
             }
         }
@@ -969,10 +695,7 @@ impl Scenario {
         let mut s = Scenario {
             nodes: 2,
             cpus_per_node: 1,
-            os: OsModel::SolarisTs {
-                slpret_ablation: false,
-                run_queue: RunQueue::PerCpu,
-            },
+            os: OsModel::SolarisTs(Default::default()),
             context_switch_ns: 750 * MICROS,
             network: NetworkParams::default(),
             coscheduling: PolicyConfig::None(NoneConfig {}),

@@ -124,14 +124,14 @@ fn the_four_schedulers_leave_different_marks() {
 fn slpret_ablation_loses_implicit_coscheduling() {
     let mut normal = Scenario::seed_barrier(5_000, 4, SeedConfig::NoDcsSpinBlock);
     let mut ablated = normal.clone();
-    ablated.os = OsModel::SolarisTs {
+    ablated.os = OsModel::SolarisTs(crate::os::solaris_ts::SolarisTsParameters {
         slpret_ablation: true,
         run_queue: RunQueue::PerCpu,
-    };
-    normal.os = OsModel::SolarisTs {
+    });
+    normal.os = OsModel::SolarisTs(crate::os::solaris_ts::SolarisTsParameters {
         slpret_ablation: false,
         run_queue: RunQueue::PerCpu,
-    };
+    });
     let (n, a) = (run(&normal, 1), run(&ablated, 1));
     assert_eq!((n.work_done, a.work_done), (5_000, 5_000));
     assert!(n.extra["slpret_boosts"] > 0.0);
@@ -351,10 +351,10 @@ fn arbitrary_scenario() -> impl Strategy<Value = Scenario> {
                 s.cpus_per_node = cpus;
                 s.workload = workload;
                 s.context_switch_ns = switch_us * MICROS;
-                s.os = OsModel::SolarisTs {
+                s.os = OsModel::SolarisTs(crate::os::solaris_ts::SolarisTsParameters {
                     slpret_ablation: ablation,
                     run_queue: RunQueue::PerCpu,
-                };
+                });
                 s.network = NetworkParams::default();
                 s
             },
@@ -430,11 +430,11 @@ fn a_ten_thousand_node_barrier_passes_every_barrier() {
 fn seed_003(program: ParallelProgram, k: u32, policy: crate::scenario::PolicyConfig) -> Scenario {
     let mut s = Scenario::seed_latency(1, k, SeedConfig::NoDcsSpinOnly);
     s.nodes = 4;
-    s.os = OsModel::Linux22 {
+    s.os = OsModel::Linux22(crate::os::linux22::Linux22Parameters {
         priority: 20,
         quantum: Default::default(),
         run_queue: RunQueue::PerCpu,
-    };
+    });
     s.context_switch_ns = 10 * MICROS;
     s.network = NetworkParams {
         latency_ns: 90 * MICROS,
@@ -494,10 +494,10 @@ fn linux22_alone_shares_a_cpu_fairly_in_210_ms_slices() {
 fn pred_runs_only_on_a_model_with_goodness_and_samples_the_sockets() {
     // On Solaris TS the PRED hook's operation is missing: refused before the run starts.
     let mut solaris = seed_003(small_is(), 1, pred(90));
-    solaris.os = OsModel::SolarisTs {
+    solaris.os = OsModel::SolarisTs(crate::os::solaris_ts::SolarisTsParameters {
         slpret_ablation: false,
         run_queue: RunQueue::PerCpu,
-    };
+    });
     let err = simulate(&solaris, 1).unwrap_err().to_string();
     assert!(err.contains("linux") || err.contains("goodness"), "{err}");
     // On Linux 2.2 it runs, samples the queues at each goodness evaluation, and the run is deterministic.
@@ -559,7 +559,7 @@ fn periodic_boost_boosts_only_processes_holding_messages() {
 
 /// Seed 004's platform on 4 nodes: a small SP-like ring stencil with the cache model, under `quantum`, beside
 /// the local benchmark on the first `local_nodes` nodes (none when 0).
-fn seed_004(quantum: crate::scenario::QuantumConfig, local_nodes: u32) -> Scenario {
+fn seed_004(quantum: crate::os::linux22::QuantumConfig, local_nodes: u32) -> Scenario {
     let mut s = seed_003(
         ParallelProgram::Sp {
             iterations: 40,
@@ -569,11 +569,11 @@ fn seed_004(quantum: crate::scenario::QuantumConfig, local_nodes: u32) -> Scenar
         0,
         pred(90),
     );
-    s.os = OsModel::Linux22 {
+    s.os = OsModel::Linux22(crate::os::linux22::Linux22Parameters {
         priority: 20,
         quantum,
         run_queue: RunQueue::PerCpu,
-    };
+    });
     s.cache = Some(crate::scenario::CacheConfig::default());
     s.arrivals.push(crate::scenario::ArrivingJob {
         name: "bt".into(),
@@ -616,7 +616,7 @@ fn the_cache_model_reports_a_miss_ratio_and_the_local_benchmark_its_time() {
 fn dynamicq_grows_quanta_only_where_no_interactive_user_is() {
     // With no local user Algorithm 1 doubles some quanta; with a local user on every node every task keeps the
     // 200 ms default (no doubling at all).
-    let dq = crate::scenario::QuantumConfig::Dynamicq {
+    let dq = crate::os::linux22::QuantumConfig::Dynamicq {
         max_miss_percent: 9.0,
         max_slice_ms: 6_400,
         default_quantum_ms: 200,
@@ -635,7 +635,7 @@ fn a_long_static_quantum_means_fewer_epochs() {
     // STATICQ 3.2 s against 2.2's own 210 ms: each epoch lasts ~15× longer.
     let short = run(&seed_004(Default::default(), 0), 1);
     let long = run(
-        &seed_004(crate::scenario::QuantumConfig::Static { ms: 3_200 }, 0),
+        &seed_004(crate::os::linux22::QuantumConfig::Static { ms: 3_200 }, 0),
         1,
     );
     assert!(
@@ -648,7 +648,7 @@ fn a_long_static_quantum_means_fewer_epochs() {
 
 #[test]
 fn bad_seed_004_settings_are_refused_by_name() {
-    let mut s = seed_004(crate::scenario::QuantumConfig::Static { ms: 1 }, 0);
+    let mut s = seed_004(crate::os::linux22::QuantumConfig::Static { ms: 1 }, 0);
     assert!(s.validate().unwrap_err().field.starts_with("os.quantum"));
     s = seed_004(Default::default(), 9);
     assert_eq!(s.validate().unwrap_err().field, "local.nodes");
@@ -664,14 +664,14 @@ fn bad_seed_004_settings_are_refused_by_name() {
 fn seed_002(round_trips: u64, k: u32, policy: crate::scenario::PolicyConfig) -> Scenario {
     let mut s = Scenario::seed_latency(round_trips, k, SeedConfig::NoDcsSpinOnly);
     s.cpus_per_node = 2;
-    s.os = OsModel::Nt4 {
+    s.os = OsModel::Nt4(crate::os::nt4::Nt4Parameters {
         quantum_ms: 120,
         monitor_window_ms: 100,
         nic_scan_us: 1_000,
         system_load_percent: 1.0,
         system_burst_us: 100,
         run_queue: RunQueue::PerCpu,
-    };
+    });
     s.context_switch_ns = 20 * MICROS;
     s.network = NetworkParams {
         latency_ns: 8 * MICROS,
@@ -716,10 +716,10 @@ fn nt_alone_puts_every_round_trip_in_the_fastest_bin_and_dcs_boosts_under_conten
 /// [`seed_002`] without DCS at `k` competitors, `system_load_percent` of the system's own threads, cut at 30 s.
 fn seed_002_drift(k: u32, system_load_percent: f64) -> Scenario {
     let mut s = seed_002(100_000_000, k, linux());
-    if let OsModel::Nt4 {
+    if let OsModel::Nt4(crate::os::nt4::Nt4Parameters {
         system_load_percent: load,
         ..
-    } = &mut s.os
+    }) = &mut s.os
     {
         *load = system_load_percent;
     }
@@ -797,11 +797,11 @@ fn without_the_systems_own_threads_the_two_nodes_rotations_keep_their_phase_and_
 fn bad_system_activity_settings_are_refused_by_name() {
     let with = |load: f64, burst: u64| {
         let mut s = seed_002(10, 1, linux());
-        if let OsModel::Nt4 {
+        if let OsModel::Nt4(crate::os::nt4::Nt4Parameters {
             system_load_percent,
             system_burst_us,
             ..
-        } = &mut s.os
+        }) = &mut s.os
         {
             *system_load_percent = load;
             *system_burst_us = burst;
@@ -822,11 +822,11 @@ fn bad_system_activity_settings_are_refused_by_name() {
 fn seed_003_smp(k: u32, cpus_per_node: u32, run_queue: RunQueue) -> Scenario {
     let mut s = seed_003(small_is(), k, linux());
     s.cpus_per_node = cpus_per_node;
-    s.os = OsModel::Linux22 {
+    s.os = OsModel::Linux22(crate::os::linux22::Linux22Parameters {
         priority: 20,
         quantum: Default::default(),
         run_queue,
-    };
+    });
     s
 }
 
@@ -837,11 +837,11 @@ fn a_shared_run_queue_on_one_cpu_nodes_is_the_per_cpu_model_bit_for_bit() {
     for policy in [linux(), pred(90)] {
         let per_cpu = seed_003(small_is(), 2, policy);
         let mut shared = per_cpu.clone();
-        shared.os = OsModel::Linux22 {
+        shared.os = OsModel::Linux22(crate::os::linux22::Linux22Parameters {
             priority: 20,
             quantum: Default::default(),
             run_queue: RunQueue::Shared,
-        };
+        });
         assert_eq!(
             simulate(&per_cpu, 3).unwrap(),
             simulate(&shared, 3).unwrap()
@@ -914,10 +914,10 @@ fn a_model_without_a_shared_run_queue_refuses_it_before_the_run() {
     // Solaris 2.4 keeps a dispatch queue per CPU, and the NT model places threads on CPUs: both refuse.
     let mut solaris = Scenario::seed_latency(10, 0, SeedConfig::NoDcsSpinOnly);
     solaris.cpus_per_node = 2;
-    solaris.os = OsModel::SolarisTs {
+    solaris.os = OsModel::SolarisTs(crate::os::solaris_ts::SolarisTsParameters {
         slpret_ablation: false,
         run_queue: RunQueue::Shared,
-    };
+    });
     let err = simulate(&solaris, 1).unwrap_err();
     assert!(matches!(err, crate::SimError::SharedRunQueue { .. }));
     assert_eq!(
@@ -926,14 +926,14 @@ fn a_model_without_a_shared_run_queue_refuses_it_before_the_run() {
          node that every CPU of the node picks from; use run_queue = \"per-cpu\""
     );
     let mut nt = solaris.clone();
-    nt.os = OsModel::Nt4 {
+    nt.os = OsModel::Nt4(crate::os::nt4::Nt4Parameters {
         quantum_ms: 120,
         monitor_window_ms: 100,
         nic_scan_us: 1_000,
         system_load_percent: 1.0,
         system_burst_us: 100,
         run_queue: RunQueue::Shared,
-    };
+    });
     let err = simulate(&nt, 1).unwrap_err().to_string();
     assert!(
         err.contains("the OS model 'nt-4.0' cannot keep one run queue per node"),

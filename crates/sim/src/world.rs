@@ -79,10 +79,7 @@ use crate::hook::{
 };
 use crate::metrics::{DurationHistogram, MeasuredJob};
 use crate::network::Network;
-use crate::os::linux22::Linux22;
-use crate::os::nt4::Nt4;
-use crate::os::solaris_ts::SolarisTs;
-use crate::os::{CpuSet, OsScheduler, Unsupported};
+use crate::os::{CpuSet, NewScheduler, OsScheduler, Unsupported};
 use crate::outcome::{SimError, SimOutput};
 use crate::process::{Op, Phase, Process, Program, Status, PORTS};
 use crate::scenario::{OsModel, RunQueue, Scenario, Workload};
@@ -264,58 +261,22 @@ pub(crate) fn run(
     hook: Box<dyn CoschedHook>,
     traced: bool,
 ) -> Result<(SimOutput, Option<Trace>), SimError> {
-    let cpus = scenario.nodes * scenario.cpus_per_node;
-    // The one place an OS model is chosen: one arm per model (the world is generic over it, so each model
-    // gets its own monomorphised loop).
-    match scenario.os {
-        OsModel::SolarisTs {
-            slpret_ablation, ..
-        } => run_on(
-            SolarisTs::new(cpus, slpret_ablation),
-            scenario,
-            seed,
-            hook,
-            traced,
-        ),
-        OsModel::Linux22 {
-            priority, quantum, ..
-        } => {
-            let rule = quantum
-                .to_rule()
-                .expect("Scenario::validate checked the quantum rule");
-            let os = Linux22::new(cpus, priority).with_quantum_rule(rule);
-            run_on(os, scenario, seed, hook, traced)
-        }
-        OsModel::Nt4 {
-            quantum_ms,
-            monitor_window_ms,
-            ..
-        } => {
-            let os = Nt4::new(
-                scenario.nodes,
-                scenario.cpus_per_node,
-                quantum_ms * cosched_policy::MILLIS,
-                monitor_window_ms * cosched_policy::MILLIS,
-            );
-            run_on(os, scenario, seed, hook, traced)
-        }
+    // The one place an OS model is chosen: one arm per row of the model table (the world is generic over the
+    // scheduler, so each model gets its own monomorphised loop).
+    macro_rules! run_on_the_scenarios_model {
+        ($($(#[doc = $doc:literal])* $name:literal $variant:ident($module:ident::$parameters:ident),)*) => {
+            match &scenario.os {
+                $(OsModel::$variant(parameters) => run_on(
+                    parameters.new_scheduler(scenario.nodes, scenario.cpus_per_node),
+                    scenario,
+                    seed,
+                    hook,
+                    traced,
+                ),)*
+            }
+        };
     }
-}
-
-/// The system's own threads of `os` as (mean interval between bursts, mean burst) per CPU; `None` without them.
-fn system_activity(os: &OsModel) -> Option<(Nanos, Nanos)> {
-    match *os {
-        OsModel::Nt4 {
-            system_load_percent,
-            system_burst_us,
-            ..
-        } if system_load_percent > 0.0 => {
-            let burst = system_burst_us * cosched_policy::MICROS;
-            let interval = (burst as f64 * 100.0 / system_load_percent).round() as Nanos;
-            Some((interval.max(1), burst))
-        }
-        _ => None,
-    }
+    crate::every_os_model!(run_on_the_scenarios_model)
 }
 
 /// [`run`] on a constructed OS model; refused before it starts when the model lacks an operation the hook
@@ -489,7 +450,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
             updates: 0,
             context_switches: 0,
             sampled_running_suppressed: 0,
-            system: system_activity(&scenario.os),
+            system: scenario.os.parameters().system_activity(),
             system_bursts: 0,
             system_ns: 0,
             sample_phase: Vec::new(),
@@ -1152,12 +1113,13 @@ impl<'a, S: OsScheduler> World<'a, S> {
     }
 
     /// How often the network interface reads the running thread: [`RUNNING_SAMPLE_PERIOD`] (seed `000`'s
-    /// firmware), or the NT platform's `nic_scan_us` (seed `002`'s LCP, "about once per millisecond").
+    /// firmware), or the platform's own ([`crate::os::OsModelParameters::nic_scan`]: NT's `nic_scan_us`).
     fn running_sample_period(&self) -> Nanos {
-        match self.scenario.os {
-            OsModel::Nt4 { nic_scan_us, .. } => (nic_scan_us * cosched_policy::MICROS).max(1),
-            _ => RUNNING_SAMPLE_PERIOD,
-        }
+        self.scenario
+            .os
+            .parameters()
+            .nic_scan()
+            .unwrap_or(RUNNING_SAMPLE_PERIOD)
     }
 
     fn io_done(&mut self, pid: u32) {
@@ -1561,7 +1523,7 @@ impl<'a, S: OsScheduler> World<'a, S> {
         let iterations = &primary_work.iterations;
         // Seed 002 Figure 3: the share of round trips in the fastest bin and in the tail above 2 ms (reported on
         // the NT model only, so the earlier seeds' results stay byte for byte).
-        if matches!(self.scenario.os, OsModel::Nt4 { .. }) {
+        if self.scenario.os.parameters().reports_round_trip_tail() {
             if let Some(fastest) = iterations.fraction_in_fastest_bucket() {
                 extra.insert("iterations_fastest_bin_fraction".into(), fastest);
             }

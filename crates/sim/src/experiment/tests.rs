@@ -816,10 +816,10 @@ fn a_configuration_may_replace_the_os_model() {
         .iter()
         .map(|c| {
             c.scenario.os
-                == OsModel::SolarisTs {
+                == OsModel::SolarisTs(crate::os::solaris_ts::SolarisTsParameters {
                     slpret_ablation: true,
                     run_queue: RunQueue::PerCpu,
-                }
+                })
         })
         .collect();
     let labels: Vec<&str> = e.configs.iter().map(|c| c.label.as_str()).collect();

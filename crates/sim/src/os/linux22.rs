@@ -99,7 +99,146 @@
 //! misses counted adds its ratio to the CPU's mean, for the seed's MMR (`linux_mmr_ppm`: the mean over CPUs of
 //! each CPU's mean epoch miss ratio, in parts per million).
 
-use super::{OsOperation, OsScheduler, Unsupported};
+use super::{NewScheduler, OsModelParameters, OsOperation, OsScheduler, Unsupported};
+use crate::scenario::RunQueue;
+use serde::{Deserialize, Serialize};
+
+/// The `[os]` table of `model = "linux-2.2"`: every task's static `priority` (default 20, a 210 ms slice) and
+/// how tasks get their quantum (seed `004`): 2.2's own `priority`, STATICQ or DYNAMICQ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Linux22Parameters {
+    #[serde(default = "default_priority")]
+    pub priority: u32,
+    #[serde(default, skip_serializing_if = "QuantumConfig::is_priority")]
+    pub quantum: QuantumConfig,
+    #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
+    pub run_queue: RunQueue,
+}
+
+impl OsModelParameters for Linux22Parameters {
+    fn run_queue(&self) -> RunQueue {
+        self.run_queue
+    }
+
+    fn label(&self) -> String {
+        let mut label = "linux-2.2".to_string();
+        if self.priority != default_priority() {
+            label += &format!(", priority={}", self.priority);
+        }
+        match self.quantum {
+            QuantumConfig::Priority => {}
+            QuantumConfig::Static { ms } => label += &format!(", STATICQ {ms} ms"),
+            QuantumConfig::Dynamicq { .. } => label += ", DYNAMICQ",
+        }
+        label
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        if let Err((param, problem)) = self.quantum.to_rule() {
+            return Err((format!("quantum.{param}"), problem));
+        }
+        if !(1..=MAX_PRIORITY).contains(&self.priority) {
+            return Err((
+                "priority".into(),
+                format!(
+                    "{} is outside Linux 2.2's static priorities 1..=40 (default 20)",
+                    self.priority
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl NewScheduler for Linux22Parameters {
+    type Scheduler = Linux22;
+    fn new_scheduler(&self, nodes: u32, cpus_per_node: u32) -> Linux22 {
+        let rule = self
+            .quantum
+            .to_rule()
+            .expect("Scenario::validate checked the quantum rule");
+        Linux22::new(nodes * cpus_per_node, self.priority).with_quantum_rule(rule)
+    }
+}
+
+/// Linux 2.2's quantum rule (seed `004`; [`QuantumRule`]); the `[os]` table's `quantum = {
+/// rule = "static", ms = 3200 }` or `{ rule = "dynamicq" }` (Algorithm 1's constants default to the seed's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "rule", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum QuantumConfig {
+    /// Every task's quantum is its static `priority` (2.2's own).
+    #[default]
+    Priority,
+    /// STATICQ: every task's quantum is `ms`.
+    Static { ms: u64 },
+    /// DYNAMICQ (Algorithm 1).
+    Dynamicq {
+        #[serde(default = "default_max_miss_percent")]
+        max_miss_percent: f64,
+        #[serde(default = "default_max_slice_ms")]
+        max_slice_ms: u64,
+        #[serde(default = "default_quantum_ms")]
+        default_quantum_ms: u64,
+    },
+}
+
+fn default_max_miss_percent() -> f64 {
+    9.0
+}
+fn default_max_slice_ms() -> u64 {
+    6_400
+}
+fn default_quantum_ms() -> u64 {
+    200
+}
+
+impl QuantumConfig {
+    fn is_priority(&self) -> bool {
+        *self == QuantumConfig::Priority
+    }
+
+    /// The model's rule; a bad constant comes back as the field at fault and what is wrong.
+    pub fn to_rule(&self) -> Result<QuantumRule, (&'static str, String)> {
+        Ok(match *self {
+            QuantumConfig::Priority => QuantumRule::Priority,
+            QuantumConfig::Static { ms } => {
+                // An hour at most, checked before the product is formed (`ms` is the file's number).
+                match ms.checked_mul(cosched_policy::MILLIS) {
+                    Some(ns) if (TICK..=3_600 * cosched_policy::SECONDS).contains(&ns) => {
+                        QuantumRule::Static(ns)
+                    }
+                    _ => {
+                        return Err((
+                            "ms",
+                            format!(
+                            "{ms} ms is outside one 10 ms tick .. an hour (the seed: 0.2–12.8 s)"
+                        ),
+                        ))
+                    }
+                }
+            }
+            QuantumConfig::Dynamicq {
+                max_miss_percent,
+                max_slice_ms,
+                default_quantum_ms,
+            } => {
+                let params = cosched_policy::dynamicq::DynamicqParams {
+                    max_miss: max_miss_percent / 100.0,
+                    max_slice_ns: max_slice_ms.saturating_mul(cosched_policy::MILLIS),
+                    default_quantum_ns: default_quantum_ms.saturating_mul(cosched_policy::MILLIS),
+                };
+                params.validate()?;
+                QuantumRule::Dynamicq(params)
+            }
+        })
+    }
+}
+
+fn default_priority() -> u32 {
+    DEF_PRIORITY
+}
+
 use cosched_policy::dynamicq::{next_quantum, DynamicqParams, MissRates};
 use cosched_policy::predictive::{Freq, FreqParams, SocketQueue};
 use cosched_policy::{Nanos, MILLIS};

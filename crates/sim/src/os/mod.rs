@@ -7,7 +7,15 @@
 //! carries out a hook's commands ([`crate::hook::Command`]) by calling the operations below.
 //!
 //! Models: [`solaris_ts`] (Solaris 2.4 TS, seed `000` Table 1) and [`linux22`] (Linux 2.2 counters, goodness
-//! and epochs, seed `003` §2) and [`nt4`] (Windows NT 4.0 Server, seed `002`).
+//! and epochs, seed `003` §2) and [`nt4`] (Windows NT 4.0 Server, seed `002`), and [`round_robin_example`]
+//! (an example: plain round robin, the template of a new model).
+//!
+//! ## Adding a model (issue 31)
+//! Three files: the model's own file here (its scheduler, an [`OsScheduler`]; its `[os]` parameters, which
+//! implement [`OsModelParameters`] and [`NewScheduler`]), its row in the model table ([`crate::every_os_model`]) below,
+//! and an experiment file under `experiments/sim/`. The `[os]` table's `model` names, [`OsModel`], its labels,
+//! validation and the world's choice of scheduler all follow from the table; what the world asks of a model
+//! beyond its scheduler (the NIC's scan period, the system's own threads) goes through [`OsModelParameters`].
 //!
 //! ## Operations a policy needs (seeds `000`–`004`, `/work/shared/notes/seeds-001-004.md`)
 //! | operation | seeds | every model? |
@@ -39,12 +47,108 @@
 //!   ([`OsScheduler::should_preempt`]). [`OsScheduler::run_queue_len`] of a CPU counts the node's queue.
 //! - quantum — the CPU time a process may use before the scheduler demotes it.
 
+use crate::scenario::RunQueue;
 use cosched_policy::predictive::FreqParams;
 use cosched_policy::Nanos;
+use serde::{Deserialize, Serialize};
 
-pub mod linux22;
-pub mod nt4;
-pub mod solaris_ts;
+/// The OS model table: one row per model — its name in experiment files (`[os] model = "..."`), its
+/// [`OsModel`] variant, and its module with the type of its `[os]` parameters. Expanded here into the `pub mod`
+/// lines and [`OsModel`], and in [`crate::world`] into the choice of scheduler; adding a model is a row here,
+/// its own file and an experiment file (ARCHITECTURE.md, "Adding an OS model (simulator)").
+#[macro_export]
+macro_rules! every_os_model {
+    ($then:ident) => {
+        $then! {
+            /// Solaris 2.4 TS dispatcher, seed `000` Table 1.
+            "solaris-ts" SolarisTs(solaris_ts::SolarisTsParameters),
+            /// Linux 2.2 counters, goodness and epochs, seed `003` §2.
+            "linux-2.2" Linux22(linux22::Linux22Parameters),
+            /// Windows NT 4.0 Server, seed `002`.
+            "nt-4.0" Nt4(nt4::Nt4Parameters),
+            /// An example: plain round robin, the template of a new model.
+            "round-robin-example" RoundRobinExample(round_robin_example::RoundRobinExampleParameters),
+        }
+    };
+}
+
+/// Expands the model table ([`crate::every_os_model`]) into the models' modules and [`OsModel`].
+macro_rules! os_models {
+    ($($(#[doc = $doc:literal])* $name:literal $variant:ident($module:ident::$parameters:ident),)*) => {
+        $(pub mod $module;)*
+
+        /// The node's own timesharing scheduler: one variant per row of the model table ([`crate::every_os_model`]).
+        ///
+        /// In an experiment file it is the `[os]` table (or a configuration's `os = { model = "...", ... }`),
+        /// tagged by `model`; each model's parameters reject unknown fields. Every model has the field
+        /// `run_queue` ([`RunQueue`]; default `per-cpu`); a model that cannot share one queue among a node's CPUs
+        /// refuses `shared` before the run starts.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "model")]
+        pub enum OsModel {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $variant($module::$parameters),)*
+        }
+
+        impl OsModel {
+            /// Its parameters, as the world and the scenario ask about them.
+            pub fn parameters(&self) -> &dyn OsModelParameters {
+                match self {
+                    $(OsModel::$variant(parameters) => parameters,)*
+                }
+            }
+        }
+    };
+}
+
+every_os_model!(os_models);
+
+impl OsModel {
+    /// How the model's nodes share out their runnable processes among their CPUs.
+    pub fn run_queue(&self) -> RunQueue {
+        self.parameters().run_queue()
+    }
+
+    /// One line for run headers: the model and any change to its defaults; a shared run queue adds
+    /// `, shared run queue`.
+    pub fn label(&self) -> String {
+        let mut label = self.parameters().label();
+        if self.run_queue() == RunQueue::Shared {
+            label += ", shared run queue";
+        }
+        label
+    }
+}
+
+/// What the simulator asks of a model's `[os]` parameters, besides building its scheduler ([`NewScheduler`]).
+pub trait OsModelParameters {
+    /// How the model's nodes share out their runnable processes among their CPUs (the `run_queue` field).
+    fn run_queue(&self) -> RunQueue;
+    /// The model and any change to its defaults, for run headers, e.g. `solaris-ts, ts_slpret[n]=n`.
+    fn label(&self) -> String;
+    /// A bad parameter as (its field, what is wrong); checked before a run.
+    fn validate(&self) -> Result<(), (String, String)> {
+        Ok(())
+    }
+    /// How often the network interface reads the running thread, when the platform sets it (`None`: the
+    /// world's default, seed `000`'s firmware).
+    fn nic_scan(&self) -> Option<Nanos> {
+        None
+    }
+    /// The system's own threads as (mean interval between bursts, mean burst) per CPU; `None` without them.
+    fn system_activity(&self) -> Option<(Nanos, Nanos)> {
+        None
+    }
+    /// Whether runs report the share of round trips in the fastest bin and above 2 ms (seed `002` Figure 3).
+    fn reports_round_trip_tail(&self) -> bool {
+        false
+    }
+}
+
+/// How a model's `[os]` parameters build its scheduler for a cluster shape (validated parameters).
+pub trait NewScheduler {
+    type Scheduler: OsScheduler;
+    fn new_scheduler(&self, nodes: u32, cpus_per_node: u32) -> Self::Scheduler;
+}
 
 /// [`OsScheduler::time_left`] of a model that ends quanta itself, at its clock ticks ([`nt4`]: NT charges a
 /// quantum by ticks, not by the time run): the world then never expires the quantum on its own, and the model

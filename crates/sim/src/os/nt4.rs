@@ -52,7 +52,157 @@
 //! | monitor | a sample every tick, the mean of 100 ms published every 100 ms | notes 002 §5.2 [A] |
 //! | the system's own threads | 1 % of each CPU in 100 µs bursts (the world's, `[os] system_load_percent`, `system_burst_us`) | [A] `docs/sim-nt.md`, "Phase drift" |
 
-use super::{OsScheduler, UNTIMED};
+use super::{NewScheduler, OsModelParameters, OsScheduler, UNTIMED};
+use crate::scenario::RunQueue;
+use cosched_policy::MICROS;
+use serde::{Deserialize, Serialize};
+
+/// The `[os]` table of `model = "nt-4.0"`: a fixed `quantum_ms` (120; 180 for the MP HAL), the fairness monitor
+/// publishing the mean ready count every `monitor_window_ms` (100), and the NIC's scan of the running-thread
+/// table every `nic_scan_us` (1000: "about once per millisecond", §2.2.2), so DCS decides on data up to that
+/// stale. The system's own threads (above NORMAL priority) take each CPU for bursts of `system_burst_us` on
+/// average (100), `system_load_percent` of its time (1.0; 0 turns them off), at random (Poisson) times drawn
+/// from the run's RNG, each CPU on its own ([`crate::world`]); a clock tick inside a burst charges no thread's
+/// quantum.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nt4Parameters {
+    #[serde(default = "default_quantum_ms")]
+    pub quantum_ms: u64,
+    #[serde(default = "default_monitor_window_ms")]
+    pub monitor_window_ms: u64,
+    #[serde(default = "default_nic_scan_us")]
+    pub nic_scan_us: u64,
+    #[serde(default = "default_system_load_percent")]
+    pub system_load_percent: f64,
+    #[serde(default = "default_system_burst_us")]
+    pub system_burst_us: u64,
+    #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
+    pub run_queue: RunQueue,
+}
+
+fn default_quantum_ms() -> u64 {
+    120
+}
+fn default_monitor_window_ms() -> u64 {
+    100
+}
+fn default_nic_scan_us() -> u64 {
+    1_000
+}
+/// NT 4.0's own threads take about 1 % of a CPU (docs/sim-nt.md, "Phase drift" [A]).
+pub const DEFAULT_SYSTEM_LOAD_PERCENT: f64 = 1.0;
+/// A burst of NT 4.0's own threads takes 100 µs on average (docs/sim-nt.md, "Phase drift" [A]).
+pub const DEFAULT_SYSTEM_BURST_US: u64 = 100;
+fn default_system_load_percent() -> f64 {
+    DEFAULT_SYSTEM_LOAD_PERCENT
+}
+fn default_system_burst_us() -> u64 {
+    DEFAULT_SYSTEM_BURST_US
+}
+
+impl OsModelParameters for Nt4Parameters {
+    fn run_queue(&self) -> RunQueue {
+        self.run_queue
+    }
+
+    fn label(&self) -> String {
+        let Nt4Parameters {
+            quantum_ms,
+            monitor_window_ms,
+            nic_scan_us,
+            system_load_percent,
+            system_burst_us,
+            ..
+        } = self;
+        let mut label = format!(
+            "nt-4.0, quantum {quantum_ms} ms, monitor {monitor_window_ms} ms, NIC scan {nic_scan_us} µs"
+        );
+        if *system_load_percent > 0.0 {
+            label += &format!(", system threads {system_load_percent} % in {system_burst_us} µs bursts");
+        }
+        label
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let Nt4Parameters {
+            quantum_ms,
+            monitor_window_ms,
+            nic_scan_us,
+            system_load_percent,
+            system_burst_us,
+            ..
+        } = *self;
+        if !(0.0..=50.0).contains(&system_load_percent) {
+            return Err((
+                "system_load_percent".into(),
+                format!(
+                    "{system_load_percent} is outside 0..=50 % of a CPU (default {DEFAULT_SYSTEM_LOAD_PERCENT}; \
+                     0 turns the system's own threads off)"
+                ),
+            ));
+        }
+        if !(1..=100_000).contains(&system_burst_us) {
+            return Err((
+                "system_burst_us".into(),
+                format!(
+                    "{system_burst_us} is outside 1..=100000 µs (default {DEFAULT_SYSTEM_BURST_US}: a burst of \
+                     the system's own threads, well under a 10 ms tick)"
+                ),
+            ));
+        }
+        if !(1..=1_000_000).contains(&nic_scan_us) {
+            return Err((
+                "nic_scan_us".into(),
+                format!("{nic_scan_us} is outside 1..=1000000 µs (the seed: about 1000)"),
+            ));
+        }
+        if !(10..=10_000).contains(&quantum_ms) {
+            return Err((
+                "quantum_ms".into(),
+                format!("{quantum_ms} is outside 10..=10000 ms (NT Server: 120; 180 on the MP HAL)"),
+            ));
+        }
+        if !(10..=60_000).contains(&monitor_window_ms) {
+            return Err((
+                "monitor_window_ms".into(),
+                format!("{monitor_window_ms} is outside one 10 ms tick .. a minute (default 100)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Seed `002`'s LCP scans "about once per millisecond".
+    fn nic_scan(&self) -> Option<Nanos> {
+        Some((self.nic_scan_us * MICROS).max(1))
+    }
+
+    fn system_activity(&self) -> Option<(Nanos, Nanos)> {
+        if self.system_load_percent <= 0.0 {
+            return None;
+        }
+        let burst = self.system_burst_us * MICROS;
+        let interval = (burst as f64 * 100.0 / self.system_load_percent).round() as Nanos;
+        Some((interval.max(1), burst))
+    }
+
+    /// Only on NT, so the earlier seeds' results stay byte for byte.
+    fn reports_round_trip_tail(&self) -> bool {
+        true
+    }
+}
+
+impl NewScheduler for Nt4Parameters {
+    type Scheduler = Nt4;
+    fn new_scheduler(&self, nodes: u32, cpus_per_node: u32) -> Nt4 {
+        Nt4::new(
+            nodes,
+            cpus_per_node,
+            self.quantum_ms * MILLIS,
+            self.monitor_window_ms * MILLIS,
+        )
+    }
+}
 use cosched_policy::dcs::QueueLengthMonitor;
 use cosched_policy::{Nanos, MILLIS};
 use std::collections::VecDeque;

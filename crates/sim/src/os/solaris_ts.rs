@@ -98,7 +98,39 @@
 //! Ablation (seed §5.2, Figure 9): `ts_slpret[n] = n`, "giving reawakened processes the same priority they had
 //! when they blocked".
 
-use super::{OsOperation, OsScheduler, Unsupported};
+use super::{NewScheduler, OsModelParameters, OsOperation, OsScheduler, Unsupported};
+use crate::scenario::RunQueue;
+use serde::{Deserialize, Serialize};
+
+/// The `[os]` table of `model = "solaris-ts"`. `slpret_ablation` sets `ts_slpret[n] = n` (Figure 9).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolarisTsParameters {
+    #[serde(default)]
+    pub slpret_ablation: bool,
+    #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
+    pub run_queue: RunQueue,
+}
+
+impl OsModelParameters for SolarisTsParameters {
+    fn run_queue(&self) -> RunQueue {
+        self.run_queue
+    }
+    fn label(&self) -> String {
+        if self.slpret_ablation {
+            "solaris-ts, ts_slpret[n]=n".to_string()
+        } else {
+            "solaris-ts".to_string()
+        }
+    }
+}
+
+impl NewScheduler for SolarisTsParameters {
+    type Scheduler = SolarisTs;
+    fn new_scheduler(&self, nodes: u32, cpus_per_node: u32) -> SolarisTs {
+        SolarisTs::new(nodes * cpus_per_node, self.slpret_ablation)
+    }
+}
 use cosched_policy::{Nanos, MILLIS, SECONDS};
 use std::collections::VecDeque;
 
