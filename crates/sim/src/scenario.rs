@@ -242,78 +242,7 @@ impl ParallelProgram {
     }
 }
 
-pub use crate::os::OsModel;
-
-/// How a node's CPUs share out its runnable processes: the `[os]` table's `run_queue = "per-cpu" | "shared"`.
-///
-/// It is a field of the OS model (not of `[cluster]`) because it is the scheduler's own organisation —
-/// Solaris 2.4 keeps a dispatch queue per CPU, Linux 2.2 and IRIX one run queue for the whole machine — and
-/// because a configuration's `os = { ... }` may then set it, so one experiment compares both as lines of one
-/// figure.
-///
-/// Read by hand rather than derived: `[os]` is an internally tagged enum, whose fields serde reads from a buffer
-/// that loses their path, so the message itself names the field and the allowed values.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunQueue {
-    /// One run queue per CPU; a process stays on its CPU unless a hook moves it (every seed's experiments).
-    #[default]
-    PerCpu,
-    /// One run queue per node: every CPU of the node picks from all of the node's runnable processes, and a
-    /// woken process may run on any idle CPU of its node (Linux 2.2's single run queue; [`crate::os::linux22`]).
-    /// Only a model that supports [`crate::os::OsOperation::SharedRunQueue`] runs it.
-    Shared,
-}
-
-impl RunQueue {
-    /// Every value, in the order messages list them.
-    pub const ALL: [RunQueue; 2] = [RunQueue::PerCpu, RunQueue::Shared];
-
-    pub(crate) fn is_per_cpu(&self) -> bool {
-        *self == RunQueue::PerCpu
-    }
-
-    /// The allowed values for messages: `"per-cpu" or "shared"`.
-    fn allowed() -> String {
-        let names: Vec<String> = Self::ALL
-            .iter()
-            .map(|q| format!("\"{}\"", q.name()))
-            .collect();
-        names.join(" or ")
-    }
-
-    /// Its name in experiment files.
-    pub fn name(self) -> &'static str {
-        match self {
-            RunQueue::PerCpu => "per-cpu",
-            RunQueue::Shared => "shared",
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for RunQueue {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Name;
-        impl serde::de::Visitor<'_> for Name {
-            type Value = RunQueue;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                write!(f, "run_queue = {}", RunQueue::allowed())
-            }
-            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<RunQueue, E> {
-                RunQueue::ALL
-                    .into_iter()
-                    .find(|q| q.name() == value)
-                    .ok_or_else(|| {
-                        E::custom(format!(
-                            "run_queue = \"{value}\" is not a run queue; use {}",
-                            RunQueue::allowed()
-                        ))
-                    })
-            }
-        }
-        deserializer.deserialize_str(Name)
-    }
-}
+pub use crate::os::{OsModel, RunQueue};
 
 /// Network between nodes: a message of `b` bytes arrives `latency + b / bandwidth` after it is sent
 /// (user-to-user; FM over Myrinet in the seed: ~40 µs for 128 bytes, 13 MB/s).

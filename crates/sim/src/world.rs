@@ -276,7 +276,7 @@ pub(crate) fn run(
             }
         };
     }
-    crate::every_os_model!(run_on_the_scenarios_model)
+    crate::os::every_os_model!(run_on_the_scenarios_model)
 }
 
 /// [`run`] on a constructed OS model; refused before it starts when the model lacks an operation the hook

@@ -100,7 +100,7 @@
 //! each CPU's mean epoch miss ratio, in parts per million).
 
 use super::{NewScheduler, OsModelParameters, OsOperation, OsScheduler, Unsupported};
-use crate::scenario::RunQueue;
+use crate::os::RunQueue;
 use serde::{Deserialize, Serialize};
 
 /// The `[os]` table of `model = "linux-2.2"`: every task's static `priority` (default 20, a 210 ms slice) and

@@ -12,7 +12,7 @@
 //!
 //! ## Adding a model (issue 31)
 //! Three files: the model's own file here (its scheduler, an [`OsScheduler`]; its `[os]` parameters, which
-//! implement [`OsModelParameters`] and [`NewScheduler`]), its row in the model table ([`crate::every_os_model`]) below,
+//! implement [`OsModelParameters`] and [`NewScheduler`]), its row in the model table ([`every_os_model`]) below,
 //! and an experiment file under `experiments/sim/`. The `[os]` table's `model` names, [`OsModel`], its labels,
 //! validation and the world's choice of scheduler all follow from the table; what the world asks of a model
 //! beyond its scheduler (the NIC's scan period, the system's own threads) goes through [`OsModelParameters`].
@@ -47,7 +47,6 @@
 //!   ([`OsScheduler::should_preempt`]). [`OsScheduler::run_queue_len`] of a CPU counts the node's queue.
 //! - quantum — the CPU time a process may use before the scheduler demotes it.
 
-use crate::scenario::RunQueue;
 use cosched_policy::predictive::FreqParams;
 use cosched_policy::Nanos;
 use serde::{Deserialize, Serialize};
@@ -56,7 +55,6 @@ use serde::{Deserialize, Serialize};
 /// [`OsModel`] variant, and its module with the type of its `[os]` parameters. Expanded here into the `pub mod`
 /// lines and [`OsModel`], and in [`crate::world`] into the choice of scheduler; adding a model is a row here,
 /// its own file and an experiment file (ARCHITECTURE.md, "Adding an OS model (simulator)").
-#[macro_export]
 macro_rules! every_os_model {
     ($then:ident) => {
         $then! {
@@ -72,12 +70,12 @@ macro_rules! every_os_model {
     };
 }
 
-/// Expands the model table ([`crate::every_os_model`]) into the models' modules and [`OsModel`].
+/// Expands the model table ([`every_os_model`]) into the models' modules and [`OsModel`].
 macro_rules! os_models {
     ($($(#[doc = $doc:literal])* $name:literal $variant:ident($module:ident::$parameters:ident),)*) => {
         $(pub mod $module;)*
 
-        /// The node's own timesharing scheduler: one variant per row of the model table ([`crate::every_os_model`]).
+        /// The node's own timesharing scheduler: one variant per row of the model table ([`every_os_model`]).
         ///
         /// In an experiment file it is the `[os]` table (or a configuration's `os = { model = "...", ... }`),
         /// tagged by `model`; each model's parameters reject unknown fields. Every model has the field
@@ -101,6 +99,8 @@ macro_rules! os_models {
 }
 
 every_os_model!(os_models);
+// For the world's choice of scheduler (`crate::world`), by path: `crate::os::every_os_model!`.
+pub(crate) use every_os_model;
 
 impl OsModel {
     /// How the model's nodes share out their runnable processes among their CPUs.
@@ -342,5 +342,76 @@ pub trait OsScheduler {
     /// [`OsScheduler::run_queue_len`]; `None` (the default): DCS reads the exact count.
     fn published_run_queue_len(&self, _cpu: u32) -> Option<u32> {
         None
+    }
+}
+
+/// How a node's CPUs share out its runnable processes: the `[os]` table's `run_queue = "per-cpu" | "shared"`.
+///
+/// It is a field of the OS model (not of `[cluster]`) because it is the scheduler's own organisation —
+/// Solaris 2.4 keeps a dispatch queue per CPU, Linux 2.2 and IRIX one run queue for the whole machine — and
+/// because a configuration's `os = { ... }` may then set it, so one experiment compares both as lines of one
+/// figure.
+///
+/// Read by hand rather than derived: `[os]` is an internally tagged enum, whose fields serde reads from a buffer
+/// that loses their path, so the message itself names the field and the allowed values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunQueue {
+    /// One run queue per CPU; a process stays on its CPU unless a hook moves it (every seed's experiments).
+    #[default]
+    PerCpu,
+    /// One run queue per node: every CPU of the node picks from all of the node's runnable processes, and a
+    /// woken process may run on any idle CPU of its node (Linux 2.2's single run queue; [`crate::os::linux22`]).
+    /// Only a model that supports [`crate::os::OsOperation::SharedRunQueue`] runs it.
+    Shared,
+}
+
+impl RunQueue {
+    /// Every value, in the order messages list them.
+    pub const ALL: [RunQueue; 2] = [RunQueue::PerCpu, RunQueue::Shared];
+
+    pub(crate) fn is_per_cpu(&self) -> bool {
+        *self == RunQueue::PerCpu
+    }
+
+    /// The allowed values for messages: `"per-cpu" or "shared"`.
+    fn allowed() -> String {
+        let names: Vec<String> = Self::ALL
+            .iter()
+            .map(|q| format!("\"{}\"", q.name()))
+            .collect();
+        names.join(" or ")
+    }
+
+    /// Its name in experiment files.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunQueue::PerCpu => "per-cpu",
+            RunQueue::Shared => "shared",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RunQueue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = RunQueue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "run_queue = {}", RunQueue::allowed())
+            }
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<RunQueue, E> {
+                RunQueue::ALL
+                    .into_iter()
+                    .find(|q| q.name() == value)
+                    .ok_or_else(|| {
+                        E::custom(format!(
+                            "run_queue = \"{value}\" is not a run queue; use {}",
+                            RunQueue::allowed()
+                        ))
+                    })
+            }
+        }
+        deserializer.deserialize_str(Name)
     }
 }

@@ -53,7 +53,7 @@
 //! | the system's own threads | 1 % of each CPU in 100 µs bursts (the world's, `[os] system_load_percent`, `system_burst_us`) | [A] `docs/sim-nt.md`, "Phase drift" |
 
 use super::{NewScheduler, OsModelParameters, OsScheduler, UNTIMED};
-use crate::scenario::RunQueue;
+use crate::os::RunQueue;
 use cosched_policy::MICROS;
 use serde::{Deserialize, Serialize};
 

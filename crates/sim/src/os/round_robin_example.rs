@@ -2,7 +2,7 @@
 //!
 //! Adding a model takes three files (ARCHITECTURE.md, "Adding an OS model (simulator)"): this one — the
 //! scheduler ([`RoundRobinExample`], an [`OsScheduler`]), its `[os]` parameters ([`RoundRobinExampleParameters`])
-//! and how they build it ([`NewScheduler`]) —, its row in the model table ([`crate::every_os_model`]), and an
+//! and how they build it ([`NewScheduler`]) —, its row in the model table ([`crate::os::every_os_model`]), and an
 //! experiment file (`experiments/sim/examples/round-robin-example.toml`).
 //!
 //! ## Rule
@@ -12,7 +12,7 @@
 //! out, moves a process to the front. It carries out none of the optional operations.
 
 use super::{NewScheduler, OsModelParameters, OsScheduler};
-use crate::scenario::RunQueue;
+use crate::os::RunQueue;
 use cosched_policy::{Nanos, MILLIS};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;

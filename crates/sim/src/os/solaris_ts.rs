@@ -99,7 +99,7 @@
 //! when they blocked".
 
 use super::{NewScheduler, OsModelParameters, OsOperation, OsScheduler, Unsupported};
-use crate::scenario::RunQueue;
+use crate::os::RunQueue;
 use serde::{Deserialize, Serialize};
 
 /// The `[os]` table of `model = "solaris-ts"`. `slpret_ablation` sets `ts_slpret[n] = n` (Figure 9).
