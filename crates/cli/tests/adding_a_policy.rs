@@ -6,13 +6,11 @@
 use clap::{Args, FromArgMatches};
 use cosched_agent::cli::AgentArgs;
 use cosched_agent::policy::Host;
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::root;
 
 const KIND: &str = "noop-example";
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 #[test]
 fn the_example_policy_is_listed_by_cosched_policies() {
@@ -85,40 +83,12 @@ fn the_example_experiment_runs_the_policy_as_no_coscheduling() {
     }
 }
 
-/// Files under `crates/` and `experiments/` that name the example policy, this test aside.
-fn files_naming_the_example(dir: &Path, found: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy();
-        if path.is_dir() {
-            if name != "target" && !name.starts_with('.') {
-                files_naming_the_example(&path, found);
-            }
-            continue;
-        }
-        if path.ends_with("cli/tests/adding_a_policy.rs") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        if ["noop-example", "noop_example", "NoopExample"]
-            .iter()
-            .any(|n| text.contains(n))
-        {
-            let relative = path.strip_prefix(root()).unwrap();
-            found.push(relative.to_string_lossy().into_owned());
-        }
-    }
-}
-
 #[test]
 fn adding_the_example_policy_touched_three_files() {
-    let mut found = Vec::new();
-    for dir in ["crates", "experiments"] {
-        files_naming_the_example(&root().join(dir), &mut found);
-    }
-    found.sort();
+    let found = common::files_naming(
+        &["noop-example", "noop_example", "NoopExample"],
+        "cli/tests/adding_a_policy.rs",
+    );
     assert_eq!(
         found,
         [

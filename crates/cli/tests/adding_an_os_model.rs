@@ -3,13 +3,11 @@
 //! The example model `round-robin-example`, plain round robin, is that proof: from those three files alone an
 //! experiment file's `[os] model = "round-robin-example"` is read, validated and run by the simulator.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::root;
 
 const MODEL: &str = "round-robin-example";
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 #[test]
 fn the_example_experiment_runs_on_the_example_model() {
@@ -51,40 +49,12 @@ fn the_example_experiment_runs_on_the_example_model() {
     }
 }
 
-/// Files under `crates/` and `experiments/` that name the example model, this test aside.
-fn files_naming_the_example(dir: &Path, found: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy();
-        if path.is_dir() {
-            if name != "target" && !name.starts_with('.') {
-                files_naming_the_example(&path, found);
-            }
-            continue;
-        }
-        if path.ends_with("cli/tests/adding_an_os_model.rs") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        if [MODEL, "round_robin_example", "RoundRobinExample"]
-            .iter()
-            .any(|n| text.contains(n))
-        {
-            let relative = path.strip_prefix(root()).unwrap();
-            found.push(relative.to_string_lossy().into_owned());
-        }
-    }
-}
-
 #[test]
 fn adding_the_example_model_touched_three_files() {
-    let mut found = Vec::new();
-    for dir in ["crates", "experiments"] {
-        files_naming_the_example(&root().join(dir), &mut found);
-    }
-    found.sort();
+    let found = common::files_naming(
+        &[MODEL, "round_robin_example", "RoundRobinExample"],
+        "cli/tests/adding_an_os_model.rs",
+    );
     assert_eq!(
         found,
         [
