@@ -94,7 +94,10 @@ pub fn run(args: LabArgs) -> anyhow::Result<()> {
     if args.cleanup {
         return cleanup(args.after_exit_of);
     }
-    let file = args.file.context("an experiment file is needed")?;
+    let file = args.file.clone().context("an experiment file is needed")?;
+    if std::fs::read_to_string(&file).is_ok_and(|text| crate::stream::is_stream_file(&text)) {
+        return run_stream(args, &file);
+    }
     let experiment = LabExperiment::load(&file)?;
     if args.doc_data.is_some() {
         // Checked before hours of runs, not after.
@@ -155,4 +158,121 @@ pub fn run(args: LabArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// `cosched lab FILE` for a stream experiment (a `[stream]` table): seed 001's comparison of schedulers over a
+/// stream of jobs ([`crate::stream`]).
+fn run_stream(args: LabArgs, file: &std::path::Path) -> anyhow::Result<()> {
+    use crate::stream::{self, StreamExperiment};
+    let experiment = StreamExperiment::load(file)?;
+    let cpus = crate::cluster::available_cpus()?;
+    experiment.check_fits(cpus.len() as u32)?;
+    print!("{}", experiment.describe(cpus.len() as u32));
+    let mut binaries = Binaries::beside_current_exe()?;
+    if let Some(dir) = args.bench_dir {
+        binaries.bench_dir = dir;
+    }
+    println!("binaries        {}", binaries.bench_dir.display());
+    let mut problems = crate::preflight::machine_problems();
+    if !crate::preflight::is_root() {
+        anyhow::bail!("the lab cannot run here:\n  - {}", problems.join("\n  - "));
+    }
+    for leftover in crate::cleanup::sweep()? {
+        println!("removed leftover of a killed lab: {leftover}");
+    }
+    problems.extend(stream_problems(&experiment, &binaries));
+    if !problems.is_empty() {
+        anyhow::bail!("the lab cannot run here:\n  - {}", problems.join("\n  - "));
+    }
+    if args.check {
+        println!("check passed: the machine can run this experiment");
+        return Ok(());
+    }
+    let bar = ProgressBar::new(experiment.total_runs() as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left  {msg}",
+        )
+        .context("progress bar template")?,
+    );
+    let runs = stream::run_experiment(&experiment, &binaries, &cpus, |run| {
+        bar.set_message(format!(
+            "{} rep {}: mean response {:.2} s, makespan {:.2} s",
+            run.scheduler.name(),
+            run.repetition,
+            run.mean_response_s(),
+            run.makespan_s()
+        ));
+        bar.inc(1);
+    })?;
+    bar.finish();
+    let table = stream::comparison(&experiment, &runs);
+    let dir = args.results_dir.join(&experiment.name);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let runs_path = dir.join("runs.json");
+    std::fs::write(&runs_path, serde_json::to_string_pretty(&runs)?)
+        .with_context(|| format!("writing {}", runs_path.display()))?;
+    let rendered = cosched_report::docdata::render_markdown(&table);
+    let table_path = dir.join("comparison.md");
+    std::fs::write(&table_path, &rendered)
+        .with_context(|| format!("writing {}", table_path.display()))?;
+    println!("\n{rendered}");
+    println!(
+        "wrote {}\nwrote {}",
+        runs_path.display(),
+        table_path.display()
+    );
+    if let Some(data) = &args.doc_data {
+        let stamp =
+            cosched_report::docdata::Stamp::here(&format!("cosched lab {}", file.display()));
+        let path = table.stamped(&stamp).write(data)?;
+        println!(
+            "wrote {} (`cosched docs tables` puts it in every page that shows it)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// What a stream needs beyond the machine checks: the programs of its jobs, `mpirun` and LAMMPS for LAMMPS
+/// jobs, `cosched` itself (manager, submit, agent).
+fn stream_problems(
+    experiment: &crate::stream::StreamExperiment,
+    binaries: &Binaries,
+) -> Vec<String> {
+    use crate::experiment::ProgramKind;
+    let mut problems = Vec::new();
+    if !binaries.cosched.is_file() {
+        problems.push(format!(
+            "{} (cosched, for the manager and the agent) is not there",
+            binaries.cosched.display()
+        ));
+    }
+    for job in &experiment.jobs {
+        if job.kind == ProgramKind::Lammps {
+            for (program, arg, package) in [
+                ("mpirun", "--version", "openmpi-bin"),
+                (crate::programs::LAMMPS_BINARY, "-h", "lammps"),
+            ] {
+                let ok = std::process::Command::new(program)
+                    .arg(arg)
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+                let line = format!("`{program}` not found: apt-get install {package}");
+                if !ok && !problems.contains(&line) {
+                    problems.push(line);
+                }
+            }
+            continue;
+        }
+        let (path, _) = binaries.bench_invocation(crate::programs::program_binary(job.kind));
+        let line = format!(
+            "benchmark program {} not found: build the benchmarks with `cargo build --release -p cosched-bench` (or pass --bench-dir)",
+            path.display()
+        );
+        if !path.is_file() && !problems.contains(&line) {
+            problems.push(line);
+        }
+    }
+    problems
 }

@@ -284,7 +284,7 @@ pub struct ProgramSpec {
 }
 
 /// The agent's settings for one configuration; `None` fields keep the agent's own defaults.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AgentSettings {
     pub dcs_exponent: Option<i32>,
     pub dcs_constant_ms: Option<f64>,

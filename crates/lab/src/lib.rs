@@ -26,6 +26,7 @@
 //! | [`measure`] | a run's samples and result line → its `RunRecord` (pure) |
 //! | [`output`] | tables, `results/<experiment>/` files and plots |
 //! | [`signals`] | SIGINT/SIGTERM → orderly cleanup |
+//! | [`stream`] | a stream of jobs on this machine: fifo / SCS (`cosched manager`) / time sharing, with and without the agent (seed 001) |
 //!
 //! Cleanup: every resource has a guard (processes are killed by process group, then anything left in the
 //! experiment cgroups; then the cgroups and the namespaces are removed), SIGINT/SIGTERM make the waiting
@@ -51,6 +52,7 @@ pub mod process;
 pub mod programs;
 pub mod runner;
 pub mod signals;
+pub mod stream;
 
 pub use binaries::Binaries;
 pub use experiment::LabExperiment;
