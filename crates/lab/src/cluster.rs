@@ -144,6 +144,27 @@ impl Cluster {
     }
 }
 
+/// Kill every process in the lab's cgroup `path` and its child cgroups, then remove them; whether it is gone.
+pub(crate) fn empty_and_remove(path: &Path) -> Result<bool> {
+    let mut dirs: Vec<_> = std::fs::read_dir(path)?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path())
+        .collect();
+    dirs.push(path.to_path_buf());
+    for d in &dirs {
+        for pid in pids_in(d) {
+            // SAFETY: a process in a cgroup made by a lab run: ours.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    for d in &dirs {
+        let _ = std::fs::remove_dir(d);
+    }
+    Ok(!path.exists())
+}
+
 /// Remove namespaces and cgroups left by lab processes that no longer exist. Returns what was removed.
 pub fn remove_stale() -> Result<Vec<String>> {
     let mut removed = Vec::new();
@@ -164,23 +185,7 @@ pub fn remove_stale() -> Result<Vec<String>> {
                 continue;
             }
             let path = entry.path();
-            let mut dirs: Vec<_> = std::fs::read_dir(&path)?
-                .flatten()
-                .filter(|e| e.path().is_dir())
-                .map(|e| e.path())
-                .collect();
-            dirs.push(path.clone());
-            for d in &dirs {
-                for pid in pids_in(d) {
-                    // SAFETY: a process in a cgroup made by a lab run: ours.
-                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-                }
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            for d in &dirs {
-                let _ = std::fs::remove_dir(d);
-            }
-            if !path.exists() {
+            if empty_and_remove(&path)? {
                 removed.push(format!("cgroup {}", path.display()));
             }
         }

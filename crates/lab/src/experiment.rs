@@ -1197,7 +1197,13 @@ dcs_exponent = -1
         for entry in std::fs::read_dir(&dir).expect("experiments/lab exists") {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "toml") {
-                LabExperiment::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                let text = std::fs::read_to_string(&path).unwrap();
+                if crate::stream::is_stream_file(&text) {
+                    crate::stream::StreamExperiment::parse(&text, &path)
+                        .unwrap_or_else(|e| panic!("{e:#}"));
+                } else {
+                    LabExperiment::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                }
                 seen += 1;
             }
         }

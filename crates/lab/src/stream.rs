@@ -20,7 +20,7 @@
 //! `mean response(s, r) / mean response(fifo, r)` paired by repetition r, and per program kind the CV of its
 //! run times, `σ / μ` over every instance of every repetition (seed 001 §5.1).
 //!
-//! Every process of a run (manager, submissions, jobs, agent-wrapped jobs) is in one experiment cgroup
+//! Every process of a run (manager, jobs, agent-wrapped jobs; not the short `cosched submit`s) is in one experiment cgroup
 //! (cpu, cpuacct, cpuset: [`crate::cgroup::ExperimentCgroup`]) with `cpu_shares` against foreign load; a
 //! manager's partitions are cpusets under `cosched-<run id>-scs`, so a killed lab's leftovers are swept like
 //! any other run's ([`crate::cleanup`]).
@@ -500,12 +500,14 @@ pub fn comparison(experiment: &StreamExperiment, runs: &[StreamRun]) -> DocTable
             "makespan s",
             "mean wait s",
             "run time s by kind (CV)",
+            "agent CPU %",
         ],
     )
     .with_notes(
         "Seed 001's E1 on this machine: every job submitted at t0; response = end − t0, wait = start − t0, run time = \
          end − start, as each job's launcher timed them. × fifo: each repetition's mean response over fifo's in the same \
-         repetition, then the mean of those ratios. CV: σ/μ of a kind's run times over all its instances and repetitions.",
+         repetition, then the mean of those ratios. CV: σ/μ of a kind's run times over all its instances and repetitions. \
+         Agent CPU: its CPU time over the makespan, % of one CPU.",
     );
     let fifo: BTreeMap<u32, f64> = runs
         .iter()
@@ -552,6 +554,20 @@ pub fn comparison(experiment: &StreamExperiment, runs: &[StreamRun]) -> DocTable
                 mean(mine.iter().map(|r| r.mean_wait_s()).collect())
             ),
             by_kind.join("; "),
+            {
+                let shares: Vec<f64> = mine
+                    .iter()
+                    .filter_map(|r| {
+                        r.agent_cpu_s
+                            .map(|cpu| 100.0 * cpu / r.makespan_s().max(1e-9))
+                    })
+                    .collect();
+                if shares.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{:.1}", mean(shares))
+                }
+            },
         ]);
     }
     table
@@ -672,6 +688,20 @@ fn rank_commands(
         .collect())
 }
 
+/// The manager's cpuset parent of a run (`cpuset/cosched-<run id>-scs`): on any exit path, what is still in its
+/// partitions is killed and the cgroups removed (`cosched manager --cleanup` has done it on the way that works).
+struct ManagerCgroups(PathBuf);
+
+impl Drop for ManagerCgroups {
+    fn drop(&mut self) {
+        if self.0.exists() {
+            if let Err(e) = crate::cluster::empty_and_remove(&self.0) {
+                eprintln!("cosched lab: cleanup of {}: {e:#}", self.0.display());
+            }
+        }
+    }
+}
+
 /// The run's private directory (scripts, decks, times, the manager's database); removed on drop.
 struct RunDir(PathBuf);
 
@@ -778,6 +808,11 @@ pub fn run_once(
     if scheduler.uses_manager() {
         let db = dir.0.join("scs.db");
         let parent = format!("cosched-{run_id}-scs");
+        let _partitions = ManagerCgroups(
+            Path::new(crate::cgroup::CGROUP_ROOT)
+                .join("cpuset")
+                .join(&parent),
+        );
         let mut manager_cmd = Command::new(&binaries.cosched);
         manager_cmd
             .args(["manager", "--db"])
@@ -819,8 +854,11 @@ pub fn run_once(
                     "--",
                 ])
                 .args(argv);
-            let exit = ManagedProcess::spawn(format!("submit job{i}"), submit, &placed(None)?)?
-                .wait(STEP_TIMEOUT)?;
+            // Not placed in the experiment's cgroups: each cgroup v1 attach waits for an RCU grace period, which
+            // would space the submissions ~60 ms apart instead of ~35 ms (the queue's fsync).
+            let exit =
+                ManagedProcess::spawn(format!("submit job{i}"), submit, &Placement::default())?
+                    .wait(STEP_TIMEOUT)?;
             if !exit.success() {
                 bail!("`cosched submit` of job {i} failed: {}", exit.describe());
             }
@@ -1143,9 +1181,24 @@ count = 50
             run(Scheduler::Scs, 1, &[("a", 0.0, 1.5), ("b", 0.0, 1.5)]),
             run(Scheduler::Scs, 2, &[("a", 0.0, 3.0), ("b", 0.0, 3.0)]),
         ];
+        let mut runs = runs;
+        let mut shared = run(
+            Scheduler::TimeSharingAgent,
+            1,
+            &[("a", 0.0, 3.0), ("b", 0.0, 2.0)],
+        );
+        shared.agent_cpu_s = Some(0.3);
+        runs.push(shared);
         let table = comparison(&e, &runs);
         assert_eq!(table.name, "lab-scs-test");
-        assert_eq!(table.rows.len(), 2, "no row for a scheduler without runs");
+        assert_eq!(table.rows.len(), 3, "no row for a scheduler without runs");
+        let with_agent = &table.rows[2];
+        assert_eq!(with_agent[0], "time-sharing-agent");
+        assert!(
+            with_agent[3].starts_with("1.67"),
+            "(3 + 2) / 2 over fifo's 1.5: {with_agent:?}"
+        );
+        assert_eq!(with_agent[7], "10.0", "0.3 s of CPU over a 3 s makespan");
         let fifo = &table.rows[0];
         assert_eq!(fifo[0], "fifo");
         assert!(fifo[3].starts_with("1.00"), "{fifo:?}");
@@ -1155,6 +1208,7 @@ count = 50
         assert!(fifo[6].contains("a 1.50 (0.33)"), "{fifo:?}");
         let scs = &table.rows[1];
         assert!(scs[3].starts_with("1.00 ± 0.00"), "{scs:?}");
+        assert_eq!(fifo[7], "-", "no agent, no agent CPU");
         assert_eq!(coefficient_of_variation(&[2.0]), None);
         assert_eq!(coefficient_of_variation(&[1.0, 1.0]), Some(0.0));
     }
