@@ -256,8 +256,8 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
                 println!("\n{text}\nwrote {}", path.display());
             }
         }
-        if let (Some(dir), Some(build)) = (&args.doc_data, seed.doc_tables) {
-            write_doc_tables(seed, build, &results, dir)?;
+        if let Some(dir) = &args.doc_data {
+            write_doc_tables(seed, &results, dir)?;
         }
         all.extend(seed.judge(&results));
     }
@@ -281,16 +281,16 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes the seed's docs tables from this run into `dir`, each stamped with the command that re-measures it
-/// alone, this commit and this machine.
-fn write_doc_tables(
-    seed: &Seed,
-    build: DocTables,
-    results: &SeedResults,
-    dir: &Path,
-) -> anyhow::Result<()> {
-    let tables =
-        build(results).map_err(|e| anyhow::anyhow!("seed {}: its docs tables: {e}", seed.id))?;
+/// Writes the seed's docs tables from this run into `dir` — its own (if it has any) and its simulated claims
+/// ([`claims_doc_table`]) — each stamped with the command that re-measures it alone, this commit and this machine.
+fn write_doc_tables(seed: &Seed, results: &SeedResults, dir: &Path) -> anyhow::Result<()> {
+    let mut tables = match seed.doc_tables {
+        Some(build) => {
+            build(results).map_err(|e| anyhow::anyhow!("seed {}: its docs tables: {e}", seed.id))?
+        }
+        None => Vec::new(),
+    };
+    tables.push(claims_doc_table(seed, results));
     let stamp = Stamp::here(&format!(
         "cosched reproduce {} --sim-only --doc-data {}",
         seed.id,
@@ -301,6 +301,19 @@ fn write_doc_tables(
         println!("wrote {} (then `cosched docs tables`)", path.display());
     }
     Ok(())
+}
+
+/// The seed's simulated claims in this run as a docs table, `sim-<seed>-claims`: the same claims, values and
+/// verdicts as its rows of `headlines.json` ([`cosched_report::claims::doc_table`], one builder for every seed).
+fn claims_doc_table(seed: &Seed, results: &SeedResults) -> DocTable {
+    cosched_report::claims::doc_table(
+        &format!("sim-{}-claims", seed.id),
+        seed.id,
+        results.scale,
+        seed.sim_claims
+            .iter()
+            .map(|(claim, check)| (*claim, check(results))),
+    )
 }
 
 /// The seeds named on the command line (the default ones when none is), in [`SEEDS`] order, each once. An
@@ -484,6 +497,36 @@ mod tests {
                 assert_eq!(row.test, claim.test_text(), "{name}");
                 let differs = claim.tests.iter().any(|t| t.paper != Some(t.threshold));
                 assert_eq!(row.why.is_some(), differs, "{name}");
+            }
+        }
+    }
+
+    /// Each seed's claims table has one row per simulated claim, in the order of `headlines.json`, saying what
+    /// the claim's headline says.
+    #[test]
+    fn each_seeds_claims_table_follows_its_simulated_headlines() {
+        let nothing = SeedResults {
+            scale: Scale::Full,
+            sim: BTreeMap::new(),
+            sim_runs: BTreeMap::new(),
+            real: Err("not run in this test".into()),
+        };
+        for seed in SEEDS {
+            let table = claims_doc_table(seed, &nothing);
+            assert_eq!(table.name, format!("sim-{}-claims", seed.id));
+            let headlines: Vec<Headline> = seed
+                .judge(&nothing)
+                .into_iter()
+                .filter(|h| h.backend == headlines::Backend::Sim)
+                .collect();
+            assert_eq!(table.rows.len(), headlines.len(), "seed {}", seed.id);
+            for (row, h) in table.rows.iter().zip(&headlines) {
+                assert_eq!(
+                    (row[0].as_str(), row[4].as_str()),
+                    (h.claim.as_str(), h.ours.as_str())
+                );
+                assert!(h.ours.starts_with("missing: "), "{}", h.ours);
+                assert_eq!(row[6], "not checked");
             }
         }
     }

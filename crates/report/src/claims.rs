@@ -22,6 +22,7 @@
 //! [`Value::max_of`], ...): conservative (it assumes nothing about how the estimates covary), and never narrower
 //! than the intervals it is made of.
 
+use crate::docdata::DocTable;
 use crate::headlines::{Backend, Headline, Scale, Verdict};
 use crate::stats::Estimate;
 
@@ -425,6 +426,120 @@ impl Claim {
     }
 }
 
+/// The header of a seed's claims table in the docs ([`doc_table`]).
+pub const DOC_TABLE_COLUMNS: [&str; 8] = [
+    "claim",
+    "the paper's words",
+    "the paper's figure",
+    "test",
+    "simulator",
+    "statistic (90 % interval)",
+    "verdict",
+    "why the test differs from the paper",
+];
+
+/// What a claims table says under its rows.
+const DOC_TABLE_NOTES: &str = "Each claim is judged as `results/headlines.json` judges it (the same code, \
+     `cosched_report::claims`). *test*: the statistic read from the run and its threshold, one per test, joined by \
+     *and*; *the paper's figure*: the paper's own bound for each test (*none stated* where it gives no number). \
+     *statistic*: each part's point estimate and [low, high] 90 % interval (interval arithmetic over the \
+     repetitions' Student-t intervals; none where the value has no spread), one per test in the test column's \
+     order. *verdict*: `holds` when every interval is on the right side of its threshold, `within noise` when one \
+     straddles it (the point estimates' answer in brackets), `fails` when one is wholly on the wrong side; a part \
+     that does not hold is marked in the simulator column.";
+
+/// A seed's claims checked in one run, as a table for the docs (`sim-NNN-claims`): one row per claim, in the
+/// given order, with the paper's words and figure, the test with its threshold, what the run measured with each
+/// statistic's interval, the verdict and, where a threshold is not the paper's figure, why. Each claim is
+/// judged by [`Claim::judge`], so a row says what the claim's row of `results/headlines.json` says. The table is
+/// not stamped.
+pub fn doc_table<'a>(
+    name: &str,
+    seed: &str,
+    scale: Scale,
+    claims: impl IntoIterator<Item = (&'a Claim, Measured)>,
+) -> DocTable {
+    let mut table = DocTable::new(name, DOC_TABLE_COLUMNS).with_notes(DOC_TABLE_NOTES);
+    for (claim, measured) in claims {
+        let statistics = match &measured {
+            Ok(parts) => parts
+                .iter()
+                .map(|part| {
+                    let values: Vec<String> = part.values.iter().map(|v| value_text(*v)).collect();
+                    format!("{}{}", part.label, values.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            Err(_) => "-".to_string(),
+        };
+        let headline = claim.judge(seed, scale, measured);
+        let verdict = match (headline.verdict, headline.holds) {
+            (Some(Verdict::WithinNoise), Some(holds)) => {
+                format!("within noise ({})", if holds { "holds" } else { "fails" })
+            }
+            (Some(verdict), _) => verdict.as_str().to_string(),
+            (None, _) => "not checked".to_string(),
+        };
+        let papers: Vec<String> = claim
+            .tests
+            .iter()
+            .map(|t| t.paper.map_or("none stated".to_string(), Threshold::text))
+            .collect();
+        let tests: Vec<String> = claim
+            .tests
+            .iter()
+            .map(|t| format!("{} is {}", t.statistic, t.threshold.text()))
+            .collect();
+        table.push(vec![
+            claim.claim.to_string(),
+            claim.paper.to_string(),
+            papers.join("; and "),
+            tests.join("; and "),
+            headline.ours,
+            statistics,
+            verdict,
+            headline.why.unwrap_or_else(|| "-".to_string()),
+        ]);
+    }
+    table
+}
+
+/// A statistic for reading: three significant digits (whole numbers from 1000 up, powers of ten below 0.001),
+/// then its interval where it has one: `172 [95.1, 300]`, `0.000120 [0, 0.000310]`.
+pub fn value_text(value: Value) -> String {
+    match value.interval {
+        Some((low, high)) => format!(
+            "{} [{}, {}]",
+            significant(value.mean),
+            significant(low),
+            significant(high)
+        ),
+        None => significant(value.mean),
+    }
+}
+
+/// Three significant digits: `172`, `1.16`, `0.0500`, `1.20e-5`, `225831`, `∞`.
+fn significant(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "∞" } else { "−∞" }.to_string();
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    if magnitude >= 3 {
+        return format!("{x:.0}");
+    }
+    if magnitude < -3 {
+        return format!("{x:.2e}");
+    }
+    let decimals = (2 - magnitude).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -632,6 +747,117 @@ mod tests {
             }
             .why(),
             None
+        );
+    }
+
+    #[test]
+    fn the_claims_table_shows_each_claims_verdict_threshold_interval_and_why() {
+        const ORDER: Claim = Claim {
+            claim: "B is no faster than A",
+            paper: "\"A beats B\" (§3, Figure 2)",
+            backend: Backend::Sim,
+            tests: &[Test {
+                statistic: "B / A time",
+                threshold: Threshold::AtLeast(1.0),
+                paper: Some(Threshold::AtLeast(1.0)),
+                why: None,
+            }],
+        };
+        let table = doc_table(
+            "sim-000-claims",
+            "000",
+            Scale::Full,
+            [
+                (
+                    &CLAIM,
+                    Ok(vec![
+                        Part::new(
+                            "A: ",
+                            "172×",
+                            vec![Value::with_interval(172.0, 95.1, 300.0), Value::point(1.0)],
+                        ),
+                        Part::new(
+                            "B: ",
+                            "40×",
+                            vec![Value::with_interval(40.0, 20.0, 60.0), Value::point(1.0)],
+                        ),
+                    ]),
+                ),
+                (
+                    &ORDER,
+                    Ok(vec![Part::whole(
+                        "1.02×",
+                        vec![Value::with_interval(1.02, 0.97, 1.07)],
+                    )]),
+                ),
+                (&ORDER, Err("no `A` at K=8".to_string())),
+            ],
+        );
+        assert_eq!(table.columns, DOC_TABLE_COLUMNS);
+        assert!(table
+            .rows
+            .iter()
+            .all(|r| r.len() == DOC_TABLE_COLUMNS.len()));
+        let cell = |row: usize, column: &str| {
+            let i = DOC_TABLE_COLUMNS.iter().position(|c| *c == column).unwrap();
+            table.rows[row][i].as_str()
+        };
+        // A claim whose threshold is not the paper's: the paper's figure, the threshold made from its value, each
+        // part's values with their intervals, the verdict of the weakest part and the reason it differs.
+        assert_eq!(cell(0, "claim"), "DCS is faster and fair");
+        assert_eq!(cell(0, "the paper's words"), "up to 100× (Figure 3)");
+        assert_eq!(cell(0, "the paper's figure"), ">= 100; and in [0.9, 1.15]");
+        assert_eq!(
+            cell(0, "test"),
+            "the ratio is >= 31.6; and F is in [0.9, 1.15]"
+        );
+        assert_eq!(cell(0, "simulator"), "A: 172×; B: 40× (within noise)");
+        assert_eq!(
+            cell(0, "statistic (90 % interval)"),
+            "A: 172 [95.1, 300], 1.00; B: 40.0 [20.0, 60.0], 1.00"
+        );
+        assert_eq!(cell(0, "verdict"), "within noise (holds)");
+        assert_eq!(
+            cell(0, "why the test differs from the paper"),
+            "two orders on a log scale"
+        );
+        // The paper's own threshold: no reason to give.
+        assert_eq!(cell(1, "the paper's figure"), ">= 1");
+        assert_eq!(cell(1, "test"), "B / A time is >= 1");
+        assert_eq!(cell(1, "statistic (90 % interval)"), "1.02 [0.970, 1.07]");
+        assert_eq!(cell(1, "verdict"), "within noise (holds)");
+        assert_eq!(cell(1, "why the test differs from the paper"), "-");
+        // A run that lacks what the claim needs says so, with no verdict.
+        assert_eq!(cell(2, "simulator"), "missing: no `A` at K=8");
+        assert_eq!(cell(2, "verdict"), "not checked");
+        // Each row says what the claim's headline says.
+        let h = ORDER.judge(
+            "000",
+            Scale::Full,
+            Ok(vec![Part::whole(
+                "1.02×",
+                vec![Value::with_interval(1.02, 1.01, 1.07)],
+            )]),
+        );
+        assert_eq!(h.verdict, Some(Verdict::Holds));
+        let t = doc_table(
+            "t",
+            "000",
+            Scale::Full,
+            [(
+                &ORDER,
+                Ok(vec![Part::whole(
+                    "1.02×",
+                    vec![Value::with_interval(1.02, 1.01, 1.07)],
+                )]),
+            )],
+        );
+        assert_eq!(t.rows[0][6], "holds");
+        assert_eq!(t.rows[0][4], h.ours);
+        assert_eq!(value_text(Value::point(0.000_012)), "1.20e-5");
+        assert_eq!(
+            value_text(Value::with_interval(225_831.4, 0.0, f64::INFINITY)),
+            "225831 [0, ∞]"
         );
     }
 
