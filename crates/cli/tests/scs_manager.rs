@@ -748,3 +748,125 @@ fn bad_requests_are_refused_with_the_reason_and_nothing_is_written() {
         "{out}"
     );
 }
+
+/// Given a job's partition, the CPUs each of its ranks should be allowed (by rank); `None`: not yet that partition.
+type ExpectedCpus = dyn Fn(&[u32]) -> Option<Vec<Vec<u32>>>;
+
+/// The CPUs process `pid` may run on (`Cpus_allowed_list` in its status), as a list.
+fn allowed_cpus(pid: u32) -> Option<Vec<u32>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+    cgroup::parse_cpu_list(line.trim()).ok()
+}
+
+/// The pids of job `job`'s processes whose environment says `OMPI_COMM_WORLD_RANK=<rank>`, by rank.
+fn ranked_pids(cgroup_dir: &Path) -> BTreeMap<u32, u32> {
+    cgroup::procs(cgroup_dir)
+        .into_iter()
+        .filter_map(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            let rank = cosched_manager::pin::rank_of(&environ, b"")?;
+            Some((rank, pid))
+        })
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (cpuset cgroups); run the tests as root, as CI does"
+)]
+fn ranks_are_pinned_in_rank_order_and_follow_their_partition_as_it_shrinks() {
+    const TEST: &str = "ranks_are_pinned_in_rank_order_and_follow_their_partition_as_it_shrinks";
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = why_not_here() {
+        cosched_testkit::cannot_run(TEST, &why);
+        return;
+    }
+    let machine = Hierarchy::detect().unwrap().machine_cpus().unwrap();
+    if machine.len() < 2 {
+        cosched_testkit::cannot_run(TEST, "needs 2 CPUs (a partition that shrinks)");
+        return;
+    }
+    let mut f = Fixture::new("pin");
+    f.start_manager_ready();
+    // Two ranks that carry Open MPI's rank variable, and a shell without one; they run until released.
+    let release = f.dir.path().join("release");
+    let script = format!(
+        "OMPI_COMM_WORLD_RANK=0 sh -c 'while [ ! -e {r} ]; do sleep 0.02; done' & \
+         OMPI_COMM_WORLD_RANK=1 sh -c 'while [ ! -e {r} ]; do sleep 0.02; done' & wait",
+        r = release.display()
+    );
+    let a = f.submit(2, &script);
+    // Alone, the job grows to one CPU per process: rank 0 on the partition's first CPU, rank 1 on its second.
+    let wait_for = |what: &str, check: &dyn Fn() -> bool| {
+        let t0 = Instant::now();
+        while !check() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "{what} within 30 s:\n{}\nmanager log:\n{}",
+                f.queue_table(),
+                std::fs::read_to_string(&f.manager_log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let dir_of = |id: i64| {
+        f.job_cgroups()
+            .into_iter()
+            .find(|(j, _)| *j == id)
+            .map(|(_, d)| d)
+    };
+    let pinned = |id: i64, expect: &ExpectedCpus| {
+        let Some(dir) = dir_of(id) else { return false };
+        let Ok(partition) = Hierarchy::detect().unwrap().cpus(&dir) else {
+            return false;
+        };
+        let ranks = ranked_pids(&dir);
+        let Some(want) = expect(&partition) else {
+            return false;
+        };
+        ranks.len() == 2
+            && ranks
+                .iter()
+                .all(|(r, pid)| allowed_cpus(*pid).as_ref() == want.get(*r as usize))
+    };
+    wait_for("job a alone on 2 CPUs, one rank each", &|| {
+        pinned(a, &|p| (p.len() == 2).then(|| vec![vec![p[0]], vec![p[1]]]))
+    });
+    // The shell that started them carries no rank: it keeps the whole partition.
+    let dir = dir_of(a).unwrap();
+    let unranked: Vec<u32> = cgroup::procs(&dir)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| cosched_manager::pin::rank_of(&env, b"").is_none())
+        })
+        .collect();
+    assert!(!unranked.is_empty());
+    for pid in unranked {
+        if let Some(cpus) = allowed_cpus(pid) {
+            assert_eq!(
+                cpus.len(),
+                2,
+                "a process without a rank was pinned: {pid} on {cpus:?}"
+            );
+        }
+    }
+    // A second job arrives: a shrinks to one CPU, and both its ranks follow onto it.
+    let b = f.submit(
+        1,
+        &format!("while [ ! -e {} ]; do sleep 0.02; done", release.display()),
+    );
+    wait_for("job a shrunk to 1 CPU with both ranks on it", &|| {
+        pinned(a, &|p| (p.len() == 1).then(|| vec![vec![p[0]], vec![p[0]]]))
+    });
+    std::fs::write(&release, "").unwrap();
+    f.wait_all_final(Duration::from_secs(30));
+    for id in [a, b] {
+        assert_eq!(f.db().job(id).unwrap().unwrap().state, JobState::Done);
+    }
+    assert!(f.stop_manager(libc::SIGTERM).success());
+}

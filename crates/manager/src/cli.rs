@@ -82,6 +82,10 @@ pub struct ManagerArgs {
     /// and exit.
     #[arg(long)]
     pub cleanup: bool,
+    /// Leave a job's processes free to move within its partition, instead of pinning rank r (from
+    /// OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or `--rank r`) to the partition's CPU floor(r · A / P).
+    #[arg(long)]
+    pub no_pin_ranks: bool,
 }
 
 /// Who the job runs as, and the environment fixes that go with it.
@@ -392,6 +396,7 @@ pub fn manager(args: ManagerArgs) -> Result<()> {
     cfg.mpl = args.mpl;
     cfg.quantum = Duration::from_millis(args.quantum_ms);
     cfg.parent = args.cgroup_parent;
+    cfg.pin_ranks = !args.no_pin_ranks;
     if args.cleanup {
         for line in daemon::cleanup(&cfg)? {
             println!("{line}");

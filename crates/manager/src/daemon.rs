@@ -49,6 +49,8 @@ pub struct Config {
     pub parent: String,
     /// Where cgroup file systems are mounted ([`cgroup::CGROUP_ROOT`]).
     pub mount: PathBuf,
+    /// Pin each ranked process of a job to its rank's CPU of the partition at every quantum ([`crate::pin`]).
+    pub pin_ranks: bool,
 }
 
 impl Config {
@@ -60,6 +62,7 @@ impl Config {
             quantum: Duration::from_millis(DEFAULT_QUANTUM_MS),
             parent: cgroup::DEFAULT_PARENT.to_string(),
             mount: PathBuf::from(cgroup::CGROUP_ROOT),
+            pin_ranks: true,
         }
     }
 }
@@ -450,6 +453,16 @@ impl Manager {
         }
         for (id, initial, cpus) in p.start {
             self.start(id, initial, &self.ids(&cpus))?;
+        }
+        if self.cfg.pin_ranks {
+            // After every rewrite of the partitions (which resets the tasks' affinity) and for processes and
+            // threads born since the last quantum.
+            for job in self.db.jobs(Some(JobState::Running))? {
+                let dir = self.job_dir(&job);
+                if let Ok(partition) = self.hier.cpus(&dir) {
+                    crate::pin::pin_ranks(&cgroup::procs(&dir), job.procs, &partition);
+                }
+            }
         }
         Ok(())
     }

@@ -16,18 +16,21 @@
 //! - [`plan`]: one quantum's decision (who starts, each partition's CPUs, shrinks before grows), pure;
 //! - [`cgroup`]: cpuset cgroups on v1 or v2 (`<parent>/cosched-scs-<id>`);
 //! - [`spawn`]: a job's command started as its submitter, born in its partition, with a start marker;
+//! - [`pin`]: rank-order placement — each ranked process (MPI environment or `--rank`) pinned to its CPU;
 //! - [`daemon`]: the quantum loop and the crash rules (a `kill -9` loses no job and runs none twice);
 //! - [`cli`]: `cosched submit`, `queue`, `cancel` and `manager`.
 //!
 //! A job's command is started once, in its partition, with `COSCHED_SCS_PROCS` (its processes),
 //! `COSCHED_SCS_CPUS` (its partition when it started), `COSCHED_SCS_JOB` and `COSCHED_SCS_CGROUP` (whose
 //! `cpuset.cpus` holds its partition as it changes); an `mpirun` under it places its ranks inside the
-//! partition. Pinning each rank in rank order (`cosched_policy::scs::rank_slot`) inside the partition is the
-//! launcher's job: the kernel resets every task's affinity to the partition each time the manager rewrites it.
+//! partition; at every quantum the manager pins each process that carries a rank (Open MPI's, PMIx's or PMI's
+//! rank variable, or `--rank N`) to its rank's CPU (`cosched_policy::scs::rank_slot`), again after each rewrite
+//! of the partition (which resets every task's affinity); `--no-pin-ranks` leaves them free in the partition.
 
 pub mod cgroup;
 pub mod cli;
 pub mod daemon;
 pub mod db;
+pub mod pin;
 pub mod plan;
 pub mod spawn;
