@@ -115,6 +115,8 @@ pub struct StreamExperiment {
     pub rt_runtime_us: u64,
     /// Extra `cosched agent` arguments for the agent schedulers.
     pub agent_args: Vec<String>,
+    /// Extra `cosched manager` arguments for fifo and the scs schedulers (e.g. `--no-pin-ranks`).
+    pub manager_args: Vec<String>,
     pub jobs: Vec<StreamJob>,
 }
 
@@ -145,6 +147,8 @@ struct FileStream {
     rt_runtime_us: u64,
     #[serde(default)]
     agent_args: Vec<String>,
+    #[serde(default)]
+    manager_args: Vec<String>,
     job: Vec<FileJob>,
 }
 
@@ -353,6 +357,7 @@ impl StreamExperiment {
             cpu_shares: s.cpu_shares,
             rt_runtime_us: s.rt_runtime_us,
             agent_args: s.agent_args,
+            manager_args: s.manager_args,
             jobs,
         })
     }
@@ -404,8 +409,14 @@ impl StreamExperiment {
         let names: Vec<&str> = self.schedulers.iter().map(|s| s.name()).collect();
         out += &format!("schedulers      {}\n", names.join(", "));
         out += &format!(
-            "machine         {cpus} CPUs; scs at MPL {}, CPU manager quantum {} ms\n",
-            self.mpl, self.quantum_ms
+            "machine         {cpus} CPUs; scs at MPL {}, CPU manager quantum {} ms{}\n",
+            self.mpl,
+            self.quantum_ms,
+            if self.manager_args.is_empty() {
+                String::new()
+            } else {
+                format!(", manager {}", self.manager_args.join(" "))
+            }
         );
         for j in &self.jobs {
             let recv = j
@@ -819,7 +830,8 @@ pub fn run_once(
             .arg(&db)
             .args(["--mpl", &experiment.mpl.to_string()])
             .args(["--quantum-ms", &experiment.quantum_ms.to_string()])
-            .args(["--cgroup-parent", &parent]);
+            .args(["--cgroup-parent", &parent])
+            .args(&experiment.manager_args);
         let mut manager =
             ManagedProcess::spawn("manager", manager_cmd, &placed(Some(libc::SIGTERM))?)?;
         let started = Instant::now();
@@ -1036,6 +1048,16 @@ count = 50
         assert_eq!(e.jobs[0].ranks, 2);
         assert_eq!(e.jobs[0].receive, Some(ReceiveMode::spin_block_default()));
         assert_eq!(e.jobs[1].receive, None);
+        assert!(e.manager_args.is_empty() && e.agent_args.is_empty());
+        let e =
+            parse(&MINIMAL.replace("[stream]", "[stream]\nmanager_args = [\"--no-pin-ranks\"]"))
+                .unwrap();
+        assert_eq!(e.manager_args, ["--no-pin-ranks"]);
+        assert!(
+            e.describe(2).contains("manager --no-pin-ranks"),
+            "{}",
+            e.describe(2)
+        );
         let kinds: Vec<ProgramKind> = e.instances().iter().map(|j| j.kind).collect();
         assert_eq!(
             kinds,

@@ -104,7 +104,10 @@ mod tests {
         );
         assert_eq!(rank_of(b"PMI_RANK=9\0", b""), Some(9));
         assert_eq!(
-            rank_of(b"HOME=/\0", b"cosched-pingpong\0--rank\x001\x00--ranks\x002\x00"),
+            rank_of(
+                b"HOME=/\0",
+                b"cosched-pingpong\0--rank\x001\x00--ranks\x002\x00"
+            ),
             Some(1)
         );
         assert_eq!(rank_of(b"", b"prog\0--rank=5\0"), Some(5));
