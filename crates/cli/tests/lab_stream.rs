@@ -33,6 +33,20 @@ count = 3000
 recv = "block"
 "#;
 
+/// `cosched lab --results-dir DIR FILE`, its output in `DIR/lab.log`.
+fn start_lab(dir: &Path, file: &Path) -> std::process::Child {
+    let log = std::fs::File::create(dir.join("lab.log")).unwrap();
+    Command::new(COSCHED)
+        .arg("lab")
+        .arg("--results-dir")
+        .arg(dir)
+        .arg(file)
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
 /// Whether two jobs' [start, end] intervals overlap by more than `slack_s`.
 fn overlap(a: (f64, f64), b: (f64, f64), slack_s: f64) -> bool {
     a.0.max(b.0) + slack_s < a.1.min(b.1)
@@ -66,16 +80,7 @@ fn fifo_runs_jobs_one_at_a_time_scs_two_side_by_side_and_the_lab_leaves_nothing(
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("stream-test.toml");
     std::fs::write(&file, STREAM).unwrap();
-    let log = std::fs::File::create(dir.path().join("lab.log")).unwrap();
-    let mut child = Command::new(COSCHED)
-        .arg("lab")
-        .arg("--results-dir")
-        .arg(dir.path())
-        .arg(&file)
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap();
+    let mut child = start_lab(dir.path(), &file);
     let lab_pid = child.id();
     let started = std::time::Instant::now();
     let status = loop {
@@ -185,16 +190,7 @@ fn a_stream_interrupted_in_the_middle_of_scs_cleans_up_its_jobs_and_partitions()
             .replace("count = 30000\n", "count = 3000000\n"),
     )
     .unwrap();
-    let log = std::fs::File::create(dir.path().join("lab.log")).unwrap();
-    let mut child = Command::new(COSCHED)
-        .arg("lab")
-        .arg("--results-dir")
-        .arg(dir.path())
-        .arg(&file)
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap();
+    let mut child = start_lab(dir.path(), &file);
     let lab_pid = child.id();
     // Wait until a job runs in a partition of the manager (`cpuset/cosched-l<pid>x<n>-scs/cosched-scs-<id>`).
     let prefix = format!("cosched-l{lab_pid}x");

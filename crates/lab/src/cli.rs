@@ -68,6 +68,33 @@ impl Progress for Bar {
     }
 }
 
+/// The progress bar of a lab over `total` runs.
+fn runs_bar(total: usize) -> anyhow::Result<ProgressBar> {
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left  {msg}",
+        )
+        .context("progress bar template")?,
+    );
+    Ok(bar)
+}
+
+/// `--doc-data DIR`: the comparison table for the docs, stamped with the command that measured it.
+fn write_doc_table(
+    table: cosched_report::docdata::DocTable,
+    dir: &std::path::Path,
+    file: &std::path::Path,
+) -> anyhow::Result<()> {
+    let stamp = cosched_report::docdata::Stamp::here(&format!("cosched lab {}", file.display()));
+    let path = table.stamped(&stamp).write(dir)?;
+    println!(
+        "wrote {} (`cosched docs tables` puts it in every page that shows it)",
+        path.display()
+    );
+    Ok(())
+}
+
 /// `cosched lab --cleanup [--after-exit-of PID]`.
 fn cleanup(after_exit_of: Option<u32>) -> anyhow::Result<()> {
     anyhow::ensure!(
@@ -133,13 +160,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<()> {
         println!("check passed: the machine can run this experiment");
         return Ok(());
     }
-    let bar = ProgressBar::new(experiment.total_runs() as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left  {msg}",
-        )
-        .context("progress bar template")?,
-    );
+    let bar = runs_bar(experiment.total_runs())?;
     let runs = crate::runner::run_experiment(&experiment, &binaries, &mut Bar { bar })?;
     let dir = args.results_dir.join(&experiment.name);
     let written = crate::output::write_results(&experiment, &runs, &dir)?;
@@ -149,13 +170,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<()> {
         println!("wrote {}", file.display());
     }
     if let (Some(dir), Some(table)) = (&args.doc_data, written.doc_table) {
-        let stamp =
-            cosched_report::docdata::Stamp::here(&format!("cosched lab {}", file.display()));
-        let path = table.stamped(&stamp).write(dir)?;
-        println!(
-            "wrote {} (`cosched docs tables` puts it in every page that shows it)",
-            path.display()
-        );
+        write_doc_table(table, dir, &file)?;
     }
     Ok(())
 }
@@ -188,13 +203,7 @@ fn run_stream(args: LabArgs, file: &std::path::Path) -> anyhow::Result<()> {
         println!("check passed: the machine can run this experiment");
         return Ok(());
     }
-    let bar = ProgressBar::new(experiment.total_runs() as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left  {msg}",
-        )
-        .context("progress bar template")?,
-    );
+    let bar = runs_bar(experiment.total_runs())?;
     let runs = stream::run_experiment(&experiment, &binaries, &cpus, |run| {
         bar.set_message(format!(
             "{} rep {}: mean response {:.2} s, makespan {:.2} s",
@@ -223,13 +232,7 @@ fn run_stream(args: LabArgs, file: &std::path::Path) -> anyhow::Result<()> {
         table_path.display()
     );
     if let Some(data) = &args.doc_data {
-        let stamp =
-            cosched_report::docdata::Stamp::here(&format!("cosched lab {}", file.display()));
-        let path = table.stamped(&stamp).write(data)?;
-        println!(
-            "wrote {} (`cosched docs tables` puts it in every page that shows it)",
-            path.display()
-        );
+        write_doc_table(table, data, file)?;
     }
     Ok(())
 }
@@ -240,7 +243,6 @@ fn stream_problems(
     experiment: &crate::stream::StreamExperiment,
     binaries: &Binaries,
 ) -> Vec<String> {
-    use crate::experiment::ProgramKind;
     let mut problems = Vec::new();
     if !binaries.cosched.is_file() {
         problems.push(format!(
@@ -249,29 +251,10 @@ fn stream_problems(
         ));
     }
     for job in &experiment.jobs {
-        if job.kind == ProgramKind::Lammps {
-            for (program, arg, package) in [
-                ("mpirun", "--version", "openmpi-bin"),
-                (crate::programs::LAMMPS_BINARY, "-h", "lammps"),
-            ] {
-                let ok = std::process::Command::new(program)
-                    .arg(arg)
-                    .output()
-                    .is_ok_and(|o| o.status.success());
-                let line = format!("`{program}` not found: apt-get install {package}");
-                if !ok && !problems.contains(&line) {
-                    problems.push(line);
-                }
+        for problem in crate::preflight::program_problems(job.kind, binaries) {
+            if !problems.contains(&problem) {
+                problems.push(problem);
             }
-            continue;
-        }
-        let (path, _) = binaries.bench_invocation(crate::programs::program_binary(job.kind));
-        let line = format!(
-            "benchmark program {} not found: build the benchmarks with `cargo build --release -p cosched-bench` (or pass --bench-dir)",
-            path.display()
-        );
-        if !path.is_file() && !problems.contains(&line) {
-            problems.push(line);
         }
     }
     problems

@@ -61,31 +61,18 @@ pub fn machine_problems() -> Vec<String> {
     problems
 }
 
-/// Every check for `experiment`, given where the binaries are.
-pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), PreflightError> {
-    let mut problems = machine_problems();
-    let mut needed: Vec<String> = Vec::new();
-    if experiment.competitors.iter().any(|&k| k > 0) {
-        needed.push(COMPETITOR_BINARY.into());
-    }
-    if experiment.lab.local_probe {
-        needed.push(crate::experiment::LOCAL_PROBE_BINARY.into());
-    }
-    let plan_program = programs::program_binary(experiment.program.kind);
+/// What running program `kind` needs: its benchmark binary (ours) with how to build it, `mpirun` for MPI
+/// programs, the system's LAMMPS and its example input for `lammps`.
+pub fn program_problems(kind: ProgramKind, binaries: &Binaries) -> Vec<String> {
+    let mut problems = Vec::new();
     // LAMMPS is the system's, not a benchmark of ours (checked below).
-    if experiment.program.kind != ProgramKind::Lammps {
-        needed.push(plan_program.to_string());
-    }
-    for name in needed {
-        let (path, _) = binaries.bench_invocation(&name);
+    if kind != ProgramKind::Lammps {
+        let (path, _) = binaries.bench_invocation(programs::program_binary(kind));
         if !path.is_file() {
-            let hint = if experiment.program.kind == ProgramKind::MpiPingpong
-                && name == plan_program
-            {
+            let hint = if kind == ProgramKind::MpiPingpong {
                 "build it with `mpicc -O2 -o <dir>/mpi_pingpong crates/bench/mpi/mpi_pingpong.c` and pass --mpi-dir <dir>"
-                    .to_string()
             } else {
-                "build the benchmarks with `cargo build --release -p cosched-bench` (or pass --bench-dir)".to_string()
+                BUILD_BENCHMARKS
             };
             problems.push(format!(
                 "benchmark program {} not found: {hint}",
@@ -93,10 +80,10 @@ pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), Pref
             ));
         }
     }
-    if experiment.program.kind.is_mpi() && !has_command("mpirun", "--version") {
+    if kind.is_mpi() && !has_command("mpirun", "--version") {
         problems.push("`mpirun` not found: apt-get install openmpi-bin".into());
     }
-    if experiment.program.kind == ProgramKind::Lammps {
+    if kind == ProgramKind::Lammps {
         if !has_command(programs::LAMMPS_BINARY, "-h") {
             problems.push(format!(
                 "`{}` (LAMMPS) not found: apt-get install lammps",
@@ -110,6 +97,32 @@ pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), Pref
             ));
         }
     }
+    problems
+}
+
+const BUILD_BENCHMARKS: &str =
+    "build the benchmarks with `cargo build --release -p cosched-bench` (or pass --bench-dir)";
+
+/// Every check for `experiment`, given where the binaries are.
+pub fn check(experiment: &LabExperiment, binaries: &Binaries) -> Result<(), PreflightError> {
+    let mut problems = machine_problems();
+    let mut needed: Vec<&str> = Vec::new();
+    if experiment.competitors.iter().any(|&k| k > 0) {
+        needed.push(COMPETITOR_BINARY);
+    }
+    if experiment.lab.local_probe {
+        needed.push(crate::experiment::LOCAL_PROBE_BINARY);
+    }
+    for name in needed {
+        let (path, _) = binaries.bench_invocation(name);
+        if !path.is_file() {
+            problems.push(format!(
+                "benchmark program {} not found: {BUILD_BENCHMARKS}",
+                path.display()
+            ));
+        }
+    }
+    problems.extend(program_problems(experiment.program.kind, binaries));
     if experiment.configurations.iter().any(|c| c.agent.is_some()) {
         let help = Command::new(&binaries.cosched)
             .args(["agent", "--help"])
