@@ -43,8 +43,8 @@ pub fn available_cpus() -> Result<Vec<u32>> {
         .collect())
 }
 
-/// An emulated cluster. Field order is drop order: the cgroups go first (killing whatever is left inside),
-/// then the network namespaces.
+/// An emulated cluster, torn down on drop: the cgroups first (killing whatever is left inside), then the
+/// network namespaces.
 #[derive(Debug)]
 pub struct Cluster {
     pub run_id: String,
@@ -138,9 +138,37 @@ impl Cluster {
 
     /// Tear down now (also done on drop), reporting what could not be removed.
     pub fn remove(mut self) -> Result<()> {
+        self.teardown()
+    }
+
+    /// Remove the cgroups (killing whatever is left inside), then the namespaces. A teardown slower than
+    /// [`SLOW_TEARDOWN`] says which part took the time: an interrupted lab must be gone within seconds, and a
+    /// CI run once found one still tearing down 10 s after its SIGINT with nothing to say why.
+    fn teardown(&mut self) -> Result<()> {
+        let started = std::time::Instant::now();
         let cgroups = self.cgroup.remove();
+        let cgroups_s = started.elapsed().as_secs_f64();
         let network = self.network.remove();
+        let total_s = started.elapsed().as_secs_f64();
+        if total_s > SLOW_TEARDOWN.as_secs_f64() {
+            eprintln!(
+                "cosched lab: tearing down run {} took {total_s:.1} s (cgroups {cgroups_s:.1} s, network namespaces {:.1} s)",
+                self.run_id,
+                total_s - cgroups_s
+            );
+        }
         cgroups.and(network)
+    }
+}
+
+/// A teardown that takes longer than this is reported with its parts' times.
+const SLOW_TEARDOWN: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("cosched lab: cleanup: {e:#}");
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use common::{cosched_binary, fake_bench, leftovers_of, pingpong_experiment_text,
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -60,6 +61,9 @@ fn sigint_during_a_run_cleans_up_everything() {
     }
     let mut child = lab.spawn().unwrap();
     let pid = child.id();
+    // Read as it is written, so that a lab that hangs still shows what it said (reading after a kill waits for
+    // every process that holds the pipe, the lab's reaper among them).
+    let stderr = StderrTail::start(&mut child);
     // Signalled once its job runs (the pingpong's root has passed its gate), not after a fixed time: a CI run's
     // setup once took longer than the 1.5 s this test used to allow, and the signal then measured the setup.
     let setup_deadline = Instant::now() + Duration::from_secs(60);
@@ -67,7 +71,7 @@ fn sigint_during_a_run_cleans_up_everything() {
         if let Some(status) = child.try_wait().unwrap() {
             panic!(
                 "`cosched lab` ended ({status}) before its job started; stderr:\n{}",
-                read_all(&mut child)
+                stderr.finish()
             );
         }
         if descendants(pid).iter().any(|p| p.runs_pingpong()) {
@@ -91,10 +95,11 @@ fn sigint_during_a_run_cleans_up_everything() {
         }
         if Instant::now() > deadline {
             let state = describe(pid);
+            let said = stderr.so_far();
             kill_and_clean(&mut child, &cosched);
+            // The processes last: a CI log keeps the end of a long failure message.
             panic!(
-                "`cosched lab` was still running 10 s after SIGINT; its processes then:\n{state}\nstderr:\n{}",
-                read_all(&mut child)
+                "`cosched lab` was still running 10 s after SIGINT; its stderr until then:\n{said}\nits processes then:\n{state}"
             );
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -103,7 +108,7 @@ fn sigint_during_a_run_cleans_up_everything() {
         "the lab exited {:.2} s after SIGINT",
         signalled.elapsed().as_secs_f64()
     );
-    let stderr = read_all(&mut child);
+    let stderr = stderr.finish();
     assert!(
         !status.success(),
         "an interrupted lab exits nonzero; stderr:\n{stderr}"
@@ -214,11 +219,38 @@ fn kill_and_clean(child: &mut std::process::Child, cosched: &std::path::Path) {
     let _ = Command::new(cosched).args(["lab", "--cleanup"]).status();
 }
 
-/// Everything the lab wrote on stderr (after it has exited; its reaper holds the pipe until it is done).
-fn read_all(child: &mut std::process::Child) -> String {
-    let mut text = String::new();
-    if let Some(mut pipe) = child.stderr.take() {
-        let _ = pipe.read_to_string(&mut text);
+/// The lab's stderr, read by a thread as it comes.
+struct StderrTail {
+    text: Arc<Mutex<String>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl StderrTail {
+    fn start(child: &mut std::process::Child) -> StderrTail {
+        let mut pipe = child.stderr.take().expect("stderr is piped");
+        let text = Arc::new(Mutex::new(String::new()));
+        let sink = text.clone();
+        let reader = std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        });
+        StderrTail { text, reader }
     }
-    text
+
+    /// What it has written so far, without waiting.
+    fn so_far(&self) -> String {
+        self.text.lock().unwrap().clone()
+    }
+
+    /// Everything it wrote (after it has exited; its reaper holds the pipe until it is done).
+    fn finish(self) -> String {
+        let StderrTail { text, reader } = self;
+        reader.join().unwrap();
+        let text = text.lock().unwrap().clone();
+        text
+    }
 }
