@@ -311,9 +311,12 @@ impl ManagedProcess {
             }
             let now = Instant::now();
             if now >= deadline {
+                // What it waited on, read before the kill: a hang beside competitors (an `mpirun` stalled twice
+                // in a day's labs) is otherwise gone without a trace.
+                let tree = process_tree_report(self.pid as u32);
                 self.kill();
                 bail!(
-                    "{}: did not finish within {:.1} s; killed it",
+                    "{}: did not finish within {:.1} s; killed it. Its processes then:\n{tree}",
                     self.label,
                     timeout.as_secs_f64()
                 );
@@ -457,6 +460,80 @@ impl ManagedProcess {
     }
 }
 
+/// One line per process of the tree under `root` (itself included): pid, state, the kernel function it waits in,
+/// its threads' states and waits when it has several, and its command line.
+pub fn process_tree_report(root: u32) -> String {
+    let stat_of = |dir: &Path| -> Option<(char, u32)> {
+        let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+        let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+        let state = rest.next()?.chars().next()?;
+        Some((state, rest.next()?.parse().ok()?))
+    };
+    let wchan_of = |dir: &Path| -> String {
+        match std::fs::read_to_string(dir.join("wchan")) {
+            Ok(w) if !w.is_empty() && w != "0" => w,
+            _ => "-".into(),
+        }
+    };
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            Some((pid, stat_of(&e.path())?.1))
+        })
+        .collect();
+    let mut tree = vec![root];
+    let mut next = 0;
+    while next < tree.len() {
+        let parent = tree[next];
+        tree.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        next += 1;
+    }
+    let mut lines = Vec::new();
+    for pid in tree {
+        let dir = Path::new("/proc").join(pid.to_string());
+        let Some((state, _)) = stat_of(&dir) else {
+            continue;
+        };
+        let args: Vec<String> = std::fs::read(dir.join("cmdline"))
+            .unwrap_or_default()
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        // Threads grouped by (state, wait): "S ep_poll x3, R - x1".
+        let mut threads: Vec<(String, usize)> = Vec::new();
+        for task in std::fs::read_dir(dir.join("task")).into_iter().flatten().flatten() {
+            if let Some((t_state, _)) = stat_of(&task.path()) {
+                let key = format!("{t_state} {}", wchan_of(&task.path()));
+                match threads.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, n)) => *n += 1,
+                    None => threads.push((key, 1)),
+                }
+            }
+        }
+        let threads = if threads.iter().map(|(_, n)| n).sum::<usize>() > 1 {
+            let parts: Vec<String> = threads.iter().map(|(k, n)| format!("{k} x{n}")).collect();
+            format!(" threads [{}]", parts.join(", "))
+        } else {
+            String::new()
+        };
+        let mut command = args.join(" ");
+        if command.len() > 200 {
+            let cut = (0..=200).rev().find(|&i| command.is_char_boundary(i)).unwrap_or(0);
+            command.truncate(cut);
+            command.push('…');
+        }
+        lines.push(format!(
+            "  pid {pid} {state} in {}{threads}: {command}",
+            wchan_of(&dir)
+        ));
+    }
+    lines.join("\n")
+}
+
 impl Drop for ManagedProcess {
     fn drop(&mut self) {
         if !self.reaped {
@@ -518,6 +595,11 @@ mod tests {
         std::thread::sleep(Duration::from_millis(200));
         let err = p.wait(Duration::from_millis(100)).unwrap_err().to_string();
         assert!(err.contains("did not finish"), "{err}");
+        // The error shows the tree as it was: the shell waiting for its child, the child sleeping.
+        assert!(
+            err.contains(&format!("pid {} S in ", p.pid())) && err.contains(": sleep 30"),
+            "{err}"
+        );
         let exit = p.try_reap_blocking().unwrap();
         let grandchild: u32 = exit.stdout.trim().parse().unwrap();
         std::thread::sleep(Duration::from_millis(100));
