@@ -49,7 +49,8 @@
 //!   1/(K+1) of it. `"own"`: the competitors run in a cpu cgroup of their own, the sibling
 //!   `cpu/cosched-<run id>-competitors`, made and removed with the lab's (and by the reaper and `cosched lab
 //!   --cleanup`, which recognise the run id in its name). **Rule: both cpu cgroups get `cpu_shares`** (default
-//!   262144 each). Equal shares make the two groups compete evenly — on a CPU the job's group and the
+//!   262144 each), and both are capped at 98 % of the experiment's CPUs (`cpu.cfs_quota_us`,
+//!   [`crate::cgroup::KERNEL_HEADROOM_PERCENT`]: the kernel's own threads need the rest). Equal shares make the two groups compete evenly — on a CPU the job's group and the
 //!   competitors' group each get half whatever K, the kernel's own fair share between groups, which is what an
 //!   agent that reads R across cgroups has to respect — and both stay as well protected against foreign load as
 //!   the experiment is with `"job"` (1024, the kernel's default, would leave the competitors 1/257 of a CPU beside
@@ -511,8 +512,11 @@ impl LabExperiment {
         }
         out.push_str(&format!("repetitions     {}\n", self.repetitions));
         out.push_str(&format!(
-            "cgroup          cpu.shares={} cpu.rt_runtime_us={} settle={} ms\n",
-            self.lab.cpu_shares, self.lab.rt_runtime_us, self.lab.settle_ms
+            "cgroup          cpu.shares={} cpu.rt_runtime_us={} cpu.cfs_quota_us={} % of its CPUs settle={} ms\n",
+            self.lab.cpu_shares,
+            self.lab.rt_runtime_us,
+            100 - crate::cgroup::KERNEL_HEADROOM_PERCENT,
+            self.lab.settle_ms
         ));
         out.push_str(&format!(
             "competitors in  {}\n",

@@ -461,13 +461,30 @@ impl ManagedProcess {
 }
 
 /// One line per process of the tree under `root` (itself included): pid, state, the kernel function it waits in,
-/// its threads' states and waits when it has several, and its command line.
+/// its threads' states, waits and real-time policies when it has several, and its command line; then the kernel
+/// stack of every thread in uninterruptible sleep (`D`), which is what a hang beside competitors waits on.
 pub fn process_tree_report(root: u32) -> String {
     let stat_of = |dir: &Path| -> Option<(char, u32)> {
         let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
         let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
         let state = rest.next()?.chars().next()?;
         Some((state, rest.next()?.parse().ok()?))
+    };
+    // `FIFO 1` for a real-time thread (policy and priority, fields 41 and 40 of stat), empty otherwise.
+    let realtime_of = |dir: &Path| -> String {
+        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+            return String::new();
+        };
+        let Some(close) = stat.rfind(')') else {
+            return String::new();
+        };
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        match (fields.get(37), fields.get(38)) {
+            (Some(prio), Some(&"1")) => format!(" FIFO {prio}"),
+            (Some(prio), Some(&"2")) => format!(" RR {prio}"),
+            (_, Some(&"6")) => " DEADLINE".into(),
+            _ => String::new(),
+        }
     };
     let wchan_of = |dir: &Path| -> String {
         match std::fs::read_to_string(dir.join("wchan")) {
@@ -488,10 +505,16 @@ pub fn process_tree_report(root: u32) -> String {
     let mut next = 0;
     while next < tree.len() {
         let parent = tree[next];
-        tree.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
         next += 1;
     }
     let mut lines = Vec::new();
+    let mut stacks = Vec::new();
     for pid in tree {
         let dir = Path::new("/proc").join(pid.to_string());
         let Some((state, _)) = stat_of(&dir) else {
@@ -505,9 +528,31 @@ pub fn process_tree_report(root: u32) -> String {
             .collect();
         // Threads grouped by (state, wait): "S ep_poll x3, R - x1".
         let mut threads: Vec<(String, usize)> = Vec::new();
-        for task in std::fs::read_dir(dir.join("task")).into_iter().flatten().flatten() {
+        for task in std::fs::read_dir(dir.join("task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             if let Some((t_state, _)) = stat_of(&task.path()) {
-                let key = format!("{t_state} {}", wchan_of(&task.path()));
+                if t_state == 'D' {
+                    let stack =
+                        std::fs::read_to_string(task.path().join("stack")).unwrap_or_default();
+                    let frames: Vec<&str> = stack
+                        .lines()
+                        .filter_map(|l| l.split_whitespace().nth(1))
+                        .take(12)
+                        .collect();
+                    stacks.push(format!(
+                        "  thread {} of pid {pid}, kernel stack: {}",
+                        task.file_name().to_string_lossy(),
+                        frames.join(" < ")
+                    ));
+                }
+                let key = format!(
+                    "{t_state} {}{}",
+                    wchan_of(&task.path()),
+                    realtime_of(&task.path())
+                );
                 match threads.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, n)) => *n += 1,
                     None => threads.push((key, 1)),
@@ -522,15 +567,20 @@ pub fn process_tree_report(root: u32) -> String {
         };
         let mut command = args.join(" ");
         if command.len() > 200 {
-            let cut = (0..=200).rev().find(|&i| command.is_char_boundary(i)).unwrap_or(0);
+            let cut = (0..=200)
+                .rev()
+                .find(|&i| command.is_char_boundary(i))
+                .unwrap_or(0);
             command.truncate(cut);
             command.push('…');
         }
         lines.push(format!(
-            "  pid {pid} {state} in {}{threads}: {command}",
-            wchan_of(&dir)
+            "  pid {pid} {state} in {}{}{threads}: {command}",
+            wchan_of(&dir),
+            realtime_of(&dir)
         ));
     }
+    lines.extend(stacks);
     lines.join("\n")
 }
 

@@ -37,6 +37,14 @@ fn nodes_reach_each_other_through_the_bridge_and_everything_is_removed() {
     }
     let cluster = Cluster::create(3, &[0, 1], 1024, 10_000).unwrap();
     assert_eq!(cluster.node_cpu(2), 0, "node 2 wraps around to CPU 0");
+    // The kernel's threads keep 2 % of the two CPUs (cosched_lab::cgroup::KERNEL_HEADROOM_PERCENT).
+    let period: u64 = std::fs::read_to_string(cluster.cgroup.cpu_dir.join("cpu.cfs_period_us"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let quota = std::fs::read_to_string(cluster.cgroup.cpu_dir.join("cpu.cfs_quota_us")).unwrap();
+    assert_eq!(quota.trim(), (period * 2 * 98 / 100).to_string());
     // Node 0 listens; node 2 connects across the LAN namespace's bridge, pinned to node 2's CPU.
     let mut server = Command::new("perl");
     server.args(["-e", common::PERL_ECHO_SERVER, "7100"]);
