@@ -56,30 +56,7 @@ impl Control {
     /// Listens at `path` (any local user may connect); refuses when another agent answers there. Connections get
     /// epoll tokens from `first_token` up.
     pub fn bind(path: &Path, first_token: u64) -> anyhow::Result<Control> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                anyhow::anyhow!("cannot create the socket directory {}: {e}", dir.display())
-            })?;
-            if dir.starts_with("/run/cosched") {
-                use std::os::unix::fs::PermissionsExt;
-                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-            }
-        }
-        if UnixStream::connect(path).is_ok() {
-            anyhow::bail!(
-                "another agent already answers at {}; stop it first or pass a different --socket",
-                path.display()
-            );
-        }
-        let _ = std::fs::remove_file(path);
-        // SAFETY: umask only affects file creation of this process; set so the socket is born 0666 (connecting
-        // needs write permission on it).
-        let old = unsafe { libc::umask(0o111) };
-        let listener = UnixListener::bind(path);
-        // SAFETY: restore the previous mask.
-        unsafe { libc::umask(old) };
-        let listener =
-            listener.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", path.display()))?;
+        let listener = cosched_localsock::bind_public(path, "agent", "--socket")?;
         listener.set_nonblocking(true)?;
         Ok(Control {
             listener,
@@ -110,8 +87,7 @@ impl Control {
 
     /// Notes who the peer is and waits for its request line without blocking.
     fn accept(&mut self, stream: UnixStream, epoll: &Epoll) -> anyhow::Result<()> {
-        let cred =
-            nix::sys::socket::getsockopt(&stream, nix::sys::socket::sockopt::PeerCredentials)?;
+        let peer = cosched_localsock::Peer::of(&stream)?;
         let now = Instant::now();
         let stale: Vec<u64> = self
             .conns
@@ -138,7 +114,7 @@ impl Control {
             token,
             PendingConn {
                 stream,
-                uid: cred.uid(),
+                uid: peer.uid,
                 line: Vec::new(),
                 since: now,
             },

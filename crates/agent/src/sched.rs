@@ -272,7 +272,10 @@ pub fn owned_by(pid: u32, uid: u32) -> anyhow::Result<()> {
         return Ok(());
     }
     let ids = uids(pid)?;
-    if ids.iter().any(|&id| id != uid) {
+    if !ids
+        .iter()
+        .all(|&id| cosched_localsock::may_act_for(uid, id))
+    {
         anyhow::bail!(
             "pid {pid} is not yours (its real, effective, saved and filesystem uids are {ids:?}; you are uid \
              {uid}): a user may have only their own processes managed; root may have any"

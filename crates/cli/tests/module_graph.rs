@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The crates this test covers (paths from this crate's manifest directory).
-const CRATES: [&str; 8] = [
+const CRATES: [&str; 9] = [
     "../policy",
     "../sim",
     "../report",
@@ -20,6 +20,7 @@ const CRATES: [&str; 8] = [
     "../agent",
     "../lab",
     "../manager",
+    "../localsock",
     ".",
 ];
 

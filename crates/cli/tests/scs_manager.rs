@@ -61,6 +61,8 @@ struct Fixture {
     parent_dir: PathBuf,
     manager_log: PathBuf,
     manager: Option<Child>,
+    /// Flags every manager of this fixture is started with, beyond the usual ones.
+    manager_args: Vec<String>,
 }
 
 /// Removes the cgroup parents of earlier runs of these tests whose process is gone (a test killed outright, by
@@ -109,6 +111,7 @@ impl Fixture {
             parent_dir,
             manager_log,
             manager: None,
+            manager_args: Vec::new(),
         }
     }
 
@@ -128,6 +131,7 @@ impl Fixture {
             .unwrap();
         let mut cmd = self.cosched(&["manager", "--mpl", "2", "--quantum-ms", "20"]);
         cmd.args(["--cgroup-parent", &self.parent])
+            .args(&self.manager_args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log);
@@ -674,6 +678,229 @@ fn a_job_runs_as_its_submitter_and_cancel_kills_it_when_running() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert!(!f.parent_dir.exists(), "{}", text(&out));
+}
+
+/// Runs `cosched` as user nobody (uid and gid 65534, no supplementary groups: the standard library drops root's
+/// when it sets the uid), from /tmp, with a small environment.
+fn as_nobody(args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    Command::new(COSCHED)
+        .args(args)
+        .uid(65534)
+        .gid(65534)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("USER", "someone-else")
+        .current_dir("/tmp")
+        .output()
+        .unwrap()
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (cpuset cgroups, setuid, a user to submit as); run the tests as root, as CI does"
+)]
+fn a_user_submits_through_the_socket_and_the_job_runs_as_them_not_as_root() {
+    const TEST: &str = "a_user_submits_through_the_socket_and_the_job_runs_as_them_not_as_root";
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = why_not_here() {
+        cosched_testkit::cannot_run(TEST, &why);
+        return;
+    }
+    let nobody = as_nobody(&["--help"]);
+    if !nobody.status.success() {
+        cosched_testkit::cannot_run(
+            TEST,
+            &format!(
+                "user nobody (65534) cannot run {COSCHED} (a directory above it is closed to others?): {}",
+                text(&nobody)
+            ),
+        );
+        return;
+    }
+    let mut f = Fixture::new("socket");
+    // The directory is reachable by nobody (the database in it stays 0600, root's): nobody cannot write the
+    // queue, so `cosched submit` goes through the socket.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(f.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let socket = f.dir.path().join("manager.sock");
+    let (db, sock) = (f.db.display().to_string(), socket.display().to_string());
+    f.manager_args = vec!["--socket".into(), sock.clone()];
+    f.start_manager_ready();
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o666, "the socket is anyone's to connect to");
+    // Root's own job, written directly.
+    let out = f
+        .cosched(&[
+            "submit",
+            "--as-root",
+            "--procs",
+            "1",
+            "--mpl",
+            "2",
+            "--name",
+            "roots",
+        ])
+        .args(["--", "sh", "-c", "sleep 30"])
+        .env_remove("SUDO_UID")
+        .current_dir("/tmp")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let roots: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // nobody's job, through the socket: no sudo, and nothing in the request says who submits.
+    let submit = |extra: &[&str]| {
+        let mut args = vec!["submit", "--db", &db, "--socket", &sock];
+        args.extend_from_slice(extra);
+        as_nobody(&args)
+    };
+    let out = submit(&[
+        "--procs",
+        "1",
+        "--mpl",
+        "2",
+        "--name",
+        "nobodys",
+        "--",
+        "sh",
+        "-c",
+        "id -u; id -g; id -G; echo \"$USER\"; sleep 30",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let theirs: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let t0 = Instant::now();
+    let pid = loop {
+        let job = f.db().job(theirs).unwrap().unwrap();
+        if let (JobState::Running, Some(pid)) = (job.state, job.pid) {
+            break pid;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{}",
+            f.queue_table()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Its record names nobody, with nobody's passwd entry's USER in place of the one its environment carried.
+    let job = f.db().job(theirs).unwrap().unwrap();
+    assert_eq!((job.uid, job.gid), (65534, 65534), "{job:?}");
+    assert!(!job.groups.contains(&0), "{job:?}");
+    let user = job
+        .env
+        .iter()
+        .find(|(k, _)| k == "USER")
+        .map(|(_, v)| v.as_str());
+    assert_ne!(user, Some("someone-else"), "{job:?}");
+    // It runs as nobody: all four uids and gids, no root group.
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(field("Uid:"), ["65534"; 4], "{status}");
+    assert_eq!(field("Gid:"), ["65534"; 4], "{status}");
+    assert!(!field("Groups:").contains(&"0".to_string()), "{status}");
+    let log = cosched_manager::daemon::state_dir(&f.db, "logs").join(format!("{theirs}.log"));
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("65534\n65534\n")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            std::fs::read_to_string(&log)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // nobody lists the queue through the socket (without anyone's environment), and cannot cancel root's job.
+    let out = as_nobody(&["queue", "--db", &db, "--socket", &sock]);
+    assert!(
+        out.status.success() && text(&out).contains("nobodys") && text(&out).contains("roots"),
+        "{}",
+        text(&out)
+    );
+    let out = as_nobody(&["cancel", "--db", &db, "--socket", &sock, &roots.to_string()]);
+    assert!(
+        !out.status.success() && text(&out).contains("not yours"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(f.db().job(roots).unwrap().unwrap().state, JobState::Running);
+    // The direct path's clear errors, through the socket.
+    let cpus = f.db().meta("cpus").unwrap().unwrap();
+    let cpus = cgroup::parse_cpu_list(&cpus).unwrap().len();
+    let too_many = (2 * cpus + 1).to_string();
+    for (args, says) in [
+        (
+            vec!["--procs", too_many.as_str(), "--mpl", "2", "--", "true"],
+            "CPUs at MPL 2",
+        ),
+        (vec!["--procs", "1", "--mpl", "0", "--", "true"], "MPL 0"),
+        (vec!["--procs", "1", "--as-root", "--", "true"], "only root"),
+    ] {
+        let out = submit(&args);
+        assert!(
+            !out.status.success() && text(&out).contains(says),
+            "{args:?}: {}",
+            text(&out)
+        );
+    }
+    let out = as_nobody(&["cancel", "--db", &db, "--socket", &sock, "999"]);
+    assert!(
+        !out.status.success() && text(&out).contains("no job 999"),
+        "{}",
+        text(&out)
+    );
+    // A request that says who it is, is refused naming the field.
+    {
+        use std::io::{Read, Write};
+        let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        s.write_all(b"{\"op\":\"cancel\",\"id\":1,\"uid\":0}\n")
+            .unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        assert!(reply.contains("field `uid`"), "{reply}");
+    }
+    // nobody cancels their own job; root cancels root's.
+    let out = as_nobody(&[
+        "cancel",
+        "--db",
+        &db,
+        "--socket",
+        &sock,
+        &theirs.to_string(),
+    ]);
+    assert!(
+        out.status.success() && text(&out).contains("runs"),
+        "{}",
+        text(&out)
+    );
+    let out = f.cosched(&["cancel", &roots.to_string()]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    f.wait_all_final(Duration::from_secs(30));
+    for id in [roots, theirs] {
+        assert_eq!(f.db().job(id).unwrap().unwrap().state, JobState::Cancelled);
+    }
+    let history: Vec<String> = f
+        .db()
+        .events(theirs)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.detail)
+        .collect();
+    assert!(
+        history.iter().any(|d| d.contains("uid 65534")),
+        "{history:?}"
+    );
+    assert!(f.stop_manager(libc::SIGTERM).success());
+    assert!(!socket.exists(), "a stopping manager removes its socket");
 }
 
 #[test]

@@ -1,16 +1,20 @@
 //! `cosched submit`, `cosched queue`, `cosched cancel` and `cosched manager`: their arguments and what they
-//! do. The first three write the database directly, each in one transaction; the manager polls it every
-//! quantum.
+//! do. The first three take one of two paths ([`route`]): root (and anyone who can write the database) writes
+//! it directly, each change in one transaction; a user who cannot goes through the manager's submit socket
+//! ([`crate::socket`]), which does the same writes as them. The manager polls the database every quantum.
 //!
-//! Who a job runs as: the user running `cosched submit` (`getuid`, `getgid`, `getgroups`); under `sudo`, the
-//! user who invoked sudo (`SUDO_UID`, `SUDO_GID`, that user's groups, and their `HOME` / `USER` / `LOGNAME`),
-//! unless `--as-root`. Writing the database is the trust boundary: whoever can write it can queue a job as any
-//! uid, so it belongs to root (mode 0600) and users reach it through sudo.
+//! Who a job runs as: on the direct path, the user running `cosched submit` (`getuid`, `getgid`, `getgroups`);
+//! under `sudo`, the user who invoked sudo (`SUDO_UID`, `SUDO_GID`, that user's groups, and their `HOME` /
+//! `USER` / `LOGNAME`), unless `--as-root`. Through the socket, the peer the kernel names (`SO_PEERCRED`), with
+//! that user's groups and `HOME` / `USER` / `LOGNAME`. Writing the database is the trust boundary: whoever can
+//! write it can queue a job as any uid, so it belongs to root (mode 0600); users reach it through the socket.
 
 use crate::daemon::{self, Config, DEFAULT_DB, DEFAULT_QUANTUM_MS};
 use crate::db::{Cancelled, Db, Job, JobState, Submission};
+use crate::socket::{self, Listed, Reply, Request, SubmitRequest};
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use cosched_localsock::Identity;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -32,6 +36,10 @@ pub struct SubmitArgs {
     /// The queue's database.
     #[arg(long, default_value = DEFAULT_DB)]
     pub db: PathBuf,
+    /// The manager's submit socket, used when this process cannot write the database (default:
+    /// /run/cosched/manager.sock for the default database; none for another one).
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
     /// Under sudo, run the job as root rather than as the user who invoked sudo.
     #[arg(long)]
     pub as_root: bool,
@@ -47,6 +55,10 @@ pub struct QueueArgs {
     /// The queue's database.
     #[arg(long, default_value = DEFAULT_DB)]
     pub db: PathBuf,
+    /// The manager's submit socket, used when this process cannot write the database (default:
+    /// /run/cosched/manager.sock for the default database; none for another one).
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
     /// One JSON object per job (with its history) instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -60,6 +72,10 @@ pub struct CancelArgs {
     /// The queue's database.
     #[arg(long, default_value = DEFAULT_DB)]
     pub db: PathBuf,
+    /// The manager's submit socket, used when this process cannot write the database (default:
+    /// /run/cosched/manager.sock for the default database; none for another one).
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
 }
 
 /// `cosched manager`.
@@ -75,6 +91,10 @@ pub struct ManagerArgs {
     /// The queue's database (logs and start markers go beside it: `<stem>-logs/`, `<stem>-started/`).
     #[arg(long, default_value = DEFAULT_DB)]
     pub db: PathBuf,
+    /// The submit socket (mode 0666) through which users who cannot write the database submit, list and
+    /// cancel jobs (default: /run/cosched/manager.sock for the default database; none for another one).
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
     /// The parent cgroup of the partitions, under the cpuset hierarchy's root.
     #[arg(long, default_value = crate::cgroup::DEFAULT_PARENT)]
     pub cgroup_parent: String,
@@ -88,16 +108,9 @@ pub struct ManagerArgs {
     pub no_pin_ranks: bool,
 }
 
-/// Who the job runs as, and the environment fixes that go with it.
-struct Identity {
-    uid: u32,
-    gid: u32,
-    groups: Vec<u32>,
-    env: Vec<(String, String)>,
-}
-
+/// Who a job submitted directly runs as: the caller, or under sudo the user who invoked it.
 fn identity(as_root: bool) -> Result<Identity> {
-    use nix::unistd::{getgid, getgroups, getuid, Gid, Uid, User};
+    use nix::unistd::{getgid, getgroups, getuid, Gid};
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     if getuid().is_root() && !as_root {
         if let Some(uid) = var("SUDO_UID") {
@@ -114,25 +127,7 @@ fn identity(as_root: bool) -> Result<Identity> {
                         bail!("SUDO_UID is set but SUDO_GID is not; pass --as-root to run as root")
                     }
                 };
-                let user = User::from_uid(Uid::from_raw(uid)).ok().flatten();
-                let groups = user
-                    .as_ref()
-                    .and_then(|u| std::ffi::CString::new(u.name.clone()).ok())
-                    .and_then(|n| nix::unistd::getgrouplist(&n, Gid::from_raw(gid)).ok())
-                    .map(|g| g.into_iter().map(Gid::as_raw).collect())
-                    .unwrap_or_else(|| vec![gid]);
-                let mut env = Vec::new();
-                if let Some(u) = user {
-                    env.push(("HOME".into(), u.dir.display().to_string()));
-                    env.push(("USER".into(), u.name.clone()));
-                    env.push(("LOGNAME".into(), u.name));
-                }
-                return Ok(Identity {
-                    uid,
-                    gid,
-                    groups,
-                    env,
-                });
+                return Ok(Identity::of_user(uid, gid));
             }
         }
     }
@@ -146,6 +141,63 @@ fn identity(as_root: bool) -> Result<Identity> {
             .collect(),
         env: Vec::new(),
     })
+}
+
+/// The socket of the manager of `db`: `--socket` when given; [`socket::DEFAULT_SOCKET`] for the default database;
+/// none for another database without `--socket` (such a manager listens nowhere, so that managers of
+/// different databases — a test's, the lab's — never contend for one path).
+pub fn socket_for(db: &Path, socket: Option<&Path>) -> Option<PathBuf> {
+    match socket {
+        Some(s) => Some(s.to_path_buf()),
+        None if db == Path::new(DEFAULT_DB) => Some(PathBuf::from(socket::DEFAULT_SOCKET)),
+        None => None,
+    }
+}
+
+/// How a client reaches the queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Writes (or reads) the database itself.
+    Direct,
+    /// Asks the manager listening here.
+    Socket(PathBuf),
+}
+
+/// Whether this process can write the database at `db` (and the directory beside it, for SQLite's journal),
+/// or create it. By the real uid, as the kernel checks `access`.
+fn db_writable(db: &Path) -> bool {
+    use nix::unistd::{access, AccessFlags};
+    let dir = db
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if db.exists() {
+        return access(db, AccessFlags::R_OK | AccessFlags::W_OK).is_ok()
+            && access(dir, AccessFlags::W_OK).is_ok();
+    }
+    // Not there yet: the nearest directory that exists must let us make the rest.
+    dir.ancestors()
+        .find(|d| d.exists())
+        .is_some_and(|d| access(d, AccessFlags::W_OK | AccessFlags::X_OK).is_ok())
+}
+
+/// The path a client takes: root with a writable database writes it directly; anyone else (or root on a
+/// database it cannot write) asks the manager's socket when there is one ([`socket_for`]); a user with
+/// no socket named but a database of their own writes that directly (its jobs can only be theirs).
+pub fn route(db: &Path, socket_flag: Option<&Path>) -> Result<Route> {
+    let writable = db_writable(db);
+    if nix::unistd::geteuid().is_root() && writable {
+        return Ok(Route::Direct);
+    }
+    match socket_for(db, socket_flag) {
+        Some(path) => Ok(Route::Socket(path)),
+        None if writable => Ok(Route::Direct),
+        None => bail!(
+            "cannot write the queue's database {}, and no manager socket is named for it: pass --socket with \
+             the one its manager listens on (or run as root)",
+            db.display()
+        ),
+    }
 }
 
 /// The CPUs a job can have: the cpuset root's, or the online CPUs where there is no cpuset hierarchy.
@@ -181,17 +233,10 @@ fn open_db(path: &Path) -> Result<Db> {
     Db::open(path)
 }
 
-/// The submission `args` asks for, as the calling user, from the current directory and environment.
-pub fn submission(args: &SubmitArgs) -> Result<Submission> {
-    let who = identity(args.as_root)?;
+/// The request `args` makes, from the current directory and environment (who asks is not in it).
+pub fn request(args: &SubmitArgs) -> Result<SubmitRequest> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let mut env: Vec<(String, String)> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| !who.env.iter().any(|(w, _)| w == k))
-        .collect();
-    env.extend(who.env);
-    env.sort();
-    Ok(Submission {
+    Ok(SubmitRequest {
         name: args.name.clone().unwrap_or_else(|| {
             Path::new(&args.command[0])
                 .file_name()
@@ -205,15 +250,29 @@ pub fn submission(args: &SubmitArgs) -> Result<Submission> {
             .to_str()
             .context("the current directory's path is not UTF-8")?
             .to_string(),
-        env,
-        uid: who.uid,
-        gid: who.gid,
-        groups: who.groups,
+        env: std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect(),
     })
+}
+
+/// The submission `args` asks for, as the calling user (under sudo, the invoking user), on the direct path.
+pub fn submission(args: &SubmitArgs) -> Result<Submission> {
+    Ok(request(args)?.submission(&identity(args.as_root)?))
 }
 
 /// `cosched submit`: validates, queues, prints the job id.
 pub fn submit(args: SubmitArgs) -> Result<()> {
+    if let Route::Socket(path) = route(&args.db, args.socket.as_deref())? {
+        if args.as_root && !nix::unistd::geteuid().is_root() {
+            bail!("--as-root: only root runs a job as root (through sudo)");
+        }
+        match socket::call(&path, &Request::Submit(request(&args)?))? {
+            Reply::Submitted { id, .. } => println!("{id}"),
+            other => bail!("unexpected reply to a submission: {other:?}"),
+        }
+        return Ok(());
+    }
     let s = submission(&args)?;
     let mut db = open_db(&args.db)?;
     let default_mpl = db
@@ -247,15 +306,25 @@ pub fn cancel(args: CancelArgs) -> Result<()> {
                 args.id
             )
         })?;
-    if !args.db.exists() {
-        bail!(
-            "no job {id}: there is no queue at {} (nothing was ever submitted there)",
-            args.db.display()
-        );
-    }
-    let mut db = Db::open(&args.db)?;
-    let who = identity(false)?;
-    match db.cancel(id, who.uid)? {
+    let outcome = match route(&args.db, args.socket.as_deref())? {
+        Route::Socket(path) => match socket::call(&path, &Request::Cancel { id })? {
+            Reply::Cancelled { now: true, .. } => Cancelled::Now,
+            Reply::Cancelled { now: false, .. } => Cancelled::Requested,
+            other => bail!("unexpected reply to a cancel: {other:?}"),
+        },
+        Route::Direct => {
+            if !args.db.exists() {
+                bail!(
+                    "no job {id}: there is no queue at {} (nothing was ever submitted there)",
+                    args.db.display()
+                );
+            }
+            let mut db = Db::open(&args.db)?;
+            let who = identity(false)?;
+            db.cancel(id, who.uid)?
+        }
+    };
+    match outcome {
         Cancelled::Now => println!("job {id} cancelled (it had not started)"),
         Cancelled::Requested => println!(
             "job {id} runs: its processes are killed at the manager's next quantum and it is recorded cancelled"
@@ -355,20 +424,26 @@ pub fn render_queue(jobs: &[Job]) -> String {
 
 /// `cosched queue`.
 pub fn queue(args: QueueArgs) -> Result<()> {
-    if !args.db.exists() {
-        println!(
-            "no queue at {} (nothing was ever submitted there)",
-            args.db.display()
-        );
-        return Ok(());
-    }
-    let db = Db::open(&args.db)?;
-    let jobs = db.jobs(None)?;
+    let (jobs, through_socket) = match route(&args.db, args.socket.as_deref())? {
+        Route::Socket(path) => match socket::call(&path, &Request::Queue)? {
+            Reply::Queue { jobs } => (jobs, true),
+            other => bail!("unexpected reply to a queue request: {other:?}"),
+        },
+        Route::Direct => {
+            if !args.db.exists() {
+                println!(
+                    "no queue at {} (nothing was ever submitted there)",
+                    args.db.display()
+                );
+                return Ok(());
+            }
+            (socket::listing(&Db::open(&args.db)?)?, false)
+        }
+    };
     if args.json {
-        for j in &jobs {
-            let history: Vec<serde_json::Value> = db
-                .events(j.id)?
-                .into_iter()
+        for Listed { job: j, history } in &jobs {
+            let history: Vec<serde_json::Value> = history
+                .iter()
                 .map(|e| serde_json::json!({"at": e.at, "state": e.state.as_str(), "detail": e.detail}))
                 .collect();
             let v = serde_json::json!({
@@ -382,8 +457,12 @@ pub fn queue(args: QueueArgs) -> Result<()> {
             println!("{v}");
         }
     } else {
+        let jobs: Vec<Job> = jobs.into_iter().map(|l| l.job).collect();
         print!("{}", render_queue(&jobs));
-        if !daemon::manager_running(&args.db) && jobs.iter().any(|j| !j.state.is_final()) {
+        if !through_socket
+            && !daemon::manager_running(&args.db)
+            && jobs.iter().any(|j| !j.state.is_final())
+        {
             println!("(no manager runs on {})", args.db.display());
         }
     }
@@ -397,6 +476,7 @@ pub fn manager(args: ManagerArgs) -> Result<()> {
     cfg.quantum = Duration::from_millis(args.quantum_ms);
     cfg.parent = args.cgroup_parent;
     cfg.pin_ranks = !args.no_pin_ranks;
+    cfg.socket = socket_for(&cfg.db, args.socket.as_deref());
     if args.cleanup {
         for line in daemon::cleanup(&cfg)? {
             println!("{line}");
@@ -477,5 +557,17 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("cancel requested"), "{table}");
+    }
+
+    #[test]
+    fn only_the_default_database_has_a_default_socket() {
+        let default = Path::new(DEFAULT_DB);
+        assert_eq!(
+            socket_for(default, None).unwrap(),
+            Path::new(socket::DEFAULT_SOCKET)
+        );
+        assert_eq!(socket_for(Path::new("/tmp/q.db"), None), None);
+        let s = Path::new("/tmp/m.sock");
+        assert_eq!(socket_for(Path::new("/tmp/q.db"), Some(s)).unwrap(), s);
     }
 }

@@ -51,6 +51,8 @@ pub struct Config {
     pub mount: PathBuf,
     /// Pin each ranked process of a job to its rank's CPU of the partition at every quantum ([`crate::pin`]).
     pub pin_ranks: bool,
+    /// Where users submit, list and cancel without writing the database ([`crate::socket`]); `None`: nowhere.
+    pub socket: Option<PathBuf>,
 }
 
 impl Config {
@@ -63,6 +65,7 @@ impl Config {
             parent: cgroup::DEFAULT_PARENT.to_string(),
             mount: PathBuf::from(cgroup::CGROUP_ROOT),
             pin_ranks: true,
+            socket: None,
         }
     }
 }
@@ -182,6 +185,8 @@ pub struct Manager {
     children: HashMap<i64, Child>,
     logs: PathBuf,
     started: PathBuf,
+    /// The submit socket, served from [`Manager::run`] on.
+    listener: Option<std::os::unix::net::UnixListener>,
     _lock: nix::fcntl::Flock<std::fs::File>,
 }
 
@@ -219,6 +224,8 @@ impl Manager {
                 .create(dir)
                 .with_context(|| format!("creating {}", dir.display()))?;
         }
+        // After the lock: a second manager of this database is refused by the lock, not by the socket.
+        let listener = cfg.socket.as_deref().map(crate::socket::bind).transpose()?;
         db.set_meta(&[
             ("mpl", cfg.mpl.to_string()),
             ("cpus", cgroup::format_cpu_list(&machine)),
@@ -234,6 +241,7 @@ impl Manager {
             children: HashMap::new(),
             logs,
             started,
+            listener,
             _lock: lock,
         })
     }
@@ -531,8 +539,20 @@ impl Manager {
         Ok(())
     }
 
-    /// Recovers, then runs quanta until `stop` is set.
+    /// Serves the submit socket (on its own thread), recovers, then runs quanta until `stop` is set.
     pub fn run(mut self, stop: &AtomicBool) -> Result<()> {
+        if let Some(listener) = self.listener.take() {
+            let serve = crate::socket::Serve {
+                db: self.cfg.db.clone(),
+                cpus: self.machine.len() as u32,
+                mpl: self.cfg.mpl,
+                read_timeout: crate::socket::READ_TIMEOUT,
+            };
+            std::thread::Builder::new()
+                .name("submit-socket".into())
+                .spawn(move || serve.run(listener))
+                .context("starting the submit socket's thread")?;
+        }
         let r = self.recover()?;
         log(format_args!(
             "managing {} on CPUs {} at MPL {} with a {} ms quantum ({:?} cgroup {}); recovered: {} re-adopted, \
@@ -547,6 +567,12 @@ impl Manager {
             r.ended,
             r.requeued
         ));
+        if let Some(path) = &self.cfg.socket {
+            log(format_args!(
+                "users submit, list and cancel through {} (as the kernel names them)",
+                path.display()
+            ));
+        }
         let mut failures = 0;
         while !stop.load(Ordering::Relaxed) {
             let t0 = Instant::now();
@@ -571,6 +597,10 @@ impl Manager {
         log(format_args!(
             "stopping: {running} running job(s) keep running in their partitions; the next manager re-adopts them"
         ));
+        if let Some(path) = &self.cfg.socket {
+            // Still holding the database's lock: no other manager of it can have bound this path since.
+            let _ = std::fs::remove_file(path);
+        }
         Ok(())
     }
 }

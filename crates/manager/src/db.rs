@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS meta (
 ";
 
 /// A job's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum JobState {
     Queued,
     Running,
@@ -181,8 +182,8 @@ pub enum Exit {
     Unknown,
 }
 
-/// A job as stored.
-#[derive(Clone, Debug, PartialEq)]
+/// A job as stored (and as the submit socket lists it, without its environment).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Job {
     pub id: i64,
     pub name: String,
@@ -222,7 +223,7 @@ impl Job {
 }
 
 /// One transition in a job's history.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Event {
     pub at: f64,
     pub state: JobState,
@@ -496,8 +497,11 @@ impl Db {
                 None => bail!("no job {id}: the queue is empty (nothing was ever submitted)"),
             }
         };
-        if requester != 0 && requester != owner {
-            bail!("job {id} belongs to uid {owner}: only that user or root can cancel it");
+        if !cosched_localsock::may_act_for(requester, owner) {
+            bail!(
+                "job {id} is not yours: it belongs to uid {owner} and you are uid {requester}; only its owner \
+                 or root can cancel it"
+            );
         }
         let outcome = match JobState::parse(&state)? {
             JobState::Queued => {
@@ -738,7 +742,10 @@ mod tests {
         );
         db.start(b, 1, "c", "0").unwrap();
         let err = db.cancel(b, 1001).unwrap_err().to_string();
-        assert!(err.contains("belongs to uid 1000"), "{err}");
+        assert!(
+            err.contains("not yours") && err.contains("belongs to uid 1000"),
+            "{err}"
+        );
         assert_eq!(db.cancel(b, 0).unwrap(), Cancelled::Requested);
         assert_eq!(db.cancel(b, 1000).unwrap(), Cancelled::Requested);
         let job = db.job(b).unwrap().unwrap();

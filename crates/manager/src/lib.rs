@@ -18,6 +18,8 @@
 //! - [`spawn`]: a job's command started as its submitter, born in its partition, with a start marker;
 //! - [`pin`]: rank-order placement — each ranked process (MPI environment or `--rank`) pinned to its CPU;
 //! - [`daemon`]: the quantum loop and the crash rules (a `kill -9` loses no job and runs none twice);
+//! - [`socket`]: the submit socket — users submit, list and cancel without sudo, as the kernel says they are
+//!   (`SO_PEERCRED`), never as the request says;
 //! - [`cli`]: `cosched submit`, `queue`, `cancel` and `manager`.
 //!
 //! A job's command is started once, in its partition, with `COSCHED_SCS_PROCS` (its processes),
@@ -33,4 +35,5 @@ pub mod daemon;
 pub mod db;
 pub mod pin;
 pub mod plan;
+pub mod socket;
 pub mod spawn;
