@@ -78,7 +78,7 @@ fn sigint_during_a_run_cleans_up_everything() {
             break;
         }
         if Instant::now() > setup_deadline {
-            let state = describe(pid);
+            let state = cosched_lab::process::process_tree_report(pid);
             kill_and_clean(&mut child, &cosched);
             panic!("`cosched lab` had not started its job 60 s after it began; its processes:\n{state}");
         }
@@ -94,7 +94,7 @@ fn sigint_during_a_run_cleans_up_everything() {
             break status;
         }
         if Instant::now() > deadline {
-            let state = describe(pid);
+            let state = cosched_lab::process::process_tree_report(pid);
             let said = stderr.so_far();
             kill_and_clean(&mut child, &cosched);
             // The processes last: a CI log keeps the end of a long failure message.
@@ -126,10 +126,6 @@ fn sigint_during_a_run_cleans_up_everything() {
 struct ProcessView {
     pid: u32,
     parent: u32,
-    /// `R`, `S`, `D`, ... from `/proc/<pid>/stat`.
-    state: char,
-    /// The kernel function it waits in (`/proc/<pid>/wchan`), for a run that hangs.
-    wchan: String,
     args: Vec<String>,
 }
 
@@ -137,23 +133,18 @@ impl ProcessView {
     fn read(pid: u32) -> Option<ProcessView> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // After the command name in parentheses: state, ppid.
-        let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
-        let state = rest.next()?.chars().next()?;
-        let parent = rest.next()?.parse().ok()?;
-        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        let parent = stat[stat.rfind(')')? + 1..]
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
         let args = std::fs::read(format!("/proc/{pid}/cmdline"))
             .unwrap_or_default()
             .split(|b| *b == 0)
             .filter(|a| !a.is_empty())
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        Some(ProcessView {
-            pid,
-            parent,
-            state,
-            wchan,
-            args,
-        })
+        Some(ProcessView { pid, parent, args })
     }
 
     /// The stand-in pingpong program itself (`/bin/sh .../cosched-pingpong ...`), not its gate (`sh -c ...`).
@@ -180,35 +171,6 @@ fn descendants(root: u32) -> Vec<ProcessView> {
         i += 1;
     }
     all.into_iter().filter(|p| found.contains(&p.pid)).collect()
-}
-
-/// One line per process under the lab and per thread of the lab: pid, state, kernel wait, command.
-fn describe(lab: u32) -> String {
-    let mut lines: Vec<String> = descendants(lab)
-        .iter()
-        .map(|p| {
-            format!(
-                "  pid {} {} in {:?}: {}",
-                p.pid,
-                p.state,
-                p.wchan,
-                p.args.join(" ")
-            )
-        })
-        .collect();
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{lab}/task")) {
-        for tid in tasks
-            .flatten()
-            .filter_map(|t| t.file_name().to_str()?.parse::<u32>().ok())
-        {
-            let wchan = std::fs::read_to_string(format!("/proc/{lab}/task/{tid}/wchan"))
-                .unwrap_or_default();
-            let comm =
-                std::fs::read_to_string(format!("/proc/{lab}/task/{tid}/comm")).unwrap_or_default();
-            lines.push(format!("  lab thread {tid} ({}) in {wchan:?}", comm.trim()));
-        }
-    }
-    lines.join("\n")
 }
 
 /// End a lab run that failed the test: its processes must not outlive it.
