@@ -219,6 +219,7 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
         args.competitors,
         experiment::run_seed(e.base_seed, args.competitors, 0)
     );
+    let load_before = load_average();
     let mut lines = Vec::new();
     let mut all_events = 0u64;
     let mut all_wall = 0.0;
@@ -279,9 +280,18 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
             command += &format!(" --experiment {}", file.display());
         }
         command += &format!(" --doc-data {}", cosched_report::docdata::DATA_DIR);
+        let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let load = match (load_before, load_average()) {
+            (Some(before), Some(after)) => format!(
+                " The machine's one-minute load average was {before} before and {after} after, on {cpus} CPUs \
+                 (a wall time measured on a busy machine is longer than the simulator needs)."
+            ),
+            _ => String::new(),
+        };
         let mut table = cosched_report::docdata::DocTable::new("sim-bench", BENCH_HEADER)
             .with_notes(&format!(
-                "{}: {} round trips, {} competitors per node, one run per configuration on one thread. {BENCH_NOTE}",
+                "{}: {} round trips, {} competitors per node, one run per configuration on one thread. \
+                 {BENCH_NOTE}{load}",
                 e.name, args.round_trips, args.competitors
             ));
         for row in rows {
@@ -295,6 +305,13 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The one-minute load average (`/proc/loadavg`'s first field), where the system has one: a speed measured on
+/// a busy machine says so.
+fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next().map(str::to_string)
 }
 
 /// The columns of `cosched sim-bench`'s table, printed and in the docs.
