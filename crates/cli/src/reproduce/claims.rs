@@ -352,9 +352,10 @@ mod tests {
     #[test]
     fn a_ratio_over_a_zero_baseline_says_so_instead_of_inf() {
         // 3 / 0 = ∞: no size to print; 0 / 0 = NaN.
-        assert_eq!(times(3.0 / 0.0), "— (baseline 0)");
-        assert_eq!(times(-3.0 / 0.0), "— (baseline 0)");
-        assert_eq!(times(0.0 / 0.0), "— (0 / 0)");
+        let (three, zero) = (Value::point(3.0), Value::point(0.0));
+        assert_eq!(times(three.ratio(zero).mean), "— (baseline 0)");
+        assert_eq!(times(f64::NEG_INFINITY), "— (baseline 0)");
+        assert_eq!(times(zero.ratio(zero).mean), "— (0 / 0)");
         assert_eq!(times(268.4), "268×");
         assert_eq!(times(31.64), "31.6×");
         assert_eq!(times(1.155), "1.16×");
