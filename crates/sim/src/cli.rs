@@ -195,6 +195,10 @@ pub struct SimBenchArgs {
     /// experiments/sim/fig03-latency.toml).
     #[arg(long, value_name = "FILE")]
     pub experiment: Option<PathBuf>,
+    /// Also write the table as docs data, DIR/sim-bench.json, stamped with this command, commit and machine
+    /// (`--doc-data docs/data`, then `cosched docs tables`).
+    #[arg(long, value_name = "DIR")]
+    pub doc_data: Option<PathBuf>,
 }
 
 /// Runs each configuration's Latency run once, on one thread, and prints speed against the SPEC targets.
@@ -215,6 +219,7 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
         args.competitors,
         experiment::run_seed(e.base_seed, args.competitors, 0)
     );
+    let load_before = load_average();
     let mut lines = Vec::new();
     let mut all_events = 0u64;
     let mut all_wall = 0.0;
@@ -245,44 +250,119 @@ pub fn bench(args: SimBenchArgs) -> anyhow::Result<()> {
             wall,
         ));
     }
-    let width = lines
+    let rows = bench_rows(&lines, all_events, all_wall);
+    let width = rows
         .iter()
-        .map(|l| l.0.chars().count())
+        .map(|r| r[0].chars().count())
         .max()
         .unwrap_or(0)
         .max(13);
-    println!(
-        "{:<width$}  {:>11}  {:>12}  {:>12}  {:>9}  {:>12}  {:>22}  {:>18}",
-        "configuration",
-        "round trips",
-        "events",
-        "simulated s",
-        "wall s",
-        "M events/s",
-        "events/s vs >= 20 M",
-        "wall vs <= 2 s"
-    );
-    for (label, done, events, sim_ns, wall) in &lines {
-        let rate = *events as f64 / wall.max(1e-9);
+    let print = |r: &[String]| {
         println!(
-            "{label:<width$}  {done:>11}  {events:>12}  {:>12}  {wall:>9.3}  {:>12}  {:>22}  {:>18}",
-            significant(*sim_ns as f64 / 1e9),
-            significant(rate / 1e6),
-            verdict(rate / TARGET_EVENTS_PER_S, rate >= TARGET_EVENTS_PER_S),
-            verdict(wall / TARGET_LATENCY_WALL_S, *wall <= TARGET_LATENCY_WALL_S),
+            "{:<width$}  {:>11}  {:>12}  {:>12}  {:>9}  {:>12}  {:>22}  {:>18}",
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]
+        )
+    };
+    print(&BENCH_HEADER.map(String::from));
+    for row in &rows {
+        print(row);
+    }
+    println!("{BENCH_NOTE}");
+    if let Some(dir) = &args.doc_data {
+        let mut command = "cosched sim-bench".to_string();
+        if args.competitors != 8 {
+            command += &format!(" --competitors {}", args.competitors);
+        }
+        if args.round_trips != 1_000_000 {
+            command += &format!(" --round-trips {}", args.round_trips);
+        }
+        if let Some(file) = &args.experiment {
+            command += &format!(" --experiment {}", file.display());
+        }
+        command += &format!(" --doc-data {}", cosched_report::docdata::DATA_DIR);
+        let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let load = match (load_before, load_average()) {
+            (Some(before), Some(after)) => format!(
+                " The machine's one-minute load average was {before} before and {after} after, on {cpus} CPUs \
+                 (a wall time measured on a busy machine is longer than the simulator needs)."
+            ),
+            _ => String::new(),
+        };
+        let mut table = cosched_report::docdata::DocTable::new("sim-bench", BENCH_HEADER)
+            .with_notes(&format!(
+                "{}: {} round trips, {} competitors per node, one run per configuration on one thread. \
+                 {BENCH_NOTE}{load}",
+                e.name, args.round_trips, args.competitors
+            ));
+        for row in rows {
+            table.push(row.to_vec());
+        }
+        let stamp = cosched_report::docdata::Stamp::here(&command);
+        let path = table.stamped(&stamp).write(dir)?;
+        println!(
+            "wrote {} (`cosched docs tables` puts it in every page that shows it)",
+            path.display()
         );
     }
-    let rate = all_events as f64 / all_wall.max(1e-9);
-    println!(
-        "{:<width$}  {:>11}  {all_events:>12}  {:>12}  {all_wall:>9.3}  {:>12}  {:>22}",
-        "all",
-        "",
-        "",
-        significant(rate / 1e6),
-        verdict(rate / TARGET_EVENTS_PER_S, rate >= TARGET_EVENTS_PER_S)
-    );
-    println!("(ratios are measured / target; events/s needs >= 1.00×, wall needs <= 1.00×)");
     Ok(())
+}
+
+/// The one-minute load average (`/proc/loadavg`'s first field), where the system has one: a speed measured on
+/// a busy machine says so.
+fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next().map(str::to_string)
+}
+
+/// The columns of `cosched sim-bench`'s table, printed and in the docs.
+const BENCH_HEADER: [&str; 8] = [
+    "configuration",
+    "round trips",
+    "events",
+    "simulated s",
+    "wall s",
+    "M events/s",
+    "events/s vs >= 20 M",
+    "wall vs <= 2 s",
+];
+
+const BENCH_NOTE: &str =
+    "(ratios are measured / target; events/s needs >= 1.00×, wall needs <= 1.00×)";
+
+/// One measured run: its configuration, round trips done, events, simulated ns, wall s.
+type BenchLine = (String, u64, u64, u64, f64);
+
+/// The cells of `cosched sim-bench`'s table: one row per configuration, then `all` (its events over its wall
+/// time). The printed table and the docs' `sim-bench` table are both these cells.
+fn bench_rows(lines: &[BenchLine], all_events: u64, all_wall: f64) -> Vec<[String; 8]> {
+    let mut rows: Vec<[String; 8]> = lines
+        .iter()
+        .map(|(label, done, events, sim_ns, wall)| {
+            let rate = *events as f64 / wall.max(1e-9);
+            [
+                label.clone(),
+                done.to_string(),
+                events.to_string(),
+                significant(*sim_ns as f64 / 1e9),
+                format!("{wall:.3}"),
+                significant(rate / 1e6),
+                verdict(rate / TARGET_EVENTS_PER_S, rate >= TARGET_EVENTS_PER_S),
+                verdict(wall / TARGET_LATENCY_WALL_S, *wall <= TARGET_LATENCY_WALL_S),
+            ]
+        })
+        .collect();
+    let rate = all_events as f64 / all_wall.max(1e-9);
+    rows.push([
+        "all".to_string(),
+        String::new(),
+        all_events.to_string(),
+        String::new(),
+        format!("{all_wall:.3}"),
+        significant(rate / 1e6),
+        verdict(rate / TARGET_EVENTS_PER_S, rate >= TARGET_EVENTS_PER_S),
+        String::new(),
+    ]);
+    rows
 }
 
 fn verdict(ratio: f64, met: bool) -> String {

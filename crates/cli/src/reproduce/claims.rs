@@ -184,9 +184,14 @@ pub fn span(series: &[(u32, Value)], show: fn(f64) -> String) -> String {
     format!("{}–{} over K={first}–{last}", show(lo), show(hi))
 }
 
-/// A ratio for reading: `172×`, `10.4×`, `1.16×`.
+/// A ratio for reading: `172×`, `10.4×`, `1.16×`. A ratio whose denominator is 0 has no size, and the row says
+/// why instead of printing `inf×`: `— (baseline 0)` (`x / 0`), `— (0 / 0)`.
 pub fn times(x: f64) -> String {
-    if x >= 100.0 {
+    if x.is_nan() {
+        "— (0 / 0)".to_string()
+    } else if x.is_infinite() {
+        "— (baseline 0)".to_string()
+    } else if x >= 100.0 {
         format!("{x:.0}×")
     } else if x >= 10.0 {
         format!("{x:.1}×")
@@ -200,10 +205,21 @@ pub fn two(x: f64) -> String {
     format!("{x:.2}")
 }
 
-/// A value for reading: `show(mean)`, then its interval in brackets where it has one: `172× [95.1×–300×]`.
+/// A value for reading: `show(mean)`, then its interval in brackets where it has one: `172× [95.1×–300×]`. An
+/// unbounded end (a ratio whose denominator's interval reaches 0, [`Value::ratio`]) reads `∞`: `268× [190×–∞]`,
+/// as the statistic column writes it.
 pub fn shown(value: Value, show: fn(f64) -> String) -> String {
+    let end = |x: f64| {
+        if x == f64::INFINITY {
+            "∞".to_string()
+        } else if x == f64::NEG_INFINITY {
+            "−∞".to_string()
+        } else {
+            show(x)
+        }
+    };
     match value.interval {
-        Some((lo, hi)) => format!("{} [{}–{}]", show(value.mean), show(lo), show(hi)),
+        Some((lo, hi)) => format!("{} [{}–{}]", show(value.mean), end(lo), end(hi)),
         None => show(value.mean),
     }
 }
@@ -331,5 +347,30 @@ mod tests {
             "5.00× [4.00×–9.00×]"
         );
         assert_eq!(shown(Value::point(0.5), two), "0.50");
+    }
+
+    #[test]
+    fn a_ratio_over_a_zero_baseline_says_so_instead_of_inf() {
+        // 3 / 0 = ∞: no size to print; 0 / 0 = NaN.
+        let (three, zero) = (Value::point(3.0), Value::point(0.0));
+        assert_eq!(times(three.ratio(zero).mean), "— (baseline 0)");
+        assert_eq!(times(f64::NEG_INFINITY), "— (baseline 0)");
+        assert_eq!(times(zero.ratio(zero).mean), "— (0 / 0)");
+        assert_eq!(times(268.4), "268×");
+        assert_eq!(times(31.64), "31.6×");
+        assert_eq!(times(1.155), "1.16×");
+        // A finite ratio whose denominator's interval reaches 0 ([0, 2]): 10 / [0, 2] is [5, ∞) (seed 000's
+        // Barrier row printed `[190×–inf×]`).
+        let ratio = Value::point(10.0).ratio(Value::with_interval(1.0, 0.0, 2.0));
+        assert_eq!(shown(ratio, times), "10.0× [5.00×–∞]");
+        assert_eq!(
+            shown(
+                Value::with_interval(1.0, f64::NEG_INFINITY, f64::INFINITY),
+                times
+            ),
+            "1.00× [−∞–∞]"
+        );
+        // A zero baseline's mean says so.
+        assert_eq!(shown(Value::point(f64::INFINITY), times), "— (baseline 0)");
     }
 }

@@ -633,16 +633,36 @@ fn every_shipped_experiment_runs_quick_under_every_configuration_it_names() {
 #[test]
 fn sim_bench_runs_the_built_in_figure_3_file_and_refuses_other_workloads() {
     // Not a speed test (speed targets are printed by `cosched sim-bench`, never asserted): the command path.
+    let data = temp_out("sim-bench-doc-data");
     let small = crate::cli::SimBenchArgs {
         competitors: 1,
         round_trips: 200,
         experiment: None,
+        doc_data: Some(data.clone()),
     };
     crate::cli::bench(small).unwrap();
+    // `--doc-data`: the printed table as docs data, one row per configuration of the file (4) and `all`,
+    // stamped with the command that re-measures it.
+    let table = cosched_report::docdata::DocTable::read(&data.join("sim-bench.json")).unwrap();
+    assert_eq!(table.columns[0], "configuration");
+    assert_eq!(table.columns.len(), 8);
+    assert_eq!(table.rows.len(), 5);
+    assert_eq!(table.rows[4][0], "all");
+    assert!(
+        table.rows[..4].iter().all(|r| r[1] == "200"),
+        "{:?}",
+        table.rows
+    );
+    assert_eq!(
+        table.source_command,
+        "cosched sim-bench --competitors 1 --round-trips 200 --doc-data docs/data"
+    );
+    let _ = std::fs::remove_dir_all(&data);
     let barrier = crate::cli::SimBenchArgs {
         competitors: 1,
         round_trips: 200,
         experiment: Some(shipped_dir().join("fig04-barrier.toml")),
+        doc_data: None,
     };
     let err = crate::cli::bench(barrier).unwrap_err().to_string();
     assert!(
