@@ -29,7 +29,10 @@ fn every_fuzz_input_is_a_request_or_an_error_and_never_a_panic() {
         };
         match name.as_str() {
             "submit" => assert_eq!(valid, Some(true), "{parsed:?}"),
-            "cancel" => assert!(matches!(parsed, Ok(Request::Cancel { id: 7 })), "{parsed:?}"),
+            "cancel" => assert!(
+                matches!(parsed, Ok(Request::Cancel { id: 7 })),
+                "{parsed:?}"
+            ),
             "queue" => assert!(matches!(parsed, Ok(Request::Queue)), "{parsed:?}"),
             "names_uid" => assert!(
                 parsed.as_ref().is_err_and(|e| e.contains("field `uid`")),
