@@ -201,6 +201,23 @@ impl Fixture {
         }
     }
 
+    /// Waits until job `id` runs (at most 30 s) and returns its pid.
+    fn running_pid(&self, id: i64) -> u32 {
+        let t0 = Instant::now();
+        loop {
+            let job = self.db().job(id).unwrap().unwrap();
+            if let (JobState::Running, Some(pid)) = (job.state, job.pid) {
+                return pid;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "{}",
+                self.queue_table()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn queue_table(&self) -> String {
         text(&self.cosched(&["queue"]).output().unwrap())
     }
@@ -605,29 +622,9 @@ fn a_job_runs_as_its_submitter_and_cancel_kills_it_when_running() {
         .unwrap();
     assert!(text(&out).contains("had not started"), "{}", text(&out));
     f.start_manager_ready();
-    let t0 = Instant::now();
-    let pid = loop {
-        let job = f.db().job(id).unwrap().unwrap();
-        if let (JobState::Running, Some(pid)) = (job.state, job.pid) {
-            break pid;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "{}",
-            f.queue_table()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let pid = f.running_pid(id);
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .unwrap()
-            .split_whitespace()
-            .map(str::to_string)
-            .collect::<Vec<_>>()
-    };
+    let field = |name: &str| status_field(&status, name);
     assert_eq!(field("Uid:"), ["65534"; 4], "{status}");
     assert_eq!(field("Gid:"), ["65534"; 4], "{status}");
     assert!(
@@ -769,19 +766,7 @@ fn a_user_submits_through_the_socket_and_the_job_runs_as_them_not_as_root() {
     ]);
     assert!(out.status.success(), "{}", text(&out));
     let theirs: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    let t0 = Instant::now();
-    let pid = loop {
-        let job = f.db().job(theirs).unwrap().unwrap();
-        if let (JobState::Running, Some(pid)) = (job.state, job.pid) {
-            break pid;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "{}",
-            f.queue_table()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let pid = f.running_pid(theirs);
     // Its record names nobody, with nobody's passwd entry's USER in place of the one its environment carried.
     let job = f.db().job(theirs).unwrap().unwrap();
     assert_eq!((job.uid, job.gid), (65534, 65534), "{job:?}");
@@ -794,15 +779,7 @@ fn a_user_submits_through_the_socket_and_the_job_runs_as_them_not_as_root() {
     assert_ne!(user, Some("someone-else"), "{job:?}");
     // It runs as nobody: all four uids and gids, no root group.
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .unwrap()
-            .split_whitespace()
-            .map(str::to_string)
-            .collect::<Vec<_>>()
-    };
+    let field = |name: &str| status_field(&status, name);
     assert_eq!(field("Uid:"), ["65534"; 4], "{status}");
     assert_eq!(field("Gid:"), ["65534"; 4], "{status}");
     assert!(!field("Groups:").contains(&"0".to_string()), "{status}");
@@ -1096,4 +1073,15 @@ fn ranks_are_pinned_in_rank_order_and_follow_their_partition_as_it_shrinks() {
         assert_eq!(f.db().job(id).unwrap().unwrap().state, JobState::Done);
     }
     assert!(f.stop_manager(libc::SIGTERM).success());
+}
+
+/// The whitespace-separated values of line `name` (e.g. `Uid:`) of a `/proc/<pid>/status` text.
+fn status_field(status: &str, name: &str) -> Vec<String> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
 }
