@@ -1085,3 +1085,168 @@ fn status_field(status: &str, name: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// A process's scheduling policy and real-time priority (fields 41 and 40 of `/proc/<pid>/stat`): `(0, 0)` is
+/// SCHED_OTHER, `(1, p)` SCHED_FIFO at `p`.
+fn policy_of(pid: u32) -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After ')' comes field 3; field n is at index n - 3.
+    Some((fields.get(38)?.parse().ok()?, fields.get(37)?.parse().ok()?))
+}
+
+/// Waits (at most 20 s) until `check` holds, else panics naming `what` with the manager's log.
+fn wait_until(f: &Fixture, what: &str, check: &dyn Fn() -> bool) {
+    let t0 = Instant::now();
+    while !check() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "{what} within 20 s:\n{}\nmanager log:\n{}",
+            f.queue_table(),
+            std::fs::read_to_string(&f.manager_log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (cpuset cgroups, SCHED_FIFO); run the tests as root, as CI does"
+)]
+fn in_cpu_rr_holds_ranks_at_one_fifo_priority_a_killed_manager_leaves_none_and_a_spinner_ends_it() {
+    const TEST: &str =
+        "in_cpu_rr_holds_ranks_at_one_fifo_priority_a_killed_manager_leaves_none_and_a_spinner_ends_it";
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = why_not_here() {
+        cosched_testkit::cannot_run(TEST, &why);
+        return;
+    }
+    let mut f = Fixture::new("incpu-rr");
+    f.manager_args = ["--in-cpu", "rr", "--in-cpu-max-run-ms", "30"]
+        .map(String::from)
+        .to_vec();
+    f.start_manager_ready();
+    // Two ranks that sleep in a loop (they block) and never fork (perl; a forked `sleep` would carry the rank
+    // too); rank 1, once `spin` exists, counts in a loop with no system call (it never blocks) for a second or
+    // more, then sleeps again until `release`.
+    let (release, spin) = (f.dir.path().join("release"), f.dir.path().join("spin"));
+    let nap = "select(undef, undef, undef, 0.02)";
+    let script = format!(
+        "OMPI_COMM_WORLD_RANK=0 perl -e '{nap} until -e q({r});' & \
+         OMPI_COMM_WORLD_RANK=1 perl -e '{nap} until -e q({s}); for (my $i = 0; $i < 30000000; $i++) {{}} \
+         {nap} until -e q({r});' & wait",
+        r = release.display(),
+        s = spin.display()
+    );
+    let a = f.submit(2, &script);
+    f.running_pid(a);
+    let dir = f
+        .job_cgroups()
+        .into_iter()
+        .find(|(j, _)| *j == a)
+        .map(|(_, d)| d)
+        .unwrap();
+    let ranks_at = |want: (u64, u64)| {
+        let ranks = ranked_pids(&dir);
+        ranks.len() == 2 && ranks.values().all(|&pid| policy_of(pid) == Some(want))
+    };
+    wait_until(&f, "both ranks at SCHED_FIFO 1", &|| ranks_at((1, 1)));
+    // The shell that started them carries no rank: left alone.
+    let unranked: Vec<u32> = cgroup::procs(&dir)
+        .into_iter()
+        .filter(|pid| !ranked_pids(&dir).values().any(|p| p == pid))
+        .collect();
+    assert!(!unranked.is_empty());
+    for pid in unranked {
+        assert_eq!(policy_of(pid).map(|p| p.0), Some(0), "unranked {pid}");
+    }
+    // kill -9 of the manager: its guardian gives every rank back SCHED_OTHER; the job runs on.
+    f.stop_manager(libc::SIGKILL);
+    wait_until(
+        &f,
+        "both ranks back at SCHED_OTHER after the manager's kill -9",
+        &|| ranks_at((0, 0)),
+    );
+    assert_eq!(f.db().job(a).unwrap().unwrap().state, JobState::Running);
+    // The next manager re-adopts the job and holds its ranks again.
+    f.start_manager_ready();
+    wait_until(&f, "both ranks at SCHED_FIFO 1 again", &|| ranks_at((1, 1)));
+    // Rank 1 stops blocking: the watchdog ends the rule for the whole job.
+    std::fs::write(&spin, "").unwrap();
+    wait_until(&f, "the job left to the fair scheduler", &|| {
+        std::fs::read_to_string(&f.manager_log)
+            .unwrap_or_default()
+            .contains(&format!("job {a}: in-CPU rule rr ended"))
+    });
+    assert!(ranks_at((0, 0)), "both ranks at SCHED_OTHER once it ended");
+    let log = std::fs::read_to_string(&f.manager_log).unwrap();
+    assert!(log.contains("without blocking (limit 30 ms)"), "{log}");
+    // And stays there (no rank taken on again at the next scans).
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(ranks_at((0, 0)), "the rule stays off for the job");
+    std::fs::write(&release, "").unwrap();
+    f.wait_all_final(Duration::from_secs(30));
+    assert_eq!(f.db().job(a).unwrap().unwrap().state, JobState::Done);
+    assert!(f.stop_manager(libc::SIGTERM).success());
+    let log = std::fs::read_to_string(&f.manager_log).unwrap();
+    assert!(log.contains("every thread given back what it had"), "{log}");
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (cpuset cgroups, SCHED_FIFO); run the tests as root, as CI does"
+)]
+fn in_cpu_msg_favours_the_rank_with_unread_bytes_and_sigterm_gives_everything_back() {
+    const TEST: &str =
+        "in_cpu_msg_favours_the_rank_with_unread_bytes_and_sigterm_gives_everything_back";
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = why_not_here() {
+        cosched_testkit::cannot_run(TEST, &why);
+        return;
+    }
+    let mut f = Fixture::new("incpu-msg");
+    f.manager_args = ["--in-cpu", "msg"].map(String::from).to_vec();
+    f.start_manager_ready();
+    // Rank 0 holds 100 bytes it never reads on a socket pair of its own (perl-base's Socket); rank 1 holds
+    // none. Both sleep until `release`.
+    let release = f.dir.path().join("release");
+    let perl = format!(
+        "use Socket; socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die $!; \
+         syswrite($b, q(x) x 100); select(undef, undef, undef, 0.02) until -e q({r});",
+        r = release.display()
+    );
+    let script = format!(
+        "OMPI_COMM_WORLD_RANK=0 perl -e '{perl}' & \
+         OMPI_COMM_WORLD_RANK=1 perl -e 'select(undef, undef, undef, 0.02) until -e q({r});' & wait",
+        r = release.display()
+    );
+    let a = f.submit(2, &script);
+    f.running_pid(a);
+    let dir = f
+        .job_cgroups()
+        .into_iter()
+        .find(|(j, _)| *j == a)
+        .map(|(_, d)| d)
+        .unwrap();
+    wait_until(&f, "rank 0 favoured (SCHED_FIFO 2), rank 1 at 1", &|| {
+        let ranks = ranked_pids(&dir);
+        ranks.len() == 2
+            && policy_of(ranks[&0]) == Some((1, 2))
+            && policy_of(ranks[&1]) == Some((1, 1))
+    });
+    let ranks = ranked_pids(&dir);
+    assert!(f.stop_manager(libc::SIGTERM).success());
+    for (rank, pid) in &ranks {
+        assert_eq!(policy_of(*pid), Some((0, 0)), "rank {rank} after SIGTERM");
+    }
+    let log = std::fs::read_to_string(&f.manager_log).unwrap();
+    assert!(log.contains("in-CPU rule msg:"), "{log}");
+    std::fs::write(&release, "").unwrap();
+    f.start_manager_ready();
+    f.wait_all_final(Duration::from_secs(30));
+    assert_eq!(f.db().job(a).unwrap().unwrap().state, JobState::Done);
+    assert!(f.stop_manager(libc::SIGTERM).success());
+}

@@ -9,6 +9,8 @@
 //! |---|---|
 //! | `fifo` | `cosched manager` with each job's MPL = ⌈ranks / CPUs⌉: a job gets the whole machine, one at a time, FCFS |
 //! | `scs` | `cosched manager --mpl M`: partitions of ⌈ranks / M⌉ CPUs, re-partitioned each quantum (seed 001's CPUM) |
+//! | `scs-rr` | `scs` with strict round robin on each CPU (`--in-cpu rr`: a job's ranks at one SCHED_FIFO priority, each runs until it blocks) |
+//! | `scs-msg` | `scs-rr`, and the rank with the most unread bytes on its sockets runs first (`--in-cpu msg`, seed 001's Msg) |
 //! | `scs-agent` | the same, each job under `cosched run` beside a `cosched agent` (the in-partition choice by messages) |
 //! | `time-sharing` | every job started at t = 0, the kernel's fair scheduler alone (the seed's IRIX baseline) |
 //! | `time-sharing-agent` | every job at t = 0 under `cosched run` beside a `cosched agent` (coscheduling, no partitions: the seed's CS) |
@@ -48,15 +50,19 @@ use std::time::{Duration, Instant};
 pub enum Scheduler {
     Fifo,
     Scs,
+    ScsRr,
+    ScsMsg,
     ScsAgent,
     TimeSharing,
     TimeSharingAgent,
 }
 
 impl Scheduler {
-    pub const ALL: [Scheduler; 5] = [
+    pub const ALL: [Scheduler; 7] = [
         Scheduler::Fifo,
         Scheduler::Scs,
+        Scheduler::ScsRr,
+        Scheduler::ScsMsg,
         Scheduler::ScsAgent,
         Scheduler::TimeSharing,
         Scheduler::TimeSharingAgent,
@@ -66,6 +72,8 @@ impl Scheduler {
         match self {
             Scheduler::Fifo => "fifo",
             Scheduler::Scs => "scs",
+            Scheduler::ScsRr => "scs-rr",
+            Scheduler::ScsMsg => "scs-msg",
             Scheduler::ScsAgent => "scs-agent",
             Scheduler::TimeSharing => "time-sharing",
             Scheduler::TimeSharingAgent => "time-sharing-agent",
@@ -78,7 +86,24 @@ impl Scheduler {
 
     /// Whether `cosched manager` runs the jobs (else they all start at t = 0).
     pub fn uses_manager(self) -> bool {
-        matches!(self, Scheduler::Fifo | Scheduler::Scs | Scheduler::ScsAgent)
+        self == Scheduler::Fifo || self.partitions()
+    }
+
+    /// Whether jobs share the machine in MPL-sized partitions (every `scs` scheduler).
+    pub fn partitions(self) -> bool {
+        matches!(
+            self,
+            Scheduler::Scs | Scheduler::ScsRr | Scheduler::ScsMsg | Scheduler::ScsAgent
+        )
+    }
+
+    /// The manager's in-CPU rule (`cosched manager --in-cpu`): who runs next on a partition's CPU.
+    pub fn in_cpu(self) -> &'static str {
+        match self {
+            Scheduler::ScsRr => "rr",
+            Scheduler::ScsMsg => "msg",
+            _ => "fair",
+        }
     }
 
     pub fn uses_agent(self) -> bool {
@@ -377,11 +402,7 @@ impl StreamExperiment {
 
     /// Every job fits the machine under every scheduler listed: ⌈ranks / MPL⌉ ≤ CPUs for `scs`.
     pub fn check_fits(&self, cpus: u32) -> Result<()> {
-        if self
-            .schedulers
-            .iter()
-            .any(|s| matches!(s, Scheduler::Scs | Scheduler::ScsAgent))
-        {
+        if self.schedulers.iter().any(|s| s.partitions()) {
             for j in &self.jobs {
                 let initial = j.ranks.div_ceil(self.mpl);
                 if initial > cpus {
@@ -831,6 +852,7 @@ pub fn run_once(
             .args(["--mpl", &experiment.mpl.to_string()])
             .args(["--quantum-ms", &experiment.quantum_ms.to_string()])
             .args(["--cgroup-parent", &parent])
+            .args(["--in-cpu", scheduler.in_cpu()])
             .args(&experiment.manager_args);
         let mut manager =
             ManagedProcess::spawn("manager", manager_cmd, &placed(Some(libc::SIGTERM))?)?;

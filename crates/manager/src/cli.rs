@@ -106,6 +106,18 @@ pub struct ManagerArgs {
     /// OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or `--rank r`) to the partition's CPU floor(r · A / P).
     #[arg(long)]
     pub no_pin_ranks: bool,
+    /// Who runs next on a partition's CPU when its rank blocks (seed 001's in-CPU rule): `fair` (the kernel's
+    /// fair scheduler time-slices the ranks), `rr` (strict round robin: the ranks at one SCHED_FIFO priority,
+    /// each runs until it blocks), `msg` (`rr`, and the rank with the most unread bytes on its sockets first).
+    #[arg(long, value_enum, default_value_t = crate::incpu::Rule::Fair)]
+    pub in_cpu: crate::incpu::Rule,
+    /// How often `rr` and `msg` look at the ranks (the watchdog; `msg`'s choice), microseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub in_cpu_tick_us: u64,
+    /// Under `rr` and `msg`, a rank that runs this long without blocking sends its job back to the fair
+    /// scheduler (it would hold its CPU at real-time priority), milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub in_cpu_max_run_ms: u64,
 }
 
 /// Who a job submitted directly runs as: the caller, or under sudo the user who invoked it.
@@ -476,6 +488,11 @@ pub fn manager(args: ManagerArgs) -> Result<()> {
     cfg.quantum = Duration::from_millis(args.quantum_ms);
     cfg.parent = args.cgroup_parent;
     cfg.pin_ranks = !args.no_pin_ranks;
+    cfg.in_cpu = crate::incpu::Settings {
+        rule: args.in_cpu,
+        tick: Duration::from_micros(args.in_cpu_tick_us),
+        max_run: Duration::from_millis(args.in_cpu_max_run_ms),
+    };
     cfg.socket = socket_for(&cfg.db, args.socket.as_deref());
     if args.cleanup {
         for line in daemon::cleanup(&cfg)? {

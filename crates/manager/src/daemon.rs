@@ -53,6 +53,8 @@ pub struct Config {
     pub pin_ranks: bool,
     /// Where users submit, list and cancel without writing the database ([`crate::socket`]); `None`: nowhere.
     pub socket: Option<PathBuf>,
+    /// Who runs next inside a partition's CPU ([`crate::incpu`]): the fair scheduler, strict RR or Msg.
+    pub in_cpu: crate::incpu::Settings,
 }
 
 impl Config {
@@ -66,6 +68,7 @@ impl Config {
             mount: PathBuf::from(cgroup::CGROUP_ROOT),
             pin_ranks: true,
             socket: None,
+            in_cpu: crate::incpu::Settings::new(crate::incpu::Rule::Fair),
         }
     }
 }
@@ -194,6 +197,7 @@ impl Manager {
     /// Takes the lock, opens the database, finds the cpuset hierarchy and makes the parent cgroup.
     pub fn open(cfg: Config) -> Result<Manager> {
         cosched_policy::scs::check_mpl(cfg.mpl).map_err(|e| anyhow::anyhow!("--mpl: {e}"))?;
+        cfg.in_cpu.check(cfg.pin_ranks)?;
         if cfg.quantum.is_zero() || cfg.quantum > Duration::from_secs(60) {
             bail!(
                 "--quantum-ms must be between 1 and 60000, got {}",
@@ -475,6 +479,25 @@ impl Manager {
         Ok(())
     }
 
+    /// The running jobs as the in-CPU rule needs them: cgroup, processes, partition as the kernel holds it.
+    fn job_views(&self) -> Vec<crate::incpu::JobView> {
+        let Ok(jobs) = self.db.jobs(Some(JobState::Running)) else {
+            return Vec::new();
+        };
+        jobs.iter()
+            .filter_map(|job| {
+                let dir = self.job_dir(job);
+                let partition = self.hier.cpus(&dir).ok()?;
+                Some(crate::incpu::JobView {
+                    id: job.id,
+                    dir,
+                    procs: job.procs,
+                    partition,
+                })
+            })
+            .collect()
+    }
+
     /// Starts job `id` on `cpus` (crash rules 1 and 2).
     fn start(&mut self, id: i64, initial: u32, cpus: &[u32]) -> Result<()> {
         let name = cgroup::job_cgroup_name(id);
@@ -541,6 +564,14 @@ impl Manager {
 
     /// Serves the submit socket (on its own thread), recovers, then runs quanta until `stop` is set.
     pub fn run(mut self, stop: &AtomicBool) -> Result<()> {
+        // Before any other thread: the guardian is forked.
+        let in_cpu = match self.cfg.in_cpu.rule {
+            crate::incpu::Rule::Fair => None,
+            _ => Some(
+                crate::incpu::start(self.cfg.in_cpu, log)
+                    .context("starting the in-CPU rule's guardian and thread")?,
+            ),
+        };
         if let Some(listener) = self.listener.take() {
             let serve = crate::socket::Serve {
                 db: self.cfg.db.clone(),
@@ -573,10 +604,25 @@ impl Manager {
                 path.display()
             ));
         }
+        if in_cpu.is_some() {
+            log(format_args!(
+                "in-CPU rule {}: ranks at SCHED_FIFO {} (favoured {}), a {} µs tick, a job whose rank runs {} ms \
+                 without blocking goes back to the fair scheduler",
+                self.cfg.in_cpu.rule.name(),
+                crate::incpu::QUEUE_PRIORITY,
+                crate::incpu::FAVOURED_PRIORITY,
+                self.cfg.in_cpu.tick.as_micros(),
+                self.cfg.in_cpu.max_run.as_millis()
+            ));
+        }
         let mut failures = 0;
         while !stop.load(Ordering::Relaxed) {
             let t0 = Instant::now();
-            match self.tick() {
+            let ticked = self.tick();
+            if let Some(thread) = &in_cpu {
+                thread.shared().set_jobs(self.job_views());
+            }
+            match ticked {
                 Ok(()) => failures = 0,
                 Err(e) => {
                     failures += 1;
@@ -592,6 +638,18 @@ impl Manager {
                         .min(Duration::from_millis(50)),
                 );
             }
+        }
+        if let Some(thread) = in_cpu {
+            let c = thread.stop();
+            log(format_args!(
+                "in-CPU rule {}: {} thread(s) held, {} favour change(s), {} job(s) left to the fair scheduler, \
+                 {} tick(s); every thread given back what it had",
+                self.cfg.in_cpu.rule.name(),
+                c.held,
+                c.favours,
+                c.released_jobs,
+                c.ticks
+            ));
         }
         let running = self.db.jobs(Some(JobState::Running))?.len();
         log(format_args!(

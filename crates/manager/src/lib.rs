@@ -17,6 +17,8 @@
 //! - [`cgroup`]: cpuset cgroups on v1 or v2 (`<parent>/cosched-scs-<id>`);
 //! - [`spawn`]: a job's command started as its submitter, born in its partition, with a start marker;
 //! - [`pin`]: rank-order placement — each ranked process (MPI environment or `--rank`) pinned to its CPU;
+//! - [`incpu`]: the in-CPU rules on each CPU's local queue (`--in-cpu rr|msg`: one SCHED_FIFO priority, the
+//!   rank with the most unread bytes first), under a guardian and a watchdog;
 //! - [`daemon`]: the quantum loop and the crash rules (a `kill -9` loses no job and runs none twice);
 //! - [`socket`]: the submit socket — users submit, list and cancel without sudo, as the kernel says they are
 //!   (`SO_PEERCRED`), never as the request says;
@@ -33,6 +35,7 @@ pub mod cgroup;
 pub mod cli;
 pub mod daemon;
 pub mod db;
+pub mod incpu;
 pub mod pin;
 pub mod plan;
 pub mod socket;
