@@ -473,6 +473,10 @@ pub struct JobTimes {
     pub start_s: f64,
     pub end_s: f64,
     pub exit_code: i32,
+    /// Under `scs-rr` / `scs-msg`: the manager's watchdog ended the in-CPU rule for this job (a rank ran
+    /// `--in-cpu-max-run-ms` without blocking) and the fair scheduler ran it from then on.
+    #[serde(default)]
+    pub left_to_fair: bool,
 }
 
 impl JobTimes {
@@ -495,6 +499,9 @@ pub struct StreamRun {
     pub jobs: Vec<JobTimes>,
     /// The agent's CPU time over the run, seconds (agent schedulers).
     pub agent_cpu_s: Option<f64>,
+    /// The manager's CPU time over the run, seconds (its threads; schedulers that use it).
+    #[serde(default)]
+    pub manager_cpu_s: Option<f64>,
 }
 
 impl StreamRun {
@@ -507,6 +514,21 @@ impl StreamRun {
     pub fn mean_wait_s(&self) -> f64 {
         self.jobs.iter().map(JobTimes::wait_s).sum::<f64>() / self.jobs.len().max(1) as f64
     }
+}
+
+/// The ids of the jobs whose in-CPU rule the manager ended, from its log (`job N: in-CPU rule rr ended, …`).
+pub fn in_cpu_ended(manager_log: &str) -> Vec<i64> {
+    manager_log
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("cosched manager: job ")?;
+            let (id, tail) = rest.split_once(':')?;
+            tail.trim_start()
+                .starts_with("in-CPU rule")
+                .then(|| id.parse().ok())
+                .flatten()
+        })
+        .collect()
 }
 
 /// `σ / μ` of `values` (population σ, as a CV of observed times); `None` for fewer than two values.
@@ -532,6 +554,8 @@ pub fn comparison(experiment: &StreamExperiment, runs: &[StreamRun]) -> DocTable
             "makespan s",
             "mean wait s",
             "run time s by kind (CV)",
+            "left to fair (in-CPU)",
+            "manager CPU %",
             "agent CPU %",
         ],
     )
@@ -539,7 +563,8 @@ pub fn comparison(experiment: &StreamExperiment, runs: &[StreamRun]) -> DocTable
         "Seed 001's E1 on this machine: every job submitted at t0; response = end − t0, wait = start − t0, run time = \
          end − start, as each job's launcher timed them. × fifo: each repetition's mean response over fifo's in the same \
          repetition, then the mean of those ratios. CV: σ/μ of a kind's run times over all its instances and repetitions. \
-         Agent CPU: its CPU time over the makespan, % of one CPU.",
+         Left to fair: under scs-rr / scs-msg, a kind's jobs whose in-CPU rule the manager ended because a rank ran \
+         50 ms without blocking, of all its jobs. Manager, agent CPU: its CPU time over the makespan, % of one CPU.",
     );
     let fifo: BTreeMap<u32, f64> = runs
         .iter()
@@ -586,23 +611,45 @@ pub fn comparison(experiment: &StreamExperiment, runs: &[StreamRun]) -> DocTable
                 mean(mine.iter().map(|r| r.mean_wait_s()).collect())
             ),
             by_kind.join("; "),
-            {
-                let shares: Vec<f64> = mine
+            if s.in_cpu() == "fair" {
+                "-".into()
+            } else {
+                let mut left: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+                for j in mine.iter().flat_map(|r| &r.jobs) {
+                    let e = left.entry(j.kind.as_str()).or_default();
+                    e.0 += usize::from(j.left_to_fair);
+                    e.1 += 1;
+                }
+                let named: Vec<String> = left
                     .iter()
-                    .filter_map(|r| {
-                        r.agent_cpu_s
-                            .map(|cpu| 100.0 * cpu / r.makespan_s().max(1e-9))
-                    })
+                    .filter(|(_, (l, _))| *l > 0)
+                    .map(|(k, (l, n))| format!("{k} {l}/{n}"))
                     .collect();
-                if shares.is_empty() {
-                    "-".into()
+                if named.is_empty() {
+                    "none".into()
                 } else {
-                    format!("{:.1}", mean(shares))
+                    named.join("; ")
                 }
             },
+            cpu_share(&mine, |r| r.manager_cpu_s),
+            cpu_share(&mine, |r| r.agent_cpu_s),
         ]);
     }
     table
+}
+
+/// The mean over `runs` of a process's CPU time (`cpu_s` of a run) over the run's makespan, % of one CPU;
+/// `-` where no run has it.
+fn cpu_share(runs: &[&StreamRun], cpu_s: impl Fn(&StreamRun) -> Option<f64>) -> String {
+    let shares: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| cpu_s(r).map(|cpu| 100.0 * cpu / r.makespan_s().max(1e-9)))
+        .collect();
+    if shares.is_empty() {
+        "-".into()
+    } else {
+        format!("{:.1}", shares.iter().sum::<f64>() / shares.len() as f64)
+    }
 }
 
 /// `text` as one single-quoted shell word.
@@ -837,6 +884,9 @@ pub fn run_once(
     }
     let deadline = |t0: Instant| t0 + Duration::from_secs_f64(experiment.timeout_s);
     let t0_clock;
+    // Instances (by index) whose in-CPU rule the manager's watchdog ended.
+    let mut left_to_fair: Vec<usize> = Vec::new();
+    let mut manager_cpu_s = None;
     if scheduler.uses_manager() {
         let db = dir.0.join("scs.db");
         let parent = format!("cosched-{run_id}-scs");
@@ -926,12 +976,24 @@ pub fn run_once(
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        manager_cpu_s = crate::process::cpu_time_s(manager.pid()).ok();
         let exit = manager.terminate(Duration::from_secs(5))?;
         if exit.signal.is_some_and(|s| s != libc::SIGTERM) || exit.code.is_some_and(|c| c != 0) {
             bail!(
                 "`cosched manager` did not stop cleanly: {}",
                 exit.describe()
             );
+        }
+        let names: BTreeMap<i64, String> = cosched_manager::db::Db::open(&db)?
+            .jobs(None)?
+            .into_iter()
+            .map(|j| (j.id, j.name))
+            .collect();
+        for id in in_cpu_ended(&exit.stderr) {
+            let index: Option<usize> = names
+                .get(&id)
+                .and_then(|n| n.strip_prefix("job")?.split('-').next()?.parse().ok());
+            left_to_fair.extend(index);
         }
         let cleanup = Command::new(&binaries.cosched)
             .args(["manager", "--cleanup", "--db"])
@@ -998,6 +1060,7 @@ pub fn run_once(
             start_s: read_number(&at("start"))? - t0_clock,
             end_s: read_number(&at("end"))? - t0_clock,
             exit_code,
+            left_to_fair: left_to_fair.contains(&i),
         });
     }
     drop(cgroup);
@@ -1006,6 +1069,7 @@ pub fn run_once(
         repetition,
         jobs,
         agent_cpu_s,
+        manager_cpu_s,
     })
 }
 
@@ -1208,9 +1272,11 @@ count = 50
                     start_s: *start,
                     end_s: *end,
                     exit_code: 0,
+                    left_to_fair: false,
                 })
                 .collect(),
             agent_cpu_s: None,
+            manager_cpu_s: None,
         }
     }
 
@@ -1242,7 +1308,8 @@ count = 50
             with_agent[3].starts_with("1.67"),
             "(3 + 2) / 2 over fifo's 1.5: {with_agent:?}"
         );
-        assert_eq!(with_agent[7], "10.0", "0.3 s of CPU over a 3 s makespan");
+        assert_eq!(with_agent[9], "10.0", "0.3 s of CPU over a 3 s makespan");
+        assert_eq!(with_agent[7], "-", "no in-CPU rule");
         let fifo = &table.rows[0];
         assert_eq!(fifo[0], "fifo");
         assert!(fifo[3].starts_with("1.00"), "{fifo:?}");
@@ -1252,8 +1319,33 @@ count = 50
         assert!(fifo[6].contains("a 1.50 (0.33)"), "{fifo:?}");
         let scs = &table.rows[1];
         assert!(scs[3].starts_with("1.00 ± 0.00"), "{scs:?}");
-        assert_eq!(fifo[7], "-", "no agent, no agent CPU");
+        assert_eq!(fifo[9], "-", "no agent, no agent CPU");
+        assert_eq!(fifo[8], "-", "no manager CPU recorded");
         assert_eq!(coefficient_of_variation(&[2.0]), None);
         assert_eq!(coefficient_of_variation(&[1.0, 1.0]), Some(0.0));
+    }
+
+    #[test]
+    fn jobs_left_to_the_fair_scheduler_are_read_from_the_managers_log_and_counted_by_kind() {
+        let log = "cosched manager: managing /tmp/x.db on CPUs 0-1\n\
+                   cosched manager: job 4: in-CPU rule rr ended, the fair scheduler runs it from now on: rank 1 …\n\
+                   cosched manager: job 4 started: pid 7\n\
+                   cosched manager: job 12: in-CPU rule msg ended, …\n";
+        assert_eq!(in_cpu_ended(log), [4, 12]);
+        let e = parse(&MINIMAL.replace("\"scs\"", "\"scs-rr\"")).unwrap();
+        let mut rr = run(
+            Scheduler::ScsRr,
+            1,
+            &[
+                ("lammps", 0.0, 1.0),
+                ("lammps", 0.0, 1.0),
+                ("pingpong", 0.0, 1.0),
+            ],
+        );
+        rr.jobs[1].left_to_fair = true;
+        let table = comparison(&e, &[rr]);
+        assert_eq!(table.rows[0][7], "lammps 1/2");
+        let table = comparison(&e, &[run(Scheduler::ScsRr, 1, &[("pingpong", 0.0, 1.0)])]);
+        assert_eq!(table.rows[0][7], "none");
     }
 }
