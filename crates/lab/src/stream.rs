@@ -106,6 +106,12 @@ impl Scheduler {
         }
     }
 
+    /// Whether its processes take real-time priorities (the agent's boosts, the in-CPU rules' queues), so the
+    /// experiment cgroup needs `cpu.rt_runtime_us`.
+    pub fn uses_realtime(self) -> bool {
+        self.uses_agent() || self.in_cpu() != "fair"
+    }
+
     pub fn uses_agent(self) -> bool {
         matches!(self, Scheduler::ScsAgent | Scheduler::TimeSharingAgent)
     }
@@ -131,7 +137,7 @@ pub struct StreamExperiment {
     pub description: String,
     pub repetitions: u32,
     pub schedulers: Vec<Scheduler>,
-    /// The multiprogramming level of `scs` and `scs-agent`.
+    /// The multiprogramming level of the `scs` schedulers.
     pub mpl: u32,
     pub quantum_ms: u64,
     /// Longest a whole stream may take before the run is stopped as failed.
@@ -502,6 +508,9 @@ pub struct StreamRun {
     /// The manager's CPU time over the run, seconds (its threads; schedulers that use it).
     #[serde(default)]
     pub manager_cpu_s: Option<f64>,
+    /// The manager's log lines about its in-CPU rule (which job it ended, and why).
+    #[serde(default)]
+    pub in_cpu_log: Vec<String>,
 }
 
 impl StreamRun {
@@ -833,7 +842,7 @@ pub fn run_once(
         &run_id,
         cpus,
         experiment.cpu_shares,
-        if scheduler.uses_agent() {
+        if scheduler.uses_realtime() {
             experiment.rt_runtime_us
         } else {
             0
@@ -887,6 +896,7 @@ pub fn run_once(
     // Instances (by index) whose in-CPU rule the manager's watchdog ended.
     let mut left_to_fair: Vec<usize> = Vec::new();
     let mut manager_cpu_s = None;
+    let mut in_cpu_log = Vec::new();
     if scheduler.uses_manager() {
         let db = dir.0.join("scs.db");
         let parent = format!("cosched-{run_id}-scs");
@@ -989,6 +999,12 @@ pub fn run_once(
             .into_iter()
             .map(|j| (j.id, j.name))
             .collect();
+        in_cpu_log = exit
+            .stderr
+            .lines()
+            .filter(|l| l.contains("in-CPU rule"))
+            .map(str::to_string)
+            .collect();
         for id in in_cpu_ended(&exit.stderr) {
             let index: Option<usize> = names
                 .get(&id)
@@ -1070,6 +1086,7 @@ pub fn run_once(
         jobs,
         agent_cpu_s,
         manager_cpu_s,
+        in_cpu_log,
     })
 }
 
@@ -1277,6 +1294,7 @@ count = 50
                 .collect(),
             agent_cpu_s: None,
             manager_cpu_s: None,
+            in_cpu_log: Vec::new(),
         }
     }
 

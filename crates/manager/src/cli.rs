@@ -111,7 +111,8 @@ pub struct ManagerArgs {
     /// each runs until it blocks), `msg` (`rr`, and the rank with the most unread bytes on its sockets first).
     #[arg(long, value_enum, default_value_t = crate::incpu::Rule::Fair)]
     pub in_cpu: crate::incpu::Rule,
-    /// How often `rr` and `msg` look at the ranks (the watchdog; `msg`'s choice), microseconds.
+    /// How often `msg` looks at the ranks' unread bytes, microseconds (the watchdog of `rr` and `msg` looks every
+    /// tenth of --in-cpu-max-run-ms).
     #[arg(long, default_value_t = 1000)]
     pub in_cpu_tick_us: u64,
     /// Under `rr` and `msg`, a rank that runs this long without blocking sends its job back to the fair

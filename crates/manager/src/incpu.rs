@@ -22,7 +22,8 @@
 //!
 //! ## Safety: never a process left real-time, never a CPU held
 //! - **A rank that never blocks** would hold its CPU at real-time priority — from its partition mates, and from
-//!   everything else of the machine on that CPU (kernel threads, a local user). The tick reads each held
+//!   everything else of the machine on that CPU (kernel threads, a local user). Every tenth of
+//!   [`Settings::max_run`] (5 ms) the in-CPU thread reads each held
 //!   thread's run time (`/proc/…/schedstat`) and voluntary context switches (`/proc/…/status`); a thread that
 //!   ran [`Settings::max_run`] without one ([`never_blocks`]) ends the rule for its whole job: every thread of
 //!   it goes back to what it had, and the job runs under the fair scheduler to its end (logged). A poller that
@@ -86,7 +87,7 @@ impl Rule {
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
     pub rule: Rule,
-    /// How often the watchdog (and under `msg` the favoured rank) is looked at.
+    /// How often `msg` looks at the unread bytes (the watchdog: [`Settings::watch_period`]).
     pub tick: Duration,
     /// How long a thread may run without blocking before its job is left to the fair scheduler.
     pub max_run: Duration,
@@ -100,6 +101,11 @@ impl Settings {
             tick: Duration::from_millis(1),
             max_run: Duration::from_millis(50),
         }
+    }
+
+    /// How often the watchdog looks: a tenth of the longest run allowed (5 ms by default), at most every tick.
+    pub fn watch_period(&self) -> Duration {
+        (self.max_run / 10).max(self.tick)
     }
 
     /// Checks the settings against the manager's: the rules act on the local queues that pinning makes.
@@ -298,6 +304,12 @@ impl InCpu {
             ));
         }
         let mut last_scan: Option<Instant> = None;
+        let mut last_watch: Option<Instant> = None;
+        let watch_period = self.settings.watch_period();
+        let sleep = match self.settings.rule {
+            Rule::Msg => self.settings.tick.min(watch_period),
+            _ => watch_period,
+        };
         while !shared.stop.load(Ordering::SeqCst) {
             self.guardian.heartbeat();
             if last_scan.map_or(true, |t| t.elapsed() >= RESCAN) {
@@ -309,12 +321,15 @@ impl InCpu {
                 self.sync(&jobs);
                 last_scan = Some(Instant::now());
             }
-            self.watchdog();
+            if last_watch.map_or(true, |t| t.elapsed() >= watch_period) {
+                self.watchdog();
+                last_watch = Some(Instant::now());
+            }
             if self.settings.rule == Rule::Msg {
                 self.favour();
             }
             self.counts.ticks += 1;
-            std::thread::sleep(self.settings.tick);
+            std::thread::sleep(sleep);
         }
         let tids: Vec<u32> = self.held.keys().copied().collect();
         for tid in tids {
@@ -433,9 +448,7 @@ impl InCpu {
             }
             Err(e) => {
                 self.guardian.release(slot);
-                Err(format!(
-                    "{e} (a cpu cgroup with cpu.rt_runtime_us 0 gives its tasks no real-time time)"
-                ))
+                Err(e.to_string())
             }
         }
     }
