@@ -612,16 +612,23 @@ mod tests {
         let thread = unsafe { libc::gettid() } as u32;
         let a = run_sample(me, thread).expect("our own thread");
         std::thread::sleep(Duration::from_millis(2));
-        let spin = Instant::now();
-        while spin.elapsed() < Duration::from_millis(5) {
-            std::hint::spin_loop();
-        }
-        let b = run_sample(me, thread).unwrap();
-        assert!(b.blocks > a.blocks, "the sleep was a voluntary switch");
+        let after_sleep = run_sample(me, thread).unwrap();
         assert!(
-            b.run_ns >= a.run_ns + 4_000_000,
-            "the spin ran ≥ 4 ms: {a:?} → {b:?}"
+            after_sleep.blocks > a.blocks,
+            "the sleep was a voluntary switch"
         );
+        // Spin until the thread's own run time grew 4 ms (the wall time it takes depends on the machine's load).
+        let t0 = Instant::now();
+        let mut b = after_sleep;
+        while b.run_ns < after_sleep.run_ns + 4_000_000 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "run time stuck: {b:?}"
+            );
+            std::hint::spin_loop();
+            b = run_sample(me, thread).unwrap();
+        }
+        assert!(b.run_ns > a.run_ns);
         assert_eq!(run_sample(me, u32::MAX - 1), None, "no such thread");
     }
 
