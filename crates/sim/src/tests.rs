@@ -671,6 +671,7 @@ fn seed_002(round_trips: u64, k: u32, policy: crate::scenario::PolicyConfig) -> 
         system_load_percent: 1.0,
         system_burst_us: 100,
         run_queue: RunQueue::PerCpu,
+        dcs_boost: Default::default(),
     });
     s.context_switch_ns = 20 * MICROS;
     s.network = NetworkParams {
@@ -933,6 +934,7 @@ fn a_model_without_a_shared_run_queue_refuses_it_before_the_run() {
         system_load_percent: 1.0,
         system_burst_us: 100,
         run_queue: RunQueue::Shared,
+        dcs_boost: Default::default(),
     });
     let err = simulate(&nt, 1).unwrap_err().to_string();
     assert!(

@@ -36,7 +36,8 @@
 //!                     fresh quantum; it yields (tail of its level) if a ready thread is at its priority or above,
 //!                     else it runs on
 //! wait (block):       1 unit
-//! boost (DCS):        priority 15, head of level 15, preempt (notes 002 §5.4 [A])
+//! boost (DCS):        priority 15, head of level 15, preempt (notes 002 §5.4 [A]); `[os] dcs_boost = "plus-2"`:
+//!                     max(priority, base + 2) instead, NT's network-completion boost (2 quanta above base)
 //! every second:       scan ≤ 16 ready threads, lift ≤ 10 ready ≥ 300 ticks: priority 15, quantum × 2 once
 //! every tick (10 ms): the monitor samples Σ ready threads of the node; every window it publishes the mean
 //! ```
@@ -79,6 +80,35 @@ pub struct Nt4Parameters {
     pub system_burst_us: u64,
     #[serde(default, skip_serializing_if = "RunQueue::is_per_cpu")]
     pub run_queue: RunQueue,
+    /// How far a DCS boost raises a thread ([`DcsBoost`]; the seed does not say, notes 002 §5.4).
+    #[serde(default, skip_serializing_if = "DcsBoost::is_default")]
+    pub dcs_boost: DcsBoost,
+}
+
+/// How far DCS raises the receiver it boosts (seed 002 says only that it "raises the priority"; notes 002 §5.4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DcsBoost {
+    /// To the top dynamic level, 15, at the head of its queue: with NT's decay of one level a quantum end, a
+    /// NORMAL thread (base 8) stays above its base for 7 quanta (840 ms at 120 ms).
+    #[default]
+    To15,
+    /// NT's own network-completion boost: base + 2, at the head of that level, decaying back to base in 2 quanta.
+    Plus2,
+}
+
+impl DcsBoost {
+    fn is_default(&self) -> bool {
+        *self == DcsBoost::default()
+    }
+
+    /// The level a boosted thread at `priority` (base `base`) is raised to.
+    pub fn level(self, base: u8, priority: u8) -> u8 {
+        match self {
+            DcsBoost::To15 => MAX_DYNAMIC,
+            DcsBoost::Plus2 => priority.max((base + 2).min(MAX_DYNAMIC)),
+        }
+    }
 }
 
 fn default_quantum_ms() -> u64 {
@@ -113,6 +143,7 @@ impl OsModelParameters for Nt4Parameters {
             nic_scan_us,
             system_load_percent,
             system_burst_us,
+            dcs_boost,
             ..
         } = self;
         let mut label = format!(
@@ -120,6 +151,9 @@ impl OsModelParameters for Nt4Parameters {
         );
         if *system_load_percent > 0.0 {
             label += &format!(", system threads {system_load_percent} % in {system_burst_us} µs bursts");
+        }
+        if *dcs_boost == DcsBoost::Plus2 {
+            label += ", DCS boost +2";
         }
         label
     }
@@ -201,6 +235,7 @@ impl NewScheduler for Nt4Parameters {
             self.quantum_ms * MILLIS,
             self.monitor_window_ms * MILLIS,
         )
+        .with_dcs_boost(self.dcs_boost)
     }
 }
 use cosched_policy::dcs::QueueLengthMonitor;
@@ -282,6 +317,8 @@ pub struct Nt4 {
     /// Ticks seen by each node.
     ticks: Vec<u64>,
     boosts: u64,
+    /// How far a DCS boost raises a thread.
+    dcs_boost: DcsBoost,
     starvation_lifts: u64,
     quantum_ends: u64,
     /// Ticks that found a CPU running no thread of the model (idle, or the system's own threads).
@@ -309,10 +346,17 @@ impl Nt4 {
             ],
             ticks: vec![0; nodes as usize],
             boosts: 0,
+            dcs_boost: DcsBoost::default(),
             starvation_lifts: 0,
             quantum_ends: 0,
             uncharged_ticks: 0,
         }
+    }
+
+    /// DCS boosts raise a thread as `boost` says (default: to 15).
+    pub fn with_dcs_boost(mut self, boost: DcsBoost) -> Self {
+        self.dcs_boost = boost;
+        self
     }
 
     fn node_of(&self, cpu: u32) -> usize {
@@ -500,7 +544,8 @@ impl OsScheduler for Nt4 {
     fn boost_to_max(&mut self, pid: u32) {
         debug_assert_eq!(self.threads[pid as usize].state, State::Ready);
         self.dequeue(pid);
-        self.threads[pid as usize].priority = MAX_DYNAMIC;
+        let t = &mut self.threads[pid as usize];
+        t.priority = self.dcs_boost.level(t.base, t.priority);
         self.enqueue(pid, true);
         self.boosts += 1;
     }
@@ -663,6 +708,31 @@ mod tests {
             assert_eq!(tick(&mut os), Some(0));
         }
         assert_eq!(tick(&mut os), Some(1));
+    }
+
+    #[test]
+    fn a_plus_2_boost_preempts_and_holds_the_cpu_two_quanta() {
+        // As above with NT's network-completion boost: 1 goes to 8 + 2 = 10, preempts 0, and its priority
+        // decays 10 → 9 → 8 over two quantum ends; at base again it yields to 0.
+        let mut os = one_cpu(2).with_dcs_boost(DcsBoost::Plus2);
+        assert_eq!(os.pick_next(0), Some(0));
+        tick(&mut os);
+        os.boost_to_max(1);
+        assert_eq!(os.thread_priority(1), BASE_PRIORITY + 2);
+        assert!(os.should_preempt(0, 0));
+        os.on_preempt(0, 10 * MILLIS);
+        assert_eq!(os.pick_next(0), Some(1));
+        for expected in [9, 8] {
+            for _ in 0..11 {
+                assert_eq!(tick(&mut os), Some(1));
+            }
+            let next = tick(&mut os);
+            assert_eq!(os.thread_priority(1), expected);
+            assert_eq!(next, if expected > BASE_PRIORITY { Some(1) } else { Some(0) });
+        }
+        assert_eq!(DcsBoost::Plus2.level(8, 12), 12, "never lowers a higher level");
+        assert_eq!(DcsBoost::Plus2.level(14, 14), MAX_DYNAMIC, "capped at 15");
+        assert_eq!(DcsBoost::To15.level(8, 8), MAX_DYNAMIC);
     }
 
     #[test]
