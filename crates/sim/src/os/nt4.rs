@@ -87,13 +87,14 @@ pub struct Nt4Parameters {
 
 /// How far DCS raises the receiver it boosts (seed 002 says only that it "raises the priority"; notes 002 §5.4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
 pub enum DcsBoost {
     /// To the top dynamic level, 15, at the head of its queue: with NT's decay of one level a quantum end, a
     /// NORMAL thread (base 8) stays above its base for 7 quanta (840 ms at 120 ms).
     #[default]
+    #[serde(rename = "to-15")]
     To15,
     /// NT's own network-completion boost: base + 2, at the head of that level, decaying back to base in 2 quanta.
+    #[serde(rename = "plus-2")]
     Plus2,
 }
 
