@@ -222,17 +222,27 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         println!("real run: skipped ({why})");
     }
 
+    let started = std::time::Instant::now();
+    // (part, wall seconds, what it gave) for the run's own timing table.
+    let mut parts: Vec<(String, f64, String)> = Vec::new();
     let mut all = Vec::new();
     let mut lab_failures = Vec::new();
     for seed in seeds {
         println!("== seed {} ({}) ==", seed.id, seed.paper);
         let mut sim = BTreeMap::new();
         let mut sim_runs = BTreeMap::new();
+        let sim_started = std::time::Instant::now();
         for name in seed.sim {
             let records = run_sim(&args, name)?;
             sim.insert(name.to_string(), summarize(&records)?);
             sim_runs.insert(name.to_string(), records);
         }
+        parts.push((
+            format!("seed {}, simulated", seed.id),
+            sim_started.elapsed().as_secs_f64(),
+            format!("{} experiment(s)", seed.sim.len()),
+        ));
+        let lab_started = std::time::Instant::now();
         let real = match (seed.lab, &lab_unavailable) {
             (None, _) => Err("this seed has no real experiment".to_string()),
             (Some(_), Some(why)) => Err(why.clone()),
@@ -242,6 +252,16 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
                 why
             }),
         };
+        if let Some(name) = seed.lab {
+            parts.push((
+                format!("seed {}, real", seed.id),
+                lab_started.elapsed().as_secs_f64(),
+                match &real {
+                    Ok(_) => format!("`experiments/lab/{name}.toml`"),
+                    Err(why) => format!("not run: {why}"),
+                },
+            ));
+        }
         let results = SeedResults {
             scale,
             sim,
@@ -264,6 +284,20 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
 
     let path = args.out.join("headlines.json");
     headlines::write_json(&path, &all)?;
+    if let (Some(dir), true) = (&args.doc_data, args.seeds.is_empty()) {
+        // The README's quick start is this command with the default seeds: its own cost, measured.
+        parts.push((
+            "the whole command".to_string(),
+            started.elapsed().as_secs_f64(),
+            headlines::tally(&all),
+        ));
+        let table = run_timing_table(&parts).stamped(&Stamp::here(&format!(
+            "cosched reproduce --doc-data {}",
+            docdata::DATA_DIR
+        )));
+        let written = table.write(dir)?;
+        println!("wrote {} (then `cosched docs tables`)", written.display());
+    }
     println!(
         "\nHeadline claims of the seed papers, computed from this run's results:\n{}\n{}; the test behind each \
          verdict, and why a threshold is not the paper's figure, are in {}",
@@ -279,6 +313,23 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// How long each part of a `cosched reproduce` took and what it gave, as the docs table `reproduce-run`.
+fn run_timing_table(parts: &[(String, f64, String)]) -> DocTable {
+    let mut table = DocTable::new("reproduce-run", ["part", "wall time", "result"]).with_notes(
+        "`cosched reproduce` with the default seeds (the README's quick start), timed by the command itself; the \
+         release build already made.",
+    );
+    for (part, seconds, result) in parts {
+        let wall = if *seconds >= 90.0 {
+            format!("{} min {:.0} s", (*seconds / 60.0).floor(), seconds % 60.0)
+        } else {
+            format!("{seconds:.1} s")
+        };
+        table.push(vec![part.clone(), wall, result.clone()]);
+    }
+    table
 }
 
 /// Writes the seed's docs tables from this run into `dir` — its own (if it has any) and its simulated claims
@@ -447,6 +498,18 @@ fn why_no_lab() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_timing_table_gives_each_part_in_seconds_or_minutes() {
+        let t = run_timing_table(&[
+            ("seed 000, simulated".into(), 42.04, "6 experiment(s)".into()),
+            ("the whole command".into(), 125.3, "14 of 21 checked claims hold".into()),
+        ]);
+        assert_eq!(t.name, "reproduce-run");
+        assert_eq!(t.rows[0], ["seed 000, simulated", "42.0 s", "6 experiment(s)"]);
+        assert_eq!(t.rows[1][1], "2 min 5 s");
+        assert_eq!(t.rows[1][2], "14 of 21 checked claims hold");
+    }
 
     /// Every claim of every seed: a threshold, the paper's words with their source, a threshold other than the
     /// paper's figure only with a why, and a row whose `test` and `why` are made from those values.
