@@ -502,11 +502,22 @@ mod tests {
     #[test]
     fn the_run_timing_table_gives_each_part_in_seconds_or_minutes() {
         let t = run_timing_table(&[
-            ("seed 000, simulated".into(), 42.04, "6 experiment(s)".into()),
-            ("the whole command".into(), 125.3, "14 of 21 checked claims hold".into()),
+            (
+                "seed 000, simulated".into(),
+                42.04,
+                "6 experiment(s)".into(),
+            ),
+            (
+                "the whole command".into(),
+                125.3,
+                "14 of 21 checked claims hold".into(),
+            ),
         ]);
         assert_eq!(t.name, "reproduce-run");
-        assert_eq!(t.rows[0], ["seed 000, simulated", "42.0 s", "6 experiment(s)"]);
+        assert_eq!(
+            t.rows[0],
+            ["seed 000, simulated", "42.0 s", "6 experiment(s)"]
+        );
         assert_eq!(t.rows[1][1], "2 min 5 s");
         assert_eq!(t.rows[1][2], "14 of 21 checked claims hold");
     }

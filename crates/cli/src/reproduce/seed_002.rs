@@ -362,7 +362,11 @@ pub fn doc_tables(results: &SeedResults) -> Result<Vec<DocTable>, String> {
         });
         table.push(row);
     }
-    Ok(vec![table, fig3_table(records)?, boost_size_table(results)?])
+    Ok(vec![
+        table,
+        fig3_table(records)?,
+        boost_size_table(results)?,
+    ])
 }
 
 /// The boost's size against the claim "E = −5 behaves like NT alone": per K, the median time to completion
