@@ -729,10 +729,11 @@ fn dynamicq_lengthens_a_managed_threads_slice_under_misses_and_shortens_it_for_a
         slice() == 100_000_000
     });
     let user = Kid(Command::new(&user_program).arg("30").spawn().unwrap());
+    // The default quantum: the thread's own slice back (no custom slice, so EEVDF treats it as any other task).
     wait_until(
-        "the default slice for an interactive user",
+        "the thread's own slice for an interactive user",
         Duration::from_secs(5),
-        || slice() == 3_125_000,
+        || slice() == own,
     );
     let policy_counters = agent.stats().policy.counters;
     assert!(
@@ -742,7 +743,7 @@ fn dynamicq_lengthens_a_managed_threads_slice_under_misses_and_shortens_it_for_a
     drop(user);
     // The user gone, the slice grows again; SIGTERM puts the thread's own back.
     wait_until("the slice growing again", Duration::from_secs(5), || {
-        slice() > 3_125_000
+        slice() != own
     });
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(agent.kid.pid() as i32),
