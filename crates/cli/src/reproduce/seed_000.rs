@@ -1618,4 +1618,59 @@ mod tests {
         assert!((v.mean - 107.133).abs() < 1e-3, "{v:?}");
         assert!((hi - v.mean - 10.0 / 3.0).abs() < 1e-9 && (v.mean - lo - 10.0 / 3.0).abs() < 1e-9);
     }
+
+    /// A run of `config` at K = `k` whose histogram over the edges 1, 10, 100 µs has `counts`.
+    fn histogram_run(
+        config: &str,
+        k: u32,
+        repetition: u32,
+        counts: Option<[u64; 4]>,
+    ) -> cosched_report::RunRecord {
+        cosched_report::RunRecord {
+            experiment: LATENCY.into(),
+            source: Source::Simulated,
+            config: config.into(),
+            competitors: k,
+            repetition,
+            seed: None,
+            measurement: cosched_report::Measurement {
+                rtt_histogram: counts.map(|c| cosched_report::Histogram {
+                    upper_edges_us: vec![1.0, 10.0, 100.0],
+                    counts: c.to_vec(),
+                }),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_histogram_table_is_the_mean_count_per_bin_at_the_most_competitors() {
+        let runs = [
+            histogram_run("No DCS", 0, 0, Some([9, 9, 9, 9])),
+            histogram_run("No DCS", 8, 0, Some([0, 4, 0, 1])),
+            histogram_run("No DCS", 8, 1, Some([0, 2, 0, 0])),
+            histogram_run("DCS", 8, 0, Some([0, 6, 0, 2_000])),
+            histogram_run("DCS", 8, 1, Some([0, 6, 0, 2_000])),
+            histogram_run("Batch", 8, 0, None),
+        ];
+        let table = histogram_doc_table("t-rtt", &runs, "round trip").unwrap();
+        assert_eq!(table.columns, ["round trip up to (µs)", "No DCS", "DCS"]);
+        // The empty bins are left out; the last is open-ended.
+        assert_eq!(
+            table.rows,
+            [["10.0", "3.0", "6.0"], ["more than 100", "0.5", "2,000"]]
+        );
+        assert!(table
+            .notes
+            .starts_with("Round trips per quarter-decade bin"));
+        assert!(table
+            .notes
+            .contains("at 8 competitors per node, the mean over 2 repetitions"));
+        // A configuration with a histogram in some runs only is an error, not a mean over fewer runs.
+        let mut partial = runs.to_vec();
+        partial.push(histogram_run("DCS", 8, 2, None));
+        assert!(histogram_doc_table("t-rtt", &partial, "round trip")
+            .unwrap_err()
+            .contains("without its histogram"));
+    }
 }
