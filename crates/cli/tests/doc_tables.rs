@@ -48,3 +48,109 @@ fn every_table_names_the_cosched_command_that_measured_it() {
         }
     }
 }
+
+/// `path` with its `.` and `..` taken out, lexically.
+fn normal(path: &Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Every `.svg` a line names (in a Markdown image, a link or an HTML attribute).
+fn svg_references(line: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    for (end, _) in line.match_indices(".svg") {
+        let end = end + ".svg".len();
+        let start = line[..end]
+            .rfind(|c: char| c.is_whitespace() || "(\"'<>[]=".contains(c))
+            .map_or(0, |i| i + 1);
+        if start < end && !line[start..].starts_with("http") {
+            found.push(&line[start..end]);
+        }
+    }
+    found
+}
+
+/// No figure in docs/ without committed data behind it: every SVG under docs/figures/ that README.md or a
+/// docs/*.md page shows is drawn by a `<!-- plot: -->` marker from docs/data/ (which the test above checks
+/// against its data), and every SVG under docs/figures/ is drawn by one. An SVG copied by hand from a run's
+/// output fails here; draw it from a table instead (`cosched docs tables`).
+#[test]
+fn every_figure_of_the_docs_is_drawn_from_committed_data() {
+    let root = normal(root());
+    let figures = root.join("docs").join("figures");
+    let mut drawn = std::collections::BTreeSet::new();
+    let mut shown = Vec::new();
+    for page in docdata::pages(&root).unwrap() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let dir = page.parent().unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if let Some(marker) = line.trim().strip_prefix("<!-- plot: ") {
+                let spec = docdata::PlotSpec::parse(marker)
+                    .unwrap_or_else(|e| panic!("{}:{}: {e:#}", page.display(), n + 1));
+                drawn.insert(normal(&dir.join(&spec.svg)));
+                continue;
+            }
+            for svg in svg_references(line) {
+                let path = normal(&dir.join(svg));
+                if path.starts_with(&figures) {
+                    shown.push((format!("{}:{}", page.display(), n + 1), path));
+                }
+            }
+        }
+    }
+    let not_drawn: Vec<String> = shown
+        .iter()
+        .filter(|(_, path)| !drawn.contains(path))
+        .map(|(at, path)| format!("{at}: {}", path.display()))
+        .collect();
+    assert!(
+        not_drawn.is_empty(),
+        "these figures are not drawn by a `<!-- plot: TABLE ... svg=\"...\" -->` marker from docs/data/ (commit \
+         the data as a table and draw the figure from it):\n{}",
+        not_drawn.join("\n")
+    );
+    let mut files = Vec::new();
+    let mut dirs = vec![figures.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "svg") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let loose: Vec<String> = files
+        .iter()
+        .filter(|path| !drawn.contains(&normal(path)))
+        .map(|path| path.display().to_string())
+        .collect();
+    assert!(
+        loose.is_empty(),
+        "these SVGs under docs/figures/ are drawn by no plot marker (remove them, or draw them from data):\n{}",
+        loose.join("\n")
+    );
+}
+
+#[test]
+fn svg_references_are_found_in_images_links_and_attributes() {
+    assert_eq!(
+        svg_references(
+            "![a](figures/data/x.svg) and <img src=\"figures/y.svg\"> [b](../docs/z.svg)"
+        ),
+        ["figures/data/x.svg", "figures/y.svg", "../docs/z.svg"]
+    );
+    assert!(svg_references("no figure here").is_empty());
+}

@@ -47,8 +47,11 @@
 //! <!-- plot: lab-pingpong-dcs x="K" y="of fair bound" by="configuration" where="mode=spin-only" svg="..." -->
 //! ```
 //!
-//! A cell is read by its leading number (`90 %` is 90, `240,000 (2 of 3 runs)` is 240000);
-//! a row without one in x or in a line's column leaves that point out. [`update_docs`] renders every figure
+//! `where` given twice for one column keeps the rows with either value (the two spin-block configurations of a
+//! sweep). A cell is read by its leading number (`90 %` is 90, `240,000 (2 of 3 runs)` is 240000);
+//! a row without one in x or in a line's column leaves that point out — unless no row has a number in x: then x
+//! is a list of categories (a configuration, a job, a workload), drawn at 1, 2, … in the order the rows first
+//! show them and labelled with their names. [`update_docs`] renders every figure
 //! ([`crate::plot::render_lines`], deterministic) and, like a table, reports one whose SVG is missing or differs.
 
 use anyhow::{bail, Context};
@@ -154,15 +157,23 @@ impl PlotSpec {
 
     /// The figure drawn from `table`; a column the table lacks is an error naming it.
     pub fn render(&self, table: &DocTable) -> anyhow::Result<String> {
-        crate::plot::render_lines(
+        let (series, categories) = self.lines(table)?;
+        crate::plot::render_lines_named_x(
             &self.title,
             (&self.x, self.x_axis, &self.y_label, self.y_axis),
-            &self.series(table)?,
+            &series,
+            categories.as_deref(),
         )
     }
 
     /// The lines the figure draws, each (name, points (x, y)).
     pub fn series(&self, table: &DocTable) -> anyhow::Result<Vec<NamedLine>> {
+        Ok(self.lines(table)?.0)
+    }
+
+    /// The lines the figure draws and, when no selected row has a number in the x column, the x column's
+    /// distinct cells in the order the rows first show them: the categories drawn at x = 1, 2, ….
+    pub fn lines(&self, table: &DocTable) -> anyhow::Result<(Vec<NamedLine>, Option<Vec<String>>)> {
         let column = |name: &str| {
             table
                 .columns
@@ -184,11 +195,32 @@ impl PlotSpec {
         let rows: Vec<&Vec<String>> = table
             .rows
             .iter()
-            .filter(|row| filters.iter().all(|(i, v)| row[*i] == *v))
+            // Every column named by a `where` holds one of the values given for it.
+            .filter(|row| {
+                filters
+                    .iter()
+                    .all(|(i, _)| filters.iter().any(|(j, v)| j == i && row[*j] == *v))
+            })
             .collect();
         if rows.is_empty() {
             bail!("no row of table `{}` has {:?}", table.name, self.filters);
         }
+        let categories: Option<Vec<String>> = rows
+            .iter()
+            .all(|row| leading_number(&row[xi]).is_none())
+            .then(|| {
+                let mut seen: Vec<String> = Vec::new();
+                for row in &rows {
+                    if !seen.contains(&row[xi]) {
+                        seen.push(row[xi].clone());
+                    }
+                }
+                seen
+            });
+        let x_of = |cell: &String| match &categories {
+            Some(names) => names.iter().position(|n| n == cell).map(|i| (i + 1) as f64),
+            None => leading_number(cell),
+        };
         // The lines: (name, the rows it draws), one per `by` value in the order of first appearance, or one.
         let groups: Vec<(Option<&str>, Vec<&Vec<String>>)> = match &self.by {
             None => vec![(None, rows)],
@@ -213,7 +245,7 @@ impl PlotSpec {
             for (value, rows) in &groups {
                 let points = rows
                     .iter()
-                    .filter_map(|row| Some((leading_number(&row[xi])?, leading_number(&row[yi])?)))
+                    .filter_map(|row| Some((x_of(&row[xi])?, leading_number(&row[yi])?)))
                     .collect();
                 let name = match (value, self.ys.len()) {
                     (None, _) => y.clone(),
@@ -223,7 +255,7 @@ impl PlotSpec {
                 series.push((name, points));
             }
         }
-        Ok(series)
+        Ok((series, categories))
     }
 }
 
@@ -1011,6 +1043,56 @@ mod tests {
             .to_string()
             .contains("no column \"moed\""));
         assert!(PlotSpec::parse("lab x=K y=rate where=mode svg=\"f.svg\" -->").is_err());
+        // `where` twice for one column keeps either value; with another column, both must hold.
+        let either = PlotSpec::parse(
+            "lab x=K y=rate by=mode where=\"mode=block\" where=\"mode=spin-only\" \
+             where=\"configuration=no-agent\" svg=\"f.svg\" -->",
+        )
+        .unwrap();
+        assert_eq!(
+            either.series(&t).unwrap(),
+            [
+                ("spin-only".to_string(), vec![(0.0, 100.0), (1.0, 20.0)]),
+                ("block".to_string(), vec![(1.0, 7.0)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_x_column_without_numbers_is_drawn_as_categories_in_the_order_of_the_rows() {
+        let mut t = DocTable::new("mixed", ["configuration", "job", "response"]);
+        for (configuration, job, response) in [
+            ("Batch", "sor", "38.1 ± 0.0"),
+            ("Batch", "gtar", "60.2"),
+            ("DCS", "sor", "42.1"),
+            ("DCS", "gtar", "99.6"),
+            ("DCS", "gs", "125.7"),
+        ] {
+            t.push(vec![configuration.into(), job.into(), response.into()]);
+        }
+        let spec =
+            PlotSpec::parse("mixed x=job y=response by=configuration svg=\"f.svg\" log-x -->")
+                .unwrap();
+        let (lines, categories) = spec.lines(&t).unwrap();
+        assert_eq!(categories.unwrap(), ["sor", "gtar", "gs"]);
+        assert_eq!(
+            lines,
+            [
+                ("Batch".to_string(), vec![(1.0, 38.1), (2.0, 60.2)]),
+                (
+                    "DCS".to_string(),
+                    vec![(1.0, 42.1), (2.0, 99.6), (3.0, 125.7)]
+                ),
+            ]
+        );
+        // Drawn with the names on x (a log x is ignored: categories are evenly spaced).
+        let svg = spec.render(&t).unwrap();
+        assert!(svg.contains("gtar"), "{svg}");
+        // A numeric x stays numeric.
+        let mut numeric = DocTable::new("n", ["K", "y"]);
+        numeric.push(vec!["1".into(), "2".into()]);
+        let k = PlotSpec::parse("n x=K y=y svg=\"f.svg\" -->").unwrap();
+        assert_eq!(k.lines(&numeric).unwrap().1, None);
     }
 
     #[test]

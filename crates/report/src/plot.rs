@@ -682,7 +682,23 @@ pub fn render_lines(
     axes: (&str, Axis, &str, Axis),
     series: &[(String, Vec<(f64, f64)>)],
 ) -> anyhow::Result<String> {
+    render_lines_named_x(title, axes, series, None)
+}
+
+/// [`render_lines`], with `x_names`: the x values are the categories 1, 2, … and each is labelled with its name
+/// (turned a quarter when the names would run into each other).
+pub fn render_lines_named_x(
+    title: &str,
+    axes: (&str, Axis, &str, Axis),
+    series: &[(String, Vec<(f64, f64)>)],
+    x_names: Option<&[String]>,
+) -> anyhow::Result<String> {
     let (x_label, x_axis, y_label, y_axis) = axes;
+    let x_axis = if x_names.is_some() {
+        Axis::Linear
+    } else {
+        x_axis
+    };
     let lines: Vec<(&str, Vec<(f64, f64)>)> = series
         .iter()
         .map(|(name, points)| {
@@ -704,7 +720,10 @@ pub fn render_lines(
         let span = (hi - lo).max(hi.abs() * 0.1).max(1e-9);
         (lo - span * bottom_room)..(hi + span * top_room)
     };
-    let x_range = range(&mut all.iter().map(|p| p.0), 0.05, 0.05);
+    let x_range = match x_names {
+        Some(names) => 0.5..names.len() as f64 + 0.5,
+        None => range(&mut all.iter().map(|p| p.0), 0.05, 0.05),
+    };
     // Room above the lines for the legend.
     let y_range = range(
         &mut all.iter().map(|p| p.1),
@@ -719,14 +738,50 @@ pub fn render_lines(
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = titled_chart(&root, title, 80).build_cartesian_2d(x_range, y_range)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
+        // Names too long to stand side by side under their points are turned a quarter.
+        let longest = x_names.map_or(0, |n| {
+            n.iter().map(|s| s.chars().count()).max().unwrap_or(0)
+        });
+        let turned = x_names.is_some_and(|n| n.len() * (longest * 7 + 8) > (SIZE.0 - 110) as usize);
+        let mut builder = titled_chart(&root, title, 80);
+        if turned {
+            builder.x_label_area_size(45 + 7 * longest as u32);
+        }
+        let y_bottom = y_range.start;
+        let mut chart = builder.build_cartesian_2d(x_range, y_range)?;
+        let x_label_of = |v: &f64| match x_names {
+            // Turned names are drawn below (the mesh centres its labels on their ticks).
+            Some(_) if turned => String::new(),
+            Some(names) if *v == v.round() && *v >= 1.0 => {
+                names.get(*v as usize - 1).cloned().unwrap_or_default()
+            }
+            Some(_) => String::new(),
+            None => x_axis.label(*v, x_whole),
+        };
+        let y_label_of = |v: &f64| y_axis.label(*v, y_whole);
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(x_label)
             .y_desc(y_label)
-            .x_label_formatter(&|v| x_axis.label(*v, x_whole))
-            .y_label_formatter(&|v| y_axis.label(*v, y_whole))
-            .draw()?;
+            .x_label_formatter(&x_label_of)
+            .y_label_formatter(&y_label_of);
+        if let Some(names) = x_names {
+            // Enough ticks that every whole x gets one.
+            mesh.x_labels(2 * names.len() + 1);
+        }
+        mesh.draw()?;
+        if let (Some(names), true) = (x_names, turned) {
+            use plotters::style::text_anchor::{HPos, Pos, VPos};
+            let style = TextStyle::from(
+                ("sans-serif", 13)
+                    .into_font()
+                    .transform(FontTransform::Rotate90),
+            )
+            .pos(Pos::new(HPos::Left, VPos::Center));
+            for (i, name) in names.iter().enumerate() {
+                let (x, y) = chart.backend_coord(&((i + 1) as f64, y_bottom));
+                root.draw(&Text::new(name.clone(), (x, y + 8), style.clone()))?;
+            }
+        }
         for (i, (name, points)) in lines.iter().enumerate() {
             let c = color(i);
             chart

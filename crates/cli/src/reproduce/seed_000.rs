@@ -787,11 +787,103 @@ pub fn doc_tables(results: &SeedResults) -> Result<Vec<DocTable>, String> {
         let rows = rows(experiment)?;
         tables.push(summary_doc_table(name, rows));
         tables.push(ratios_doc_table(&format!("{name}-ratios"), rows));
+        let runs = results
+            .sim_runs
+            .get(experiment)
+            .ok_or_else(|| format!("no runs of {experiment}"))?;
+        let unit = if experiment == LATENCY {
+            "round trip"
+        } else {
+            "iteration"
+        };
+        tables.push(histogram_doc_table(&format!("{name}-rtt"), runs, unit)?);
     }
     let mixed = rows(MIXED)?;
     tables.push(summary_doc_table("dcs-fig7-mixed", mixed));
     tables.push(jobs_doc_table("dcs-fig7-mixed-jobs", mixed));
     Ok(tables)
+}
+
+/// The round-trip (Latency) or barrier-iteration (Barrier, ablation) time histogram at the most competitors
+/// per node, as `cosched sim` draws it in `rtt_histogram.svg`: per quarter-decade bin that any configuration
+/// reached, each configuration's count, the mean over its repetitions. Configurations that recorded no
+/// histogram are left out.
+fn histogram_doc_table(
+    name: &str,
+    runs: &[cosched_report::RunRecord],
+    unit: &str,
+) -> Result<DocTable, String> {
+    use super::seed_002::{count, seconds};
+    let k = runs.iter().map(|r| r.competitors).max().ok_or("no runs")?;
+    let mut configs: Vec<&str> = Vec::new();
+    for r in runs {
+        if !configs.contains(&r.config.as_str()) {
+            configs.push(&r.config);
+        }
+    }
+    let mut edges: Vec<f64> = Vec::new();
+    let mut shown: Vec<&str> = Vec::new();
+    let mut means: Vec<Vec<f64>> = Vec::new();
+    let mut repetitions = 0;
+    for config in configs {
+        let at_k: Vec<_> = runs
+            .iter()
+            .filter(|r| r.config == config && r.competitors == k)
+            .collect();
+        let histograms: Vec<_> = at_k
+            .iter()
+            .filter_map(|r| r.measurement.rtt_histogram.as_ref())
+            .collect();
+        if histograms.is_empty() {
+            continue;
+        }
+        if histograms.len() != at_k.len() {
+            return Err(format!("{config} K={k}: a run without its histogram"));
+        }
+        if edges.is_empty() {
+            edges = histograms[0].upper_edges_us.clone();
+        }
+        if histograms
+            .iter()
+            .any(|h| h.upper_edges_us != edges || h.counts.len() != edges.len() + 1)
+        {
+            return Err(format!("{config} K={k}: histograms with other bins"));
+        }
+        repetitions = histograms.len();
+        shown.push(config);
+        means.push(
+            (0..=edges.len())
+                .map(|bin| {
+                    histograms.iter().map(|h| h.counts[bin] as f64).sum::<f64>()
+                        / histograms.len() as f64
+                })
+                .collect(),
+        );
+    }
+    if shown.is_empty() {
+        return Err(format!("no run at K={k} recorded a histogram"));
+    }
+    let first = format!("{unit} up to (µs)");
+    let mut table = DocTable::new(name, std::iter::once(first.as_str()).chain(shown))
+        .with_notes(&format!(
+            "{}s per quarter-decade bin (upper edge 10^(k/4) µs) at {k} competitors per node, the mean over \
+             {repetitions} repetitions; bins that no configuration reached are left out; simulated.",
+            unit[..1].to_uppercase() + &unit[1..]
+        ));
+    for bin in 0..=edges.len() {
+        if means.iter().all(|m| m[bin] == 0.0) {
+            continue;
+        }
+        let edge = match edges.get(bin) {
+            Some(&us) if us < 100.0 => format!("{us:.1}"),
+            Some(&us) => seconds(us),
+            None => format!("more than {}", seconds(edges[edges.len() - 1])),
+        };
+        let mut row = vec![edge];
+        row.extend(means.iter().map(|m| count(m[bin])));
+        table.push(row);
+    }
+    Ok(table)
 }
 
 #[cfg(test)]
@@ -1525,5 +1617,60 @@ mod tests {
         let (lo, hi) = v.interval.unwrap();
         assert!((v.mean - 107.133).abs() < 1e-3, "{v:?}");
         assert!((hi - v.mean - 10.0 / 3.0).abs() < 1e-9 && (v.mean - lo - 10.0 / 3.0).abs() < 1e-9);
+    }
+
+    /// A run of `config` at K = `k` whose histogram over the edges 1, 10, 100 µs has `counts`.
+    fn histogram_run(
+        config: &str,
+        k: u32,
+        repetition: u32,
+        counts: Option<[u64; 4]>,
+    ) -> cosched_report::RunRecord {
+        cosched_report::RunRecord {
+            experiment: LATENCY.into(),
+            source: Source::Simulated,
+            config: config.into(),
+            competitors: k,
+            repetition,
+            seed: None,
+            measurement: cosched_report::Measurement {
+                rtt_histogram: counts.map(|c| cosched_report::Histogram {
+                    upper_edges_us: vec![1.0, 10.0, 100.0],
+                    counts: c.to_vec(),
+                }),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_histogram_table_is_the_mean_count_per_bin_at_the_most_competitors() {
+        let runs = [
+            histogram_run("No DCS", 0, 0, Some([9, 9, 9, 9])),
+            histogram_run("No DCS", 8, 0, Some([0, 4, 0, 1])),
+            histogram_run("No DCS", 8, 1, Some([0, 2, 0, 0])),
+            histogram_run("DCS", 8, 0, Some([0, 6, 0, 2_000])),
+            histogram_run("DCS", 8, 1, Some([0, 6, 0, 2_000])),
+            histogram_run("Batch", 8, 0, None),
+        ];
+        let table = histogram_doc_table("t-rtt", &runs, "round trip").unwrap();
+        assert_eq!(table.columns, ["round trip up to (µs)", "No DCS", "DCS"]);
+        // The empty bins are left out; the last is open-ended.
+        assert_eq!(
+            table.rows,
+            [["10.0", "3.0", "6.0"], ["more than 100", "0.5", "2,000"]]
+        );
+        assert!(table
+            .notes
+            .starts_with("Round trips per quarter-decade bin"));
+        assert!(table
+            .notes
+            .contains("at 8 competitors per node, the mean over 2 repetitions"));
+        // A configuration with a histogram in some runs only is an error, not a mean over fewer runs.
+        let mut partial = runs.to_vec();
+        partial.push(histogram_run("DCS", 8, 2, None));
+        assert!(histogram_doc_table("t-rtt", &partial, "round trip")
+            .unwrap_err()
+            .contains("without its histogram"));
     }
 }

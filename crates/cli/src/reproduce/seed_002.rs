@@ -233,7 +233,7 @@ fn median(values: &[f64]) -> Option<f64> {
 }
 
 /// A time to completion in s: 16.5, 82.5, 1,837, 240,000.
-fn seconds(x: f64) -> String {
+pub(super) fn seconds(x: f64) -> String {
     if x < 100.0 {
         return format!("{x:.1}");
     }
@@ -431,7 +431,7 @@ fn boost_size_table(results: &SeedResults) -> Result<DocTable, String> {
 }
 
 /// A count of round trips: 996,000, 41, 0.3 (a mean over runs), 0.
-fn count(x: f64) -> String {
+pub(super) fn count(x: f64) -> String {
     if x > 0.0 && x < 10.0 {
         format!("{x:.1}")
     } else {
