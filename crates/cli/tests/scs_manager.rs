@@ -225,6 +225,28 @@ impl Fixture {
     fn job_cgroups(&self) -> Vec<(i64, PathBuf)> {
         cosched_manager::daemon::job_cgroups(&self.parent_dir)
     }
+
+    /// Job `id`'s partition cgroup, while it exists.
+    fn job_dir(&self, id: i64) -> Option<PathBuf> {
+        self.job_cgroups()
+            .into_iter()
+            .find(|(j, _)| *j == id)
+            .map(|(_, d)| d)
+    }
+
+    /// Waits until `check` holds, else panics after `limit` naming `what`, with the queue and the manager's log.
+    fn wait_until(&self, what: &str, limit: Duration, check: &dyn Fn() -> bool) {
+        let t0 = Instant::now();
+        while !check() {
+            assert!(
+                t0.elapsed() < limit,
+                "{what} within {limit:?}:\n{}\nmanager log:\n{}",
+                self.queue_table(),
+                std::fs::read_to_string(&self.manager_log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
 
 impl Drop for Fixture {
@@ -1005,24 +1027,9 @@ fn ranks_are_pinned_in_rank_order_and_follow_their_partition_as_it_shrinks() {
     );
     let a = f.submit(2, &script);
     // Alone, the job grows to one CPU per process: rank 0 on the partition's first CPU, rank 1 on its second.
-    let wait_for = |what: &str, check: &dyn Fn() -> bool| {
-        let t0 = Instant::now();
-        while !check() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(30),
-                "{what} within 30 s:\n{}\nmanager log:\n{}",
-                f.queue_table(),
-                std::fs::read_to_string(&f.manager_log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    };
-    let dir_of = |id: i64| {
-        f.job_cgroups()
-            .into_iter()
-            .find(|(j, _)| *j == id)
-            .map(|(_, d)| d)
-    };
+    let wait_for =
+        |what: &str, check: &dyn Fn() -> bool| f.wait_until(what, Duration::from_secs(30), check);
+    let dir_of = |id: i64| f.job_dir(id);
     let pinned = |id: i64, expect: &ExpectedCpus| {
         let Some(dir) = dir_of(id) else { return false };
         let Ok(partition) = Hierarchy::detect().unwrap().cpus(&dir) else {
@@ -1086,6 +1093,9 @@ fn status_field(status: &str, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// How long the in-CPU tests wait for the manager to act.
+const IN_CPU_WAIT: Duration = Duration::from_secs(20);
+
 /// A process's scheduling policy and real-time priority (fields 41 and 40 of `/proc/<pid>/stat`): `(0, 0)` is
 /// SCHED_OTHER, `(1, p)` SCHED_FIFO at `p`.
 fn policy_of(pid: u32) -> Option<(u64, u64)> {
@@ -1094,20 +1104,6 @@ fn policy_of(pid: u32) -> Option<(u64, u64)> {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // After ')' comes field 3; field n is at index n - 3.
     Some((fields.get(38)?.parse().ok()?, fields.get(37)?.parse().ok()?))
-}
-
-/// Waits (at most 20 s) until `check` holds, else panics naming `what` with the manager's log.
-fn wait_until(f: &Fixture, what: &str, check: &dyn Fn() -> bool) {
-    let t0 = Instant::now();
-    while !check() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "{what} within 20 s:\n{}\nmanager log:\n{}",
-            f.queue_table(),
-            std::fs::read_to_string(&f.manager_log).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]
@@ -1142,17 +1138,14 @@ fn in_cpu_rr_holds_ranks_at_one_fifo_priority_a_killed_manager_leaves_none_and_a
     );
     let a = f.submit(2, &script);
     f.running_pid(a);
-    let dir = f
-        .job_cgroups()
-        .into_iter()
-        .find(|(j, _)| *j == a)
-        .map(|(_, d)| d)
-        .unwrap();
+    let dir = f.job_dir(a).unwrap();
     let ranks_at = |want: (u64, u64)| {
         let ranks = ranked_pids(&dir);
         ranks.len() == 2 && ranks.values().all(|&pid| policy_of(pid) == Some(want))
     };
-    wait_until(&f, "both ranks at SCHED_FIFO 1", &|| ranks_at((1, 1)));
+    f.wait_until("both ranks at SCHED_FIFO 1", IN_CPU_WAIT, &|| {
+        ranks_at((1, 1))
+    });
     // The shell that started them carries no rank: left alone.
     let unranked: Vec<u32> = cgroup::procs(&dir)
         .into_iter()
@@ -1164,18 +1157,20 @@ fn in_cpu_rr_holds_ranks_at_one_fifo_priority_a_killed_manager_leaves_none_and_a
     }
     // kill -9 of the manager: its guardian gives every rank back SCHED_OTHER; the job runs on.
     f.stop_manager(libc::SIGKILL);
-    wait_until(
-        &f,
+    f.wait_until(
         "both ranks back at SCHED_OTHER after the manager's kill -9",
+        IN_CPU_WAIT,
         &|| ranks_at((0, 0)),
     );
     assert_eq!(f.db().job(a).unwrap().unwrap().state, JobState::Running);
     // The next manager re-adopts the job and holds its ranks again.
     f.start_manager_ready();
-    wait_until(&f, "both ranks at SCHED_FIFO 1 again", &|| ranks_at((1, 1)));
+    f.wait_until("both ranks at SCHED_FIFO 1 again", IN_CPU_WAIT, &|| {
+        ranks_at((1, 1))
+    });
     // Rank 1 stops blocking: the watchdog ends the rule for the whole job.
     std::fs::write(&spin, "").unwrap();
-    wait_until(&f, "the job left to the fair scheduler", &|| {
+    f.wait_until("the job left to the fair scheduler", IN_CPU_WAIT, &|| {
         std::fs::read_to_string(&f.manager_log)
             .unwrap_or_default()
             .contains(&format!("job {a}: in-CPU rule rr ended"))
@@ -1225,18 +1220,17 @@ fn in_cpu_msg_favours_the_rank_with_unread_bytes_and_sigterm_gives_everything_ba
     );
     let a = f.submit(2, &script);
     f.running_pid(a);
-    let dir = f
-        .job_cgroups()
-        .into_iter()
-        .find(|(j, _)| *j == a)
-        .map(|(_, d)| d)
-        .unwrap();
-    wait_until(&f, "rank 0 favoured (SCHED_FIFO 2), rank 1 at 1", &|| {
-        let ranks = ranked_pids(&dir);
-        ranks.len() == 2
-            && policy_of(ranks[&0]) == Some((1, 2))
-            && policy_of(ranks[&1]) == Some((1, 1))
-    });
+    let dir = f.job_dir(a).unwrap();
+    f.wait_until(
+        "rank 0 favoured (SCHED_FIFO 2), rank 1 at 1",
+        IN_CPU_WAIT,
+        &|| {
+            let ranks = ranked_pids(&dir);
+            ranks.len() == 2
+                && policy_of(ranks[&0]) == Some((1, 2))
+                && policy_of(ranks[&1]) == Some((1, 1))
+        },
+    );
     let ranks = ranked_pids(&dir);
     assert!(f.stop_manager(libc::SIGTERM).success());
     for (rank, pid) in &ranks {

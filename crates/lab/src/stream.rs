@@ -35,6 +35,7 @@ use crate::process::{ManagedProcess, Placement};
 use crate::programs;
 use crate::signals;
 use anyhow::{bail, Context, Result};
+use cosched_manager::incpu::Rule as InCpuRule;
 use cosched_policy::spin::ReceiveMode;
 use cosched_report::docdata::DocTable;
 use cosched_report::stats::mean_ci90;
@@ -98,18 +99,18 @@ impl Scheduler {
     }
 
     /// The manager's in-CPU rule (`cosched manager --in-cpu`): who runs next on a partition's CPU.
-    pub fn in_cpu(self) -> &'static str {
+    pub fn in_cpu(self) -> InCpuRule {
         match self {
-            Scheduler::ScsRr => "rr",
-            Scheduler::ScsMsg => "msg",
-            _ => "fair",
+            Scheduler::ScsRr => InCpuRule::Rr,
+            Scheduler::ScsMsg => InCpuRule::Msg,
+            _ => InCpuRule::Fair,
         }
     }
 
     /// Whether its processes take real-time priorities (the agent's boosts, the in-CPU rules' queues), so the
     /// experiment cgroup needs `cpu.rt_runtime_us`.
     pub fn uses_realtime(self) -> bool {
-        self.uses_agent() || self.in_cpu() != "fair"
+        self.uses_agent() || self.in_cpu() != InCpuRule::Fair
     }
 
     pub fn uses_agent(self) -> bool {
@@ -620,7 +621,7 @@ pub fn comparison(experiment: &StreamExperiment, runs: &[StreamRun]) -> DocTable
                 mean(mine.iter().map(|r| r.mean_wait_s()).collect())
             ),
             by_kind.join("; "),
-            if s.in_cpu() == "fair" {
+            if s.in_cpu() == InCpuRule::Fair {
                 "-".into()
             } else {
                 let mut left: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
@@ -912,7 +913,7 @@ pub fn run_once(
             .args(["--mpl", &experiment.mpl.to_string()])
             .args(["--quantum-ms", &experiment.quantum_ms.to_string()])
             .args(["--cgroup-parent", &parent])
-            .args(["--in-cpu", scheduler.in_cpu()])
+            .args(["--in-cpu", scheduler.in_cpu().name()])
             .args(&experiment.manager_args);
         let mut manager =
             ManagedProcess::spawn("manager", manager_cmd, &placed(Some(libc::SIGTERM))?)?;

@@ -355,33 +355,13 @@ impl InCpu {
                 continue;
             }
             // Rank order, so that each CPU's FIFO queue starts in rank order.
-            let mut ranked: Vec<(u32, u32, u32)> = Vec::new(); // (rank, pid, cpu)
-            for pid in crate::cgroup::procs(&job.dir) {
-                let proc_dir = format!("/proc/{pid}");
-                let (Ok(environ), Ok(cmdline)) = (
-                    std::fs::read(format!("{proc_dir}/environ")),
-                    std::fs::read(format!("{proc_dir}/cmdline")),
-                ) else {
-                    continue;
-                };
-                let Some(rank) = crate::pin::rank_of(&environ, &cmdline) else {
-                    continue;
-                };
-                if let Some(cpu) = crate::pin::cpu_of_rank(rank, job.procs, &job.partition) {
-                    ranked.push((rank, pid, cpu));
-                }
-            }
-            ranked.sort();
+            let ranked = crate::pin::ranked_processes(
+                &crate::cgroup::procs(&job.dir),
+                job.procs,
+                &job.partition,
+            );
             for (rank, pid, cpu) in ranked {
-                let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-                    continue;
-                };
-                let mut tids: Vec<u32> = tasks
-                    .flatten()
-                    .filter_map(|t| t.file_name().to_str()?.parse().ok())
-                    .collect();
-                tids.sort();
-                for tid in tids {
+                for tid in crate::pin::threads_of(pid) {
                     if let Some(h) = self.held.get_mut(&tid) {
                         h.cpu = cpu;
                         continue;

@@ -48,31 +48,44 @@ pub fn cpu_of_rank(rank: u32, procs: u32, partition: &[u32]) -> Option<u32> {
         .copied()
 }
 
+/// The ranked processes among `pids` (a job of `procs` processes on `partition`), `(rank, pid, cpu)` in rank
+/// order, each with its rank's CPU. Processes without a rank, with one outside the job, or gone are left out.
+pub fn ranked_processes(pids: &[u32], procs: u32, partition: &[u32]) -> Vec<(u32, u32, u32)> {
+    let mut ranked: Vec<(u32, u32, u32)> = pids
+        .iter()
+        .filter_map(|&pid| {
+            let proc_dir = Path::new("/proc").join(pid.to_string());
+            let environ = std::fs::read(proc_dir.join("environ")).ok()?;
+            let cmdline = std::fs::read(proc_dir.join("cmdline")).ok()?;
+            let rank = rank_of(&environ, &cmdline)?;
+            Some((rank, pid, cpu_of_rank(rank, procs, partition)?))
+        })
+        .collect();
+    ranked.sort();
+    ranked
+}
+
+/// The threads of process `pid`, ascending; none if it is gone.
+pub fn threads_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut tids: Vec<u32> = tasks
+        .flatten()
+        .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort();
+    tids
+}
+
 /// Pins every thread of every ranked process in `pids` (a job of `procs` processes) to its rank's CPU of
 /// `partition`. Returns how many threads it moved (those already there are left alone). Processes that exit
 /// meanwhile are skipped.
 pub fn pin_ranks(pids: &[u32], procs: u32, partition: &[u32]) -> usize {
     let mut moved = 0;
-    for &pid in pids {
-        let proc_dir = Path::new("/proc").join(pid.to_string());
-        let (Ok(environ), Ok(cmdline)) = (
-            std::fs::read(proc_dir.join("environ")),
-            std::fs::read(proc_dir.join("cmdline")),
-        ) else {
-            continue;
-        };
-        let Some(cpu) = rank_of(&environ, &cmdline).and_then(|r| cpu_of_rank(r, procs, partition))
-        else {
-            continue;
-        };
-        let Ok(tasks) = std::fs::read_dir(proc_dir.join("task")) else {
-            continue;
-        };
-        for tid in tasks
-            .flatten()
-            .filter_map(|t| t.file_name().to_str()?.parse::<i32>().ok())
-        {
-            let tid = nix::unistd::Pid::from_raw(tid);
+    for (_, pid, cpu) in ranked_processes(pids, procs, partition) {
+        for tid in threads_of(pid) {
+            let tid = nix::unistd::Pid::from_raw(tid as i32);
             let already = nix::sched::sched_getaffinity(tid).is_ok_and(|set| {
                 (0..nix::sched::CpuSet::count())
                     .all(|c| set.is_set(c).unwrap_or(false) == (c == cpu as usize))

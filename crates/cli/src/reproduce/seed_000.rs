@@ -813,77 +813,30 @@ fn histogram_doc_table(
     runs: &[cosched_report::RunRecord],
     unit: &str,
 ) -> Result<DocTable, String> {
-    use super::seed_002::{count, seconds};
-    let k = runs.iter().map(|r| r.competitors).max().ok_or("no runs")?;
+    use super::seed_002::{histogram_table, mean_histograms};
     let mut configs: Vec<&str> = Vec::new();
     for r in runs {
         if !configs.contains(&r.config.as_str()) {
             configs.push(&r.config);
         }
     }
-    let mut edges: Vec<f64> = Vec::new();
-    let mut shown: Vec<&str> = Vec::new();
-    let mut means: Vec<Vec<f64>> = Vec::new();
-    let mut repetitions = 0;
-    for config in configs {
-        let at_k: Vec<_> = runs
-            .iter()
-            .filter(|r| r.config == config && r.competitors == k)
-            .collect();
-        let histograms: Vec<_> = at_k
-            .iter()
-            .filter_map(|r| r.measurement.rtt_histogram.as_ref())
-            .collect();
-        if histograms.is_empty() {
-            continue;
-        }
-        if histograms.len() != at_k.len() {
-            return Err(format!("{config} K={k}: a run without its histogram"));
-        }
-        if edges.is_empty() {
-            edges = histograms[0].upper_edges_us.clone();
-        }
-        if histograms
-            .iter()
-            .any(|h| h.upper_edges_us != edges || h.counts.len() != edges.len() + 1)
-        {
-            return Err(format!("{config} K={k}: histograms with other bins"));
-        }
-        repetitions = histograms.len();
-        shown.push(config);
-        means.push(
-            (0..=edges.len())
-                .map(|bin| {
-                    histograms.iter().map(|h| h.counts[bin] as f64).sum::<f64>()
-                        / histograms.len() as f64
-                })
-                .collect(),
-        );
+    let h = mean_histograms(runs, &configs)?;
+    if h.configs.is_empty() {
+        return Err(format!("no run at K={} recorded a histogram", h.k));
     }
-    if shown.is_empty() {
-        return Err(format!("no run at K={k} recorded a histogram"));
-    }
-    let first = format!("{unit} up to (µs)");
-    let mut table = DocTable::new(name, std::iter::once(first.as_str()).chain(shown))
-        .with_notes(&format!(
-            "{}s per quarter-decade bin (upper edge 10^(k/4) µs) at {k} competitors per node, the mean over \
-             {repetitions} repetitions; bins that no configuration reached are left out; simulated.",
-            unit[..1].to_uppercase() + &unit[1..]
-        ));
-    for bin in 0..=edges.len() {
-        if means.iter().all(|m| m[bin] == 0.0) {
-            continue;
-        }
-        let edge = match edges.get(bin) {
-            Some(&us) if us < 100.0 => format!("{us:.1}"),
-            Some(&us) => seconds(us),
-            None => format!("more than {}", seconds(edges[edges.len() - 1])),
-        };
-        let mut row = vec![edge];
-        row.extend(means.iter().map(|m| count(m[bin])));
-        table.push(row);
-    }
-    Ok(table)
+    Ok(histogram_table(
+        name,
+        &format!("{unit} up to (µs)"),
+        &h.configs,
+        &format!(
+            "{}s per quarter-decade bin (upper edge 10^(k/4) µs) at {} competitors per node, the mean over \
+             {} repetitions; bins that no configuration reached are left out; simulated.",
+            unit[..1].to_uppercase() + &unit[1..],
+            h.k,
+            h.repetitions
+        ),
+        &h,
+    ))
 }
 
 #[cfg(test)]

@@ -439,42 +439,65 @@ pub(super) fn count(x: f64) -> String {
     }
 }
 
-/// Figure 3 (the round-trip histogram at the largest K): per quarter-decade bin that any configuration
-/// reached, the mean count over the runs of each configuration.
-fn fig3_table(records: &[RunRecord]) -> Result<DocTable, String> {
+/// Each configuration's round-trip histogram at the most competitors, averaged over its runs.
+pub(super) struct MeanHistograms<'a> {
+    /// The most competitors per node in the runs, where the histograms are taken.
+    pub k: u32,
+    /// The bins' upper edges, µs (one more bin, open-ended, after the last).
+    pub edges: Vec<f64>,
+    pub repetitions: usize,
+    /// The configurations with a histogram, in the order asked, and their mean counts per bin.
+    pub configs: Vec<&'a str>,
+    pub means: Vec<Vec<f64>>,
+}
+
+/// The mean histogram per bin of each of `configs` at the most competitors in `records`. A configuration whose
+/// runs there recorded none is left out; one with a histogram in some runs only, or histograms with other bins,
+/// is an error (not a mean over fewer runs).
+pub(super) fn mean_histograms<'a>(
+    records: &[RunRecord],
+    configs: &[&'a str],
+) -> Result<MeanHistograms<'a>, String> {
     let k = records
         .iter()
         .map(|r| r.competitors)
         .max()
         .ok_or("no runs")?;
-    let shown = [NO_DCS, PASSIVE, AGGRESSIVE];
-    let mut edges: Vec<f64> = Vec::new();
-    let mut means: Vec<Vec<f64>> = Vec::new();
-    let mut repetitions = 0;
-    for config in shown {
-        let histograms = records
+    let mut out = MeanHistograms {
+        k,
+        edges: Vec::new(),
+        repetitions: 0,
+        configs: Vec::new(),
+        means: Vec::new(),
+    };
+    for &config in configs {
+        let at_k: Vec<&RunRecord> = records
             .iter()
             .filter(|r| r.config == config && r.competitors == k)
-            .map(|r| {
-                r.measurement.rtt_histogram.as_ref().ok_or_else(|| {
-                    format!("{config} K={k}: a run without its round-trip histogram")
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        let first = histograms
-            .first()
-            .ok_or_else(|| format!("no {config} K={k} runs"))?;
-        if edges.is_empty() {
-            edges = first.upper_edges_us.clone();
+            .collect();
+        let histograms: Vec<_> = at_k
+            .iter()
+            .filter_map(|r| r.measurement.rtt_histogram.as_ref())
+            .collect();
+        if histograms.is_empty() {
+            continue;
         }
+        if histograms.len() != at_k.len() {
+            return Err(format!("{config} K={k}: a run without its histogram"));
+        }
+        if out.edges.is_empty() {
+            out.edges = histograms[0].upper_edges_us.clone();
+        }
+        let edges = &out.edges;
         if histograms
             .iter()
-            .any(|h| h.upper_edges_us != edges || h.counts.len() != edges.len() + 1)
+            .any(|h| h.upper_edges_us != *edges || h.counts.len() != edges.len() + 1)
         {
             return Err(format!("{config} K={k}: histograms with other bins"));
         }
-        repetitions = histograms.len();
-        means.push(
+        out.repetitions = histograms.len();
+        out.configs.push(config);
+        out.means.push(
             (0..=edges.len())
                 .map(|bin| {
                     histograms.iter().map(|h| h.counts[bin] as f64).sum::<f64>()
@@ -483,16 +506,24 @@ fn fig3_table(records: &[RunRecord]) -> Result<DocTable, String> {
                 .collect(),
         );
     }
-    let mut table = DocTable::new(
-        "nt-fig3",
-        ["round trip up to (µs)", "no DCS", "DCS E = −5", "DCS E = 0"],
-    )
-    .with_notes(&format!(
-        "Round trips per quarter-decade bin (upper edge 10^(k/4) µs) at K = {k}, the mean over {repetitions} runs \
-         of 1,000,000 round trips; bins that no configuration reached are left out; simulated."
-    ));
+    Ok(out)
+}
+
+/// `h` as the docs table `name`: a first column `first` (each bin's upper edge; the last "more than …"), then one
+/// column per configuration (`columns`, named as the page names them) with its mean count; bins that no
+/// configuration reached are left out.
+pub(super) fn histogram_table(
+    name: &str,
+    first: &str,
+    columns: &[&str],
+    notes: &str,
+    h: &MeanHistograms,
+) -> DocTable {
+    let mut table = DocTable::new(name, std::iter::once(first).chain(columns.iter().copied()))
+        .with_notes(notes);
+    let edges = &h.edges;
     for bin in 0..=edges.len() {
-        if means.iter().all(|m| m[bin] == 0.0) {
+        if h.means.iter().all(|m| m[bin] == 0.0) {
             continue;
         }
         let edge = match edges.get(bin) {
@@ -501,10 +532,34 @@ fn fig3_table(records: &[RunRecord]) -> Result<DocTable, String> {
             None => format!("more than {}", seconds(edges[edges.len() - 1])),
         };
         let mut row = vec![edge];
-        row.extend(means.iter().map(|m| count(m[bin])));
+        row.extend(h.means.iter().map(|m| count(m[bin])));
         table.push(row);
     }
-    Ok(table)
+    table
+}
+
+/// Figure 3 (the round-trip histogram at the largest K): per quarter-decade bin that any configuration
+/// reached, the mean count over the runs of each configuration.
+fn fig3_table(records: &[RunRecord]) -> Result<DocTable, String> {
+    let shown = [NO_DCS, PASSIVE, AGGRESSIVE];
+    let h = mean_histograms(records, &shown)?;
+    if let Some(missing) = shown.iter().find(|c| !h.configs.contains(c)) {
+        return Err(format!(
+            "no {missing} K={} runs with a round-trip histogram",
+            h.k
+        ));
+    }
+    Ok(histogram_table(
+        "nt-fig3",
+        "round trip up to (µs)",
+        &["no DCS", "DCS E = −5", "DCS E = 0"],
+        &format!(
+            "Round trips per quarter-decade bin (upper edge 10^(k/4) µs) at K = {}, the mean over {} runs \
+             of 1,000,000 round trips; bins that no configuration reached are left out; simulated.",
+            h.k, h.repetitions
+        ),
+        &h,
+    ))
 }
 
 #[cfg(test)]
