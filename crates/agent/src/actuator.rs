@@ -21,6 +21,7 @@
 //!   its own.
 
 use crate::autogroup::{self, Autogroup};
+use crate::cpu_cgroup::{self, CpuCgroup};
 use crate::guardian::{Guardian, SlotId};
 use crate::sched::{self, CpuMask, SchedAttr, SchedError, Target};
 use crate::tracker::Mode;
@@ -41,6 +42,11 @@ pub enum ActError {
     Unknown { tid: u32 },
     #[error("the autogroup of process {pid}: {err}")]
     Autogroup { pid: u32, err: std::io::Error },
+    #[error("the cpu cgroup {}: {err}", dir.display())]
+    Cgroup {
+        dir: std::path::PathBuf,
+        err: std::io::Error,
+    },
     #[error(
         "the guardian table is full ({} slots); the autogroup of job {job} was left alone",
         crate::guardian::SLOTS
@@ -53,7 +59,7 @@ impl ActError {
     pub fn gone(&self) -> bool {
         match self {
             ActError::Sched(SchedError::Gone { .. }) => true,
-            ActError::Autogroup { err, .. } => {
+            ActError::Autogroup { err, .. } | ActError::Cgroup { err, .. } => {
                 err.kind() == std::io::ErrorKind::NotFound
                     || err.raw_os_error() == Some(libc::ESRCH)
             }
@@ -90,17 +96,24 @@ pub trait Actuate {
     ) -> Result<(), ActError>;
     /// Drops the handle and guard of a thread that exited (nothing is written).
     fn forget(&mut self, tid: u32);
-    /// Lowers the autogroup job `job` owns to nice `nice`, guarded like [`change`](Self::change), or with `None`
-    /// gives it its own nice back. `pid` is one of the job's processes; `job_or_launcher` every process of the
-    /// job and those that started it: a group that holds anything else is not the job's and is left alone
-    /// ([`crate::autogroup`]). Returns whether the group now has what was asked (`false`: the job owns none).
-    fn job_group_nice(
+    /// Lowers the group job `job` owns as nice 19 lowers a task (`lower`), guarded like
+    /// [`change`](Self::change), or gives it its own weight back: its autogroup's nice when the job is in the
+    /// root cpu cgroup ([`crate::autogroup`]), else its cpu cgroup's weight ([`crate::cpu_cgroup`]). `pid` is
+    /// one of the job's processes; `job_or_launcher` every process of the job and those that started it: a
+    /// group that holds anything else is not the job's and is left alone. Returns whether the group now has
+    /// what was asked (`false`: the job owns none).
+    fn job_group(
         &mut self,
         job: u64,
         pid: u32,
         job_or_launcher: &HashSet<u32>,
-        nice: Option<i32>,
+        lower: bool,
     ) -> Result<bool, ActError>;
+    /// The cpu cgroup lowered for job `job`, if one is: its id and its own weight in shares (what BPF's reading
+    /// of `R` must count it at while it is lowered).
+    fn lowered_cgroup(&self, _job: u64) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// Whether a thread's own policy is time-sharing (`SCHED_OTHER` or `SCHED_BATCH`): only those are given
@@ -195,12 +208,19 @@ struct Handle {
 pub struct SchedActuator {
     guardian: Guardian,
     handles: HashMap<u32, Handle>,
-    /// Job → the autogroup the agent lowered for it: its slot, the process it was reached through, the group
-    /// with its own nice.
-    groups: HashMap<u64, (SlotId, u32, Autogroup)>,
+    /// Job → the group the agent lowered for it, and its guardian slot.
+    groups: HashMap<u64, (SlotId, LoweredGroup)>,
     /// Job → when its autogroup was last found not to be its own (the /proc scan is not repeated within
     /// [`GROUP_RECHECK`]).
     not_owned: HashMap<u64, Instant>,
+}
+
+/// A group lowered for a job.
+enum LoweredGroup {
+    /// Its session: reached through process `through`, with its own nice.
+    Session { through: u32, group: Autogroup },
+    /// Its cpu cgroup, with its own weight and the one the agent gave it.
+    Cgroup { group: CpuCgroup, own: u64 },
 }
 
 /// How long a job found not to own its autogroup is not looked at again.
@@ -446,35 +466,25 @@ impl Actuate for SchedActuator {
         }
     }
 
-    fn job_group_nice(
+    fn job_group(
         &mut self,
         job: u64,
         pid: u32,
         job_or_launcher: &HashSet<u32>,
-        nice: Option<i32>,
+        lower: bool,
     ) -> Result<bool, ActError> {
-        let Some(nice) = nice else {
-            let Some((slot, through, group)) = self.groups.remove(&job) else {
+        if !lower {
+            let Some((slot, group)) = self.groups.remove(&job) else {
                 return Ok(false);
             };
             self.not_owned.remove(&job);
-            // Through the process it was lowered through or, gone, any still in the group; only if it still
-            // has the agent's nice (a change by anyone else stands).
-            let in_group = |p: u32| {
-                autogroup::of(p)
-                    .filter(|g| g.id == group.id)
-                    .map(|g| (p, g))
-            };
-            let member = in_group(through)
-                .or_else(|| autogroup::members(group.id).into_iter().find_map(in_group));
-            let res = match member {
-                Some((p, g)) if g.nice != group.nice => autogroup::set_nice(p, group.nice)
-                    .map_err(|err| ActError::Autogroup { pid: p, err }),
-                _ => Ok(()),
+            let res = match group {
+                LoweredGroup::Session { through, group } => restore_session(through, group),
+                LoweredGroup::Cgroup { group, own } => restore_cgroup(&group, own),
             };
             self.guardian.release(slot);
             return res.map(|()| true);
-        };
+        }
         if self.groups.contains_key(&job) {
             return Ok(true);
         }
@@ -485,21 +495,108 @@ impl Actuate for SchedActuator {
         {
             return Ok(false);
         }
-        let Some(group) = autogroup::owned_by_job(pid, job_or_launcher) else {
+        let lowered = if let Some(group) = autogroup::owned_by_job(pid, job_or_launcher) {
+            self.lower_session(job, pid, group)?
+        } else if let Some(group) = cpu_cgroup::owned_by_job(pid, job_or_launcher) {
+            self.lower_cgroup(job, group)?
+        } else {
             self.not_owned.insert(job, Instant::now());
             return Ok(false);
         };
+        self.groups.insert(job, lowered);
+        Ok(true)
+    }
+
+    fn lowered_cgroup(&self, job: u64) -> Option<(u64, u64)> {
+        match self.groups.get(&job)? {
+            (_, LoweredGroup::Cgroup { group, own }) => {
+                Some((group.id, group.knob.to_shares(*own)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The nice of a session's autogroup whose nice is lowered as nice 19 lowers a task.
+const GROUP_NICE: i32 = 19;
+
+impl SchedActuator {
+    fn lower_session(
+        &mut self,
+        job: u64,
+        pid: u32,
+        group: Autogroup,
+    ) -> Result<(SlotId, LoweredGroup), ActError> {
         let start = sched::start_time(pid, pid).map_err(|err| ActError::Autogroup { pid, err })?;
         let slot = self
             .guardian
-            .record_autogroup(pid, start, group, nice)
+            .record_autogroup(pid, start, group, GROUP_NICE)
             .ok_or(ActError::GuardianFullGroup { job })?;
-        if let Err(err) = autogroup::set_nice(pid, nice) {
+        if let Err(err) = autogroup::set_nice(pid, GROUP_NICE) {
             self.guardian.release(slot);
             return Err(ActError::Autogroup { pid, err });
         }
-        self.groups.insert(job, (slot, pid, group));
-        Ok(true)
+        Ok((
+            slot,
+            LoweredGroup::Session {
+                through: pid,
+                group,
+            },
+        ))
+    }
+
+    fn lower_cgroup(
+        &mut self,
+        job: u64,
+        group: CpuCgroup,
+    ) -> Result<(SlotId, LoweredGroup), ActError> {
+        let cgroup_error = |err| ActError::Cgroup {
+            dir: group.dir.clone(),
+            err,
+        };
+        let own = group.weight().map_err(cgroup_error)?;
+        let set = cpu_cgroup::lowered(group.knob, own);
+        let slot = self
+            .guardian
+            .record_cgroup(&group, own, set)
+            .ok_or(ActError::GuardianFullGroup { job })?;
+        if let Err(err) = group.set_weight(set) {
+            self.guardian.release(slot);
+            return Err(cgroup_error(err));
+        }
+        Ok((slot, LoweredGroup::Cgroup { group, own }))
+    }
+}
+
+/// Gives a session its own nice back: through the process it was lowered through or, gone, any still in the
+/// group; only if it still has the agent's nice (a change by anyone else stands).
+fn restore_session(through: u32, group: Autogroup) -> Result<(), ActError> {
+    let in_group = |p: u32| {
+        autogroup::of(p)
+            .filter(|g| g.id == group.id)
+            .map(|g| (p, g))
+    };
+    let member =
+        in_group(through).or_else(|| autogroup::members(group.id).into_iter().find_map(in_group));
+    match member {
+        Some((p, g)) if g.nice != group.nice => {
+            autogroup::set_nice(p, group.nice).map_err(|err| ActError::Autogroup { pid: p, err })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Gives a cpu cgroup its own weight back, only if it still has the agent's (a change by anyone else stands;
+/// a group removed meanwhile needs nothing).
+fn restore_cgroup(group: &CpuCgroup, own: u64) -> Result<(), ActError> {
+    match group.weight() {
+        Ok(now) if now == cpu_cgroup::lowered(group.knob, own) => {
+            group.set_weight(own).map_err(|err| ActError::Cgroup {
+                dir: group.dir.clone(),
+                err,
+            })
+        }
+        _ => Ok(()),
     }
 }
 

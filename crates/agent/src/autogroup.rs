@@ -57,21 +57,7 @@ pub fn set_nice(pid: u32, nice: i32) -> std::io::Result<()> {
 /// Whether a `/proc/<pid>/cgroup` text puts the process in the root of the cpu controller's hierarchy, where the
 /// kernel applies autogroups (v1: the line naming `cpu`; v2: the `0::` line; no cpu hierarchy at all: root).
 pub fn in_root_cpu_cgroup(cgroup_text: &str) -> bool {
-    let mut v2_root = None;
-    for line in cgroup_text.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        if controllers.split(',').any(|c| c == "cpu") {
-            return path == "/";
-        }
-        if id == "0" && controllers.is_empty() {
-            v2_root = Some(path == "/");
-        }
-    }
-    v2_root.unwrap_or(true)
+    crate::cpu_cgroup::cpu_path(cgroup_text).is_none_or(|path| path == "/")
 }
 
 /// Every process in autogroup `id` now (one read of `/proc/<pid>/autogroup` per process).
@@ -120,7 +106,7 @@ pub fn owned_by_job(pid: u32, job_or_launcher: &HashSet<u32>) -> Option<Autogrou
 }
 
 /// Whether every member is the job's or a launcher's (and there is one at all).
-fn exclusive(members: &[u32], job_or_launcher: &HashSet<u32>) -> bool {
+pub(crate) fn exclusive(members: &[u32], job_or_launcher: &HashSet<u32>) -> bool {
     !members.is_empty() && members.iter().all(|m| job_or_launcher.contains(m))
 }
 

@@ -405,6 +405,20 @@ impl crate::ctx::Probe for Observer {
     ) -> std::collections::HashMap<u32, Vec<cosched_policy::predictive::SocketQueue>> {
         crate::sockets::sample(tgids)
     }
+    fn hold_group_shares(&self, cgroup: u64, shares: Option<u64>) {
+        let held = &self.skel.maps.held_shares;
+        // A failed write leaves R read at the group's weight now: the job repays slower, nothing worse.
+        let _ = match shares {
+            Some(s) => held.update(&cgroup.to_ne_bytes(), &s.to_ne_bytes(), MapFlags::ANY),
+            None => held.delete(&cgroup.to_ne_bytes()),
+        };
+        let count = held.keys().count() as u32;
+        let _ = self.skel.maps.held_groups.update(
+            &0u32.to_ne_bytes(),
+            &count.to_ne_bytes(),
+            MapFlags::ANY,
+        );
+    }
     fn runnable_milli_per_cpu(&self) -> Option<u32> {
         let per_cpu = u64::from(crate::stats::runnable_tasks()?) * intf::COSCHED_R_ONE_MILLI
             / u64::from(online_cpus());

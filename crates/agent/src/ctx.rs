@@ -38,6 +38,9 @@ pub trait Probe {
     }
     /// The queues of every socket each of `tgids` holds, bytes ([`crate::sockets::sample`]).
     fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>>;
+    /// BPF's reading of `R` counts cpu cgroup `cgroup` at `shares` (its own weight while the agent holds it
+    /// lowered, [`crate::cpu_cgroup`]), or at its weight now again with `None`.
+    fn hold_group_shares(&self, _cgroup: u64, _shares: Option<u64>) {}
     /// Tasks runnable on the machine now, the agent left out ([`crate::stats::runnable_tasks`]), per online
     /// CPU, in thousandths (the unit of `R`, [`intf::COSCHED_R_ONE_MILLI`]).
     fn runnable_milli_per_cpu(&self) -> Option<u32>;
@@ -211,9 +214,10 @@ impl Ctx<'_> {
         self.tracker.job(job).is_some_and(|j| j.group_lowered)
     }
 
-    /// Lowers the autogroup job `job` owns (its session, where nothing else is: [`crate::autogroup`]) to nice 19:
-    /// the demotion that acts where a job alone in its session competes, against the other sessions. Returns
-    /// whether the group is lowered now (`false`: the job owns no autogroup, or the change failed).
+    /// Lowers the group job `job` owns — its session (autogroup) or its cpu cgroup, where nothing else is
+    /// ([`crate::autogroup`], [`crate::cpu_cgroup`]) — as nice 19 lowers a task: the demotion that acts where a
+    /// job alone in its group competes, against the other groups. Returns whether the group is lowered now
+    /// (`false`: the job owns no group, or the change failed).
     pub fn lower_job_group(&mut self, job: u64) -> bool {
         if self.job_group_lowered(job) {
             return true;
@@ -226,12 +230,15 @@ impl Ctx<'_> {
         };
         let mut members: HashSet<u32> = self.tracker.processes_of(job).map(|p| p.tgid).collect();
         members.extend(self.tracker.job(job).map_or(&[][..], |j| &j.launchers[..]));
-        match self.act.job_group_nice(job, pid, &members, Some(19)) {
+        match self.act.job_group(job, pid, &members, true) {
             Ok(true) => {
                 if let Some(j) = self.tracker.job_mut(job) {
                     j.group_lowered = true;
                 }
-                self.log_process(pid, pid, "group-nice", format_args!("job={job} nice=19"));
+                if let Some((cgroup, shares)) = self.act.lowered_cgroup(job) {
+                    self.probe.hold_group_shares(cgroup, Some(shares));
+                }
+                self.log_process(pid, pid, "group-lower", format_args!("job={job}"));
                 true
             }
             Ok(false) => false,
@@ -242,7 +249,7 @@ impl Ctx<'_> {
         }
     }
 
-    /// Gives job `job`'s autogroup its own nice back, if the agent lowered it. Returns whether it had.
+    /// Gives job `job`'s group its own weight back, if the agent lowered it. Returns whether it had.
     pub fn restore_job_group(&mut self, job: u64) -> bool {
         if !self.job_group_lowered(job) {
             return false;
@@ -250,8 +257,12 @@ impl Ctx<'_> {
         if let Some(j) = self.tracker.job_mut(job) {
             j.group_lowered = false;
         }
-        if let Err(err) = self.act.job_group_nice(job, 0, &HashSet::new(), None) {
+        let cgroup = self.act.lowered_cgroup(job);
+        if let Err(err) = self.act.job_group(job, 0, &HashSet::new(), false) {
             self.fail(err);
+        }
+        if let Some((cgroup, _)) = cgroup {
+            self.probe.hold_group_shares(cgroup, None);
         }
         self.log_process(0, 0, "group-restore", format_args!("job={job}"));
         true

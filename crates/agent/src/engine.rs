@@ -542,17 +542,18 @@ pub(crate) mod tests {
         fn forget(&mut self, tid: u32) {
             self.applied.remove(&tid);
         }
-        fn job_group_nice(
+        fn job_group(
             &mut self,
             job: u64,
             _pid: u32,
             _job_or_launcher: &HashSet<u32>,
-            nice: Option<i32>,
+            lower: bool,
         ) -> Result<bool, ActError> {
             if !self.owns_group {
                 return Ok(false);
             }
-            self.calls.push(format!("group {job} {nice:?}"));
+            let what = if lower { "lower" } else { "restore" };
+            self.calls.push(format!("group {job} {what}"));
             Ok(true)
         }
     }

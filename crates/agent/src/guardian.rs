@@ -62,9 +62,11 @@ pub const DEFAULT_LEASE_MS: u64 = 200;
 const MAGIC: u64 = u64::from_le_bytes(*b"CSGUARD3");
 const FREE: u32 = 0;
 const LIVE: u32 = 1;
-/// Slot kinds: a thread's scheduling attributes, or an autogroup's nice ([`crate::autogroup`]).
+/// Slot kinds: a thread's scheduling attributes, an autogroup's nice ([`crate::autogroup`]), or a cpu cgroup's
+/// weight ([`crate::cpu_cgroup`]).
 const TASK: u32 = 0;
 const AUTOGROUP: u32 = 1;
+const CGROUP: u32 = 2;
 
 /// The table's header. The agent writes `agent_*`, `lease_ns` and `heartbeat_ns`; the guardian `guardian_*`
 /// and `revoked`.
@@ -91,7 +93,8 @@ struct Slot {
     /// 1 when the agent also changed the task's CPU affinity (`set_mask`; its own is `orig_mask`).
     affinity: u32,
     /// [`TASK`], or [`AUTOGROUP`]: `tgid` is then a process of the autogroup `group` when it was lowered (started
-    /// at `start_time`), `group_set` the nice the agent gave the group, `group_orig` its own.
+    /// at `start_time`), `group_set` the nice the agent gave the group, `group_orig` its own. [`CGROUP`]:
+    /// `group` is the cpu cgroup's id, `group_set` the weight the agent gave it, `group_orig` its own.
     kind: u32,
     group_set: i32,
     group_orig: i32,
@@ -316,6 +319,32 @@ impl Guardian {
         Some(SlotId(i))
     }
 
+    /// Records that cpu cgroup `group` (its own weight `orig`) is about to be given weight `set`. Call BEFORE
+    /// writing it. `None` if the table is full.
+    pub fn record_cgroup(
+        &mut self,
+        group: &crate::cpu_cgroup::CpuCgroup,
+        orig: u64,
+        set: u64,
+    ) -> Option<SlotId> {
+        let i = self.free.pop()?;
+        self.heartbeat();
+        // SAFETY: as in `record`.
+        unsafe {
+            let s = self.slot(i);
+            (*s).kind = CGROUP;
+            (*s).tid = 0;
+            (*s).tgid = 0;
+            (*s).group = group.id;
+            // Both knobs' ranges (shares up to 262144, weight up to 10000) fit an i32.
+            (*s).group_orig = orig as i32;
+            (*s).group_set = set as i32;
+            (*s).affinity = 0;
+            (*s).state.store(LIVE, Ordering::SeqCst);
+        }
+        Some(SlotId(i))
+    }
+
     /// Updates what the agent set in a live slot (a boost that became a demotion or the reverse).
     pub fn update(&mut self, slot: SlotId, set: &SchedAttr) {
         // SAFETY: the slot is ours; mark it FREE while rewriting so the guardian never reads a torn value, then
@@ -477,6 +506,9 @@ fn restore_slot(s: &Slot) -> bool {
     if s.kind == AUTOGROUP {
         return restore_autogroup(s);
     }
+    if s.kind == CGROUP {
+        return restore_cgroup(s);
+    }
     let Some(tid) = slot_task(s) else {
         return false; // exited, or the tid now belongs to another task
     };
@@ -512,6 +544,14 @@ fn restore_autogroup(s: &Slot) -> bool {
         Some((pid, g)) if g.nice == s.group_set => autogroup::set_nice(pid, s.group_orig).is_ok(),
         _ => false,
     }
+}
+
+/// Puts a cpu cgroup's own weight back if it still has the agent's (found by its id; gone: nothing to do).
+fn restore_cgroup(s: &Slot) -> bool {
+    let Some(group) = crate::cpu_cgroup::find(s.group) else {
+        return false;
+    };
+    group.weight().ok() == Some(s.group_set as u64) && group.set_weight(s.group_orig as u64).is_ok()
 }
 
 /// Restores every live slot whose task is unchanged since the agent wrote it; with `free`, marks every slot

@@ -84,6 +84,7 @@ mod bpf;
 pub mod cli;
 pub mod config;
 pub mod control;
+pub mod cpu_cgroup;
 pub mod ctx;
 #[cfg(cosched_bpf)]
 pub mod daemon;

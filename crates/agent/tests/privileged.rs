@@ -1631,6 +1631,141 @@ fn a_job_alone_in_its_session_pays_back_through_its_session_and_a_dead_agent_lea
     drop((comp, rx));
 }
 
+/// A cpu cgroup (v1) this test made, `cosched-l<pid>x9<n>-<what>` (so `machine-check --fix` and the lab's
+/// sweep remove it if the test is killed), at `shares` and with real-time runtime for the agent's boosts.
+/// Dropping it moves what is left in it to the root and removes it.
+struct TestCgroup(std::path::PathBuf);
+impl TestCgroup {
+    fn new(n: u32, what: &str, shares: u64, rt_runtime_us: u64) -> TestCgroup {
+        let dir = std::path::PathBuf::from(format!(
+            "/sys/fs/cgroup/cpu/cosched-l{}x9{n}-{what}",
+            std::process::id()
+        ));
+        std::fs::create_dir(&dir).unwrap();
+        let group = TestCgroup(dir);
+        std::fs::write(group.0.join("cpu.shares"), shares.to_string()).unwrap();
+        if rt_runtime_us > 0 {
+            std::fs::write(group.0.join("cpu.rt_runtime_us"), rt_runtime_us.to_string()).unwrap();
+        }
+        group
+    }
+    fn add(&self, pid: u32) {
+        std::fs::write(self.0.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+    fn shares(&self) -> u64 {
+        std::fs::read_to_string(self.0.join("cpu.shares"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        let procs = std::fs::read_to_string(self.0.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.lines() {
+            let _ = std::fs::write("/sys/fs/cgroup/cpu/cgroup.procs", pid);
+        }
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_job_alone_in_its_cgroup_pays_back_through_its_cgroup_and_a_dead_agent_leaves_it_as_it_was() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (the receiver and its competitor on one, the sender on another)") {
+        return;
+    }
+    if !std::path::Path::new("/sys/fs/cgroup/cpu/cpu.rt_runtime_us").exists() {
+        cosched_testkit::cannot_run(
+            &this_test(),
+            "needs the cgroup v1 cpu controller with real-time group scheduling at /sys/fs/cgroup/cpu",
+        );
+        return;
+    }
+    // A flooded spinning receiver alone in a cpu cgroup of its own, its competitor in a sibling of the same
+    // shares (the lab's `competitors_cgroup = "own"`). Nice 19 on the job's threads does nothing against the
+    // other group; only its group's weight makes it pay back a boosted burst (before this lever: job F up to
+    // 1.88, competitors' 0.51, docs/lab-local.md).
+    let job_group = TestCgroup::new(1, "job", 1024, 500_000);
+    let comp_group = TestCgroup::new(2, "comp", 1024, 0);
+    let agent = AgentProc::start(&["--grace-us", "0"]);
+    let (rx, mut s) = connected_helper("spinrecv", ",1", false);
+    job_group.add(rx.pid());
+    let comp = helper("spin:1");
+    comp_group.add(comp.pid());
+    agent.client().register(rx.pid(), "own-cgroup").unwrap();
+    let all_cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    pin(0);
+    let flood = |d: Duration, s: &mut TcpStream| {
+        let t0 = Instant::now();
+        let mut lowest = u64::MAX;
+        while t0.elapsed() < d {
+            s.write_all(&[0u8; 64]).unwrap();
+            std::thread::sleep(Duration::from_micros(200));
+            lowest = lowest.min(job_group.shares());
+        }
+        lowest
+    };
+    let lowest = flood(Duration::from_millis(1500), &mut s);
+    let first = agent.stats();
+    flood(Duration::from_millis(1500), &mut s);
+    let second = agent.stats();
+    let count = |st: &AgentStats, name: &str| st.policy.get(name);
+    eprintln!(
+        "own cgroup: boosts {} then {}, group demotions {}, lowest cpu.shares {lowest}, refused by the budget {}",
+        first.boosts_granted,
+        second.boosts_granted - first.boosts_granted,
+        count(&second, "group_demotions"),
+        count(&second, "refused_budget")
+    );
+    assert!(
+        count(&second, "group_demotions") > 0,
+        "the overdrawn job's cgroup was never lowered: {second:#?}"
+    );
+    assert_eq!(
+        lowest, 15,
+        "lowered as nice 19 lowers a task: 1024 × 15 / 1024"
+    );
+    assert!(
+        second.boosts_granted > first.boosts_granted,
+        "after paying back, the job was boosted no more (its R inflated by its own lowered weight?): {second:#?}"
+    );
+    assert_eq!(
+        comp_group.shares(),
+        1024,
+        "the competitors' group is not the job's"
+    );
+    // kill -9 the agent while it holds the group lowered: the guardian gives it its own weight back. Stopped
+    // first, so the lowering seen is the one the agent holds at its death (not one it was lifting just then).
+    let agent_pid = nix::unistd::Pid::from_raw(agent.kid.pid() as i32);
+    wait_until(
+        "the agent stopped with the cgroup lowered",
+        Duration::from_secs(5),
+        || {
+            s.write_all(&[0u8; 64]).unwrap();
+            std::thread::sleep(Duration::from_micros(200));
+            nix::sys::signal::kill(agent_pid, nix::sys::signal::SIGSTOP).unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+            let lowered = job_group.shares() == 15;
+            if !lowered {
+                nix::sys::signal::kill(agent_pid, nix::sys::signal::SIGCONT).unwrap();
+            }
+            lowered
+        },
+    );
+    nix::sys::signal::kill(agent_pid, nix::sys::signal::SIGKILL).unwrap();
+    let back = wait_until(
+        "the cgroup's own weight back after kill -9",
+        Duration::from_secs(1),
+        || job_group.shares() == 1024,
+    );
+    eprintln!("own cgroup: its weight back {back:?} after the agent's kill -9");
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
+    drop((comp, rx));
+    drop((job_group, comp_group));
+}
+
 // ------------------------------------------------------------------------------------ nothing left behind
 
 /// The threads of process `pid` that are SCHED_FIFO now.

@@ -56,8 +56,10 @@
 //!   the experiment is with `"job"` (1024, the kernel's default, would leave the competitors 1/257 of a CPU beside
 //!   a 262144-share job, i.e. no competition at all). The competitors' cgroup gets no RT runtime: nothing in it
 //!   runs SCHED_FIFO. Each competitor still counts in its node's cpuacct group (`cpuacct/cosched-<run id>/n<i>`),
-//!   so the measure step (`Tc` = node CPU − competitors' CPU) is the same either way. `F = N·Tc/Te` keeps
-//!   `N` = ranks + competitors, so with `"own"` a rank at its kernel-fair half of a CPU reads `F = (K+1)/2`.
+//!   so the measure step (`Tc` = node CPU − competitors' CPU) is the same either way. In `F = N·Tc/Te`, `N` is
+//!   the inverse of the part of the CPU the kernel's fair scheduler gives the party: ranks + competitors in one
+//!   cgroup; with `"own"`, 2 × the ranks for a rank and 2 × K for a competitor (the two groups halve the CPU), so
+//!   a rank at its group's half reads `F = 1` whatever K (`crate::measure::RunSetting`).
 //! - `job_session = "shared"` (default): every process the lab starts is in the lab's session. `"own"`: the job's
 //!   processes (each rank, or `cosched run` wrapping it when the agent is on) are started in a new session
 //!   (`setsid(2)` before `exec`, after `PR_SET_PDEATHSIG`, which `setsid` keeps: they still die with the lab), so

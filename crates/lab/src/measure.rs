@@ -132,16 +132,53 @@ pub struct RunSetting {
     pub work_expected: u64,
     /// The CPU each node is pinned to, by node index.
     pub node_cpus: Vec<u32>,
+    /// The competitors run in a cpu cgroup of their own (`competitors_cgroup = "own"`), beside the job's of the
+    /// same weight.
+    pub competitors_apart: bool,
 }
 
 impl RunSetting {
-    /// `N` of each node: the processes on its CPU, i.e. the ranks and competitors of every node pinned there.
+    /// `N` of each node's rank in `F = N·Tc/Te`: the inverse of the part of its CPU the kernel's fair scheduler
+    /// gives it. In one cgroup, the ranks and competitors of every node pinned to that CPU; with the competitors
+    /// in a cgroup of their own, the two groups halve the CPU (where both have tasks) and the ranks share the
+    /// job's half.
     pub fn sharing_per_node(&self) -> Vec<u32> {
-        let mut per_cpu: BTreeMap<u32, u32> = BTreeMap::new();
+        self.per_node(|ranks, competitors| {
+            if self.competitors_apart && competitors > 0 {
+                2 * ranks
+            } else {
+                ranks + competitors
+            }
+        })
+    }
+
+    /// `N` of each node's competitors, likewise: the same as the ranks' in one cgroup; apart, the competitors
+    /// share their group's half.
+    pub fn competitor_sharing_per_node(&self) -> Vec<u32> {
+        self.per_node(|ranks, competitors| {
+            if self.competitors_apart && ranks > 0 {
+                2 * competitors
+            } else {
+                ranks + competitors
+            }
+        })
+    }
+
+    /// `sharing(ranks, competitors)` of each node's CPU, counted over every node pinned there.
+    fn per_node(&self, sharing: impl Fn(u32, u32) -> u32) -> Vec<u32> {
+        let mut per_cpu: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
         for &cpu in &self.node_cpus {
-            *per_cpu.entry(cpu).or_insert(0) += self.competitors + RANKS_PER_NODE;
+            let (ranks, competitors) = per_cpu.entry(cpu).or_insert((0, 0));
+            *ranks += RANKS_PER_NODE;
+            *competitors += self.competitors;
         }
-        self.node_cpus.iter().map(|cpu| per_cpu[cpu]).collect()
+        self.node_cpus
+            .iter()
+            .map(|cpu| {
+                let (ranks, competitors) = per_cpu[cpu];
+                sharing(ranks, competitors)
+            })
+            .collect()
     }
 }
 
@@ -210,6 +247,7 @@ pub fn measure(
 ) -> RunRecord {
     let nodes = setting.node_cpus.len();
     let sharing = setting.sharing_per_node();
+    let competitor_sharing = setting.competitor_sharing_per_node();
 
     let mut competitor_fairness = Vec::new();
     let mut competitor_cpu = Vec::new();
@@ -217,7 +255,11 @@ pub fn measure(
     for c in &used.competitors {
         node_competitor_cpu[c.node as usize] += c.cpu_s;
         competitor_cpu.push(c.cpu_s);
-        competitor_fairness.push(fairness(sharing[c.node as usize], c.cpu_s, window_s));
+        competitor_fairness.push(fairness(
+            competitor_sharing[c.node as usize],
+            c.cpu_s,
+            window_s,
+        ));
     }
 
     // Per rank (one per node): F = N × (node CPU − competitors' CPU) / job response time.
@@ -322,6 +364,7 @@ mod tests {
             job: "pingpong".into(),
             work_expected: 0,
             node_cpus,
+            competitors_apart: false,
         }
     }
 
@@ -346,6 +389,29 @@ mod tests {
         // K = 2: 1 rank + 2 competitors per node. Nodes 0 and 2 share CPU 0: N = 6 there; node 1 alone: N = 3.
         assert_eq!(setting(2, vec![0, 1, 0]).sharing_per_node(), [6, 3, 6]);
         assert_eq!(setting(0, vec![0, 1]).sharing_per_node(), [1, 1]);
+        assert_eq!(
+            setting(2, vec![0, 1, 0]).competitor_sharing_per_node(),
+            [6, 3, 6]
+        );
+    }
+
+    #[test]
+    fn competitors_in_a_cgroup_of_their_own_halve_the_cpu_with_the_job() {
+        // K = 2 apart: the job's group and the competitors' each get half of a CPU; a rank alone in its half
+        // (N = 2), each competitor a quarter (N = 4). Two nodes on CPU 0: two ranks share the job's half.
+        let apart = |k, cpus| RunSetting {
+            competitors_apart: true,
+            ..setting(k, cpus)
+        };
+        assert_eq!(apart(2, vec![0, 1]).sharing_per_node(), [2, 2]);
+        assert_eq!(apart(2, vec![0, 1]).competitor_sharing_per_node(), [4, 4]);
+        assert_eq!(apart(1, vec![0, 1, 0]).sharing_per_node(), [4, 2, 4]);
+        assert_eq!(
+            apart(1, vec![0, 1, 0]).competitor_sharing_per_node(),
+            [4, 2, 4]
+        );
+        // No competitors: the job has its CPU to itself.
+        assert_eq!(apart(0, vec![0, 1]).sharing_per_node(), [1, 1]);
     }
 
     #[test]

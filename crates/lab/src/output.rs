@@ -20,7 +20,7 @@
 //! configuration's local p99 over the baseline's, paired by repetition: the median and range of those ratios
 //! ([`MedianRatio`]), the SPEC's measure of the local user (within 2× of no agent, on medians of runs).
 
-use crate::experiment::LabExperiment;
+use crate::experiment::{CompetitorsCgroup, LabExperiment};
 use crate::measure::LocalFigures;
 use crate::runner::{series_label, LabRun};
 use anyhow::{Context, Result};
@@ -546,10 +546,15 @@ pub fn comparison_doc_table(
 ) -> DocTable {
     let baseline = baseline_of(experiment);
     let (header, cells) = comparison_cells(rows, baseline, local);
+    let apart = if experiment.lab.competitors_cgroup == CompetitorsCgroup::Own {
+        " (N: the inverse of the kernel-fair part of the CPU; the job's and the competitors' cgroups halve it)"
+    } else {
+        ""
+    };
     let mut table = DocTable::new(&doc_table_name(experiment), header).with_notes(&format!(
         "{} repetition(s) per row. Rate × {}: the paired ratio against it in the same mode, K and repetition \
          (geometric mean, 90 % interval); of fair bound: rate / (its rate at K = 0 / (K + 1)). \
-         F = N·Tc/Te. Foreign CPUs: load on the experiment's CPUs that was not the experiment's.",
+         F = N·Tc/Te{apart}. Foreign CPUs: load on the experiment's CPUs that was not the experiment's.",
         experiment.repetitions,
         baseline.unwrap_or("the baseline"),
     ));
@@ -655,7 +660,7 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
     let doc = format!(
         "# {} (real, emulated cluster)\n\n```text\n{}```\n\n{}\n\nRate × baseline: against `{}` in the same mode, K and repetition (runs back to back); \
          geometric mean of the paired ratios with its 90 % interval. \
-         Of fair bound: rate / (baseline rate at K=0 / (K+1)), paired the same way. F = N·Tc/Te with N the processes sharing the CPU. \
+         Of fair bound: rate / (baseline rate at K=0 / (K+1)), paired the same way. F = N·Tc/Te with N the inverse of the party's kernel-fair part of the CPU. \
          Foreign CPUs: load on the experiment's CPUs that was not the experiment's (1.0 = one whole CPU).{}\n",
         experiment.name,
         experiment.describe(),

@@ -27,7 +27,8 @@ use crate::agent::AgentHandle;
 use crate::binaries::Binaries;
 use crate::cluster::Cluster;
 use crate::experiment::{
-    Configuration, JobSession, LabExperiment, ProgramKind, RunLength, LOCAL_PROBE_BINARY,
+    CompetitorsCgroup, Configuration, JobSession, LabExperiment, ProgramKind, RunLength,
+    LOCAL_PROBE_BINARY,
 };
 use crate::measure::{self, CompetitorCpu, CpuTimes, LocalFigures, LocalReading, RunSetting};
 use crate::mpi::MpiLauncher;
@@ -390,6 +391,7 @@ fn run_setting(experiment: &LabExperiment, cluster: &Cluster, spec: &RunSpec) ->
             RunLength::Duration { .. } => 0,
         },
         node_cpus: (0..cluster.nodes()).map(|n| cluster.node_cpu(n)).collect(),
+        competitors_apart: experiment.lab.competitors_cgroup == CompetitorsCgroup::Own,
     }
 }
 

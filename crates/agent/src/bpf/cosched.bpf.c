@@ -81,6 +81,26 @@ static __always_inline struct rq *rq_of(struct task_struct *p)
 
 /* A nice-0 task's load weight as the kernel keeps it (scale_load(1024) on 64-bit kernels). */
 #define NICE_0_WEIGHT (1024ULL << 10)
+#define SHARES_SCALE 10
+
+/* cpu cgroup id (its kernfs node id) -> its own cpu.shares while the agent holds it lowered (cpu_cgroup.rs):
+ * the reading of R counts the group at its own weight, or the lever would inflate the job's R and shrink the
+ * credit it repays with. The agent writes it; few entries, one per lowered job. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, COSCHED_MAX_JOBS);
+	__type(key, u64);
+	__type(value, u64);
+} held_shares SEC(".maps");
+
+/* held_shares's entry count, written by the agent, so the reading of R looks that map up only while some group
+ * is held (an array lookup is a load; a hash lookup hashes). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} held_groups SEC(".maps");
 /* Group levels walked up from a task to the root cfs_rq (the kernel nests at most a few). */
 #define MAX_GROUP_DEPTH 8
 
@@ -103,6 +123,8 @@ static __always_inline u32 cpu_r_milli(struct task_struct *p)
 	 * runs at every switch-in of a managed thread. */
 	struct sched_entity *se = &p->se;
 	u64 r = COSCHED_R_ONE_MILLI;
+	u32 zero = 0, *held_count = bpf_map_lookup_elem(&held_groups, &zero);
+	bool any_held = held_count && *held_count;
 	int level;
 
 	for (level = 0; level < MAX_GROUP_DEPTH && se; level++) {
@@ -122,8 +144,16 @@ static __always_inline u32 cpu_r_milli(struct task_struct *p)
 
 			/* An autogroup counts at nice 0: its nice is the lever the agent lowers a job's session with
 			 * (autogroup.rs), which must not inflate the job's R and so its credit. */
-			if (tg && bpf_core_field_exists(tg->autogroup) && tg->autogroup)
+			if (tg && bpf_core_field_exists(tg->autogroup) && tg->autogroup) {
 				shares = NICE_0_WEIGHT;
+			} else if (tg && any_held) {
+				struct cgroup *cg = tg->css.cgroup;
+				u64 id = cg && cg->kn ? cg->kn->id : 0;
+				u64 *held = id ? bpf_map_lookup_elem(&held_shares, &id) : NULL;
+
+				if (held)
+					shares = *held << SHARES_SCALE;
+			}
 			/* Its share here: the part of the group's load average on this CPU, as the kernel spreads it
 			 * (calc_group_shares); the boosts lower that average on every CPU of the job alike, so the
 			 * part stays. Within [shares / CPUs, shares]. */

@@ -1459,7 +1459,7 @@ mod tests {
         e.on_timer(1500 * US); // -9.25 ms: demoted, its threads and its session
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
         assert!(e.tracker.job(1).unwrap().group_lowered);
-        assert_eq!(e.act.calls.last().unwrap(), "group 1 Some(19)");
+        assert_eq!(e.act.calls.last().unwrap(), "group 1 lower");
         assert_eq!(count(&e, GROUP_DEMOTIONS), 1);
         // Still paying back at 30 ms (5 ms < 10): the session stays lowered.
         e.on_tick(30 * MILLIS);
@@ -1467,7 +1467,7 @@ mod tests {
         // Repaid at 40 ms: the session gets its own nice back, and the thread is lifted.
         e.on_tick(40 * MILLIS);
         assert!(!e.tracker.job(1).unwrap().group_lowered);
-        assert!(e.act.calls.contains(&"group 1 None".to_string()));
+        assert!(e.act.calls.contains(&"group 1 restore".to_string()));
         assert_eq!((count(&e, GROUP_LIFTED), count(&e, LIFTED)), (1, 1));
         assert_eq!(mode(&e), Mode::Normal);
     }
@@ -1493,7 +1493,7 @@ mod tests {
         e.on_timer(1500 * US);
         assert!(e.tracker.job(1).unwrap().group_lowered);
         e.remove_process(10);
-        assert_eq!(e.act.calls.last().unwrap(), "group 1 None");
+        assert_eq!(e.act.calls.last().unwrap(), "group 1 restore");
         assert!(!e.tracker.job(1).unwrap().group_lowered);
     }
 
