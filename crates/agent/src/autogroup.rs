@@ -102,17 +102,13 @@ pub fn owned_by_job(pid: u32, job_or_launcher: &HashSet<u32>) -> Option<Autogrou
         return None;
     }
     let group = of(pid)?;
-    exclusive(&members(group.id), job_or_launcher).then_some(group)
-}
-
-/// Whether every member is the job's or a launcher's (and there is one at all).
-pub(crate) fn exclusive(members: &[u32], job_or_launcher: &HashSet<u32>) -> bool {
-    !members.is_empty() && members.iter().all(|m| job_or_launcher.contains(m))
+    crate::cpu_cgroup::exclusive(&members(group.id), job_or_launcher).then_some(group)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu_cgroup::exclusive;
 
     #[test]
     fn the_proc_line_parses_and_garbage_does_not() {

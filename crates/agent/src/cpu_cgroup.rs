@@ -175,7 +175,13 @@ pub fn of(pid: u32) -> Option<CpuCgroup> {
 /// cgroup below the root and every process in it is in `job_or_launcher`.
 pub fn owned_by_job(pid: u32, job_or_launcher: &HashSet<u32>) -> Option<CpuCgroup> {
     let group = of(pid)?;
-    crate::autogroup::exclusive(&group.members(), job_or_launcher).then_some(group)
+    exclusive(&group.members(), job_or_launcher).then_some(group)
+}
+
+/// Whether every member of a group is the job's or a launcher's (and there is one at all): the group is the
+/// job's alone (a session or a cpu cgroup).
+pub(crate) fn exclusive(members: &[u32], job_or_launcher: &HashSet<u32>) -> bool {
+    !members.is_empty() && members.iter().all(|m| job_or_launcher.contains(m))
 }
 
 /// The cpu cgroup whose id is `id`, searched for in the cpu hierarchy (the guardian names a group by its id).
