@@ -96,23 +96,24 @@ pub trait Actuate {
     ) -> Result<(), ActError>;
     /// Drops the handle and guard of a thread that exited (nothing is written).
     fn forget(&mut self, tid: u32);
-    /// Lowers the group job `job` owns as nice 19 lowers a task (`lower`), guarded like
-    /// [`change`](Self::change), or gives it its own weight back: its autogroup's nice when the job is in the
-    /// root cpu cgroup ([`crate::autogroup`]), else its cpu cgroup's weight ([`crate::cpu_cgroup`]). `pid` is
-    /// one of the job's processes; `job_or_launcher` every process of the job and those that started it: a
-    /// group that holds anything else is not the job's and is left alone. Returns whether the group now has
-    /// what was asked (`false`: the job owns none).
+    /// Lowers the groups job `job` owns as nice 19 lowers a task (`lower`), guarded like
+    /// [`change`](Self::change), or gives them their own weight back: its autogroup's nice when the job is in
+    /// the root cpu cgroup ([`crate::autogroup`]), else the weight of every cpu cgroup its processes are in that
+    /// it owns ([`crate::cpu_cgroup`]; an MPI job's ranks may sit in one per node). `job_pids` are the job's
+    /// processes; `job_or_launcher` those and the processes that started the job: a group that holds anything
+    /// else is not the job's and is left alone. Returns whether the job's groups now have what was asked
+    /// (`false`: the job owns none).
     fn job_group(
         &mut self,
         job: u64,
-        pid: u32,
+        job_pids: &[u32],
         job_or_launcher: &HashSet<u32>,
         lower: bool,
     ) -> Result<bool, ActError>;
-    /// The cpu cgroup lowered for job `job`, if one is: its id and its own weight in shares (what BPF's reading
-    /// of `R` must count it at while it is lowered).
-    fn lowered_cgroup(&self, _job: u64) -> Option<(u64, u64)> {
-        None
+    /// The cpu cgroups lowered for job `job`: each one's id and its own weight in shares (what BPF's reading of
+    /// `R` must count it at while it is lowered).
+    fn lowered_cgroups(&self, _job: u64) -> Vec<(u64, u64)> {
+        Vec::new()
     }
 }
 
@@ -208,8 +209,9 @@ struct Handle {
 pub struct SchedActuator {
     guardian: Guardian,
     handles: HashMap<u32, Handle>,
-    /// Job → the group the agent lowered for it, and its guardian slot.
-    groups: HashMap<u64, (SlotId, LoweredGroup)>,
+    /// Job → the groups the agent lowered for it (its session, or every cpu cgroup it owns), with their guardian
+    /// slots.
+    groups: HashMap<u64, Vec<(SlotId, LoweredGroup)>>,
     /// Job → when its autogroup was last found not to be its own (the /proc scan is not repeated within
     /// [`GROUP_RECHECK`]).
     not_owned: HashMap<u64, Instant>,
@@ -469,21 +471,27 @@ impl Actuate for SchedActuator {
     fn job_group(
         &mut self,
         job: u64,
-        pid: u32,
+        job_pids: &[u32],
         job_or_launcher: &HashSet<u32>,
         lower: bool,
     ) -> Result<bool, ActError> {
         if !lower {
-            let Some((slot, group)) = self.groups.remove(&job) else {
+            let Some(groups) = self.groups.remove(&job) else {
                 return Ok(false);
             };
             self.not_owned.remove(&job);
-            let res = match group {
-                LoweredGroup::Session { through, group } => restore_session(through, group),
-                LoweredGroup::Cgroup { group, own } => restore_cgroup(&group, own),
-            };
-            self.guardian.release(slot);
-            return res.map(|()| true);
+            let mut res = Ok(true);
+            for (slot, group) in groups {
+                let restored = match group {
+                    LoweredGroup::Session { through, group } => restore_session(through, group),
+                    LoweredGroup::Cgroup { group, own } => restore_cgroup(&group, own),
+                };
+                self.guardian.release(slot);
+                if let Err(err) = restored {
+                    res = Err(err);
+                }
+            }
+            return res;
         }
         if self.groups.contains_key(&job) {
             return Ok(true);
@@ -495,25 +503,32 @@ impl Actuate for SchedActuator {
         {
             return Ok(false);
         }
-        let lowered = if let Some(group) = autogroup::owned_by_job(pid, job_or_launcher) {
-            self.lower_session(job, pid, group)?
-        } else if let Some(group) = cpu_cgroup::owned_by_job(pid, job_or_launcher) {
-            self.lower_cgroup(job, group)?
+        let session = job_pids
+            .first()
+            .and_then(|&pid| Some((pid, autogroup::owned_by_job(pid, job_or_launcher)?)));
+        let lowered = if let Some((pid, group)) = session {
+            vec![self.lower_session(job, pid, group)?]
         } else {
+            self.lower_cgroups(job, &cpu_cgroup::owned_by_job(job_pids, job_or_launcher))?
+        };
+        if lowered.is_empty() {
             self.not_owned.insert(job, Instant::now());
             return Ok(false);
-        };
+        }
         self.groups.insert(job, lowered);
         Ok(true)
     }
 
-    fn lowered_cgroup(&self, job: u64) -> Option<(u64, u64)> {
-        match self.groups.get(&job)? {
-            (_, LoweredGroup::Cgroup { group, own }) => {
-                Some((group.id, group.knob.to_shares(*own)))
-            }
-            _ => None,
-        }
+    fn lowered_cgroups(&self, job: u64) -> Vec<(u64, u64)> {
+        self.groups
+            .get(&job)
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, lowered)| match lowered {
+                LoweredGroup::Cgroup { group, own } => Some((group.id, group.knob.to_shares(*own))),
+                LoweredGroup::Session { .. } => None,
+            })
+            .collect()
     }
 }
 
@@ -543,6 +558,31 @@ impl SchedActuator {
                 group,
             },
         ))
+    }
+
+    /// Lowers every group in `groups`, each recorded with the guardian first; if one fails, those already
+    /// lowered get their own weight back and the error is returned.
+    fn lower_cgroups(
+        &mut self,
+        job: u64,
+        groups: &[CpuCgroup],
+    ) -> Result<Vec<(SlotId, LoweredGroup)>, ActError> {
+        let mut lowered = Vec::new();
+        for group in groups {
+            match self.lower_cgroup(job, group.clone()) {
+                Ok(done) => lowered.push(done),
+                Err(err) => {
+                    for (slot, done) in lowered {
+                        if let LoweredGroup::Cgroup { group, own } = done {
+                            let _ = restore_cgroup(&group, own);
+                        }
+                        self.guardian.release(slot);
+                    }
+                    return Err(err);
+                }
+            }
+        }
+        Ok(lowered)
     }
 
     fn lower_cgroup(

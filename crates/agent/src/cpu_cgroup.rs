@@ -100,6 +100,15 @@ impl CpuCgroup {
             .unwrap_or_default()
     }
 
+    /// Whether the group has no child groups.
+    pub fn is_leaf(&self) -> bool {
+        std::fs::read_dir(&self.dir).is_ok_and(|entries| {
+            !entries
+                .flatten()
+                .any(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        })
+    }
+
     /// The group at `dir`, if it is a cpu cgroup (it has a knob).
     fn at(dir: PathBuf) -> Option<CpuCgroup> {
         let id = std::fs::metadata(&dir).ok()?.ino();
@@ -171,11 +180,23 @@ pub fn of(pid: u32) -> Option<CpuCgroup> {
     CpuCgroup::at(mount()?.join(path))
 }
 
-/// The cpu cgroup a job may lower as a whole, seen from its process `pid`: `Some` only if the process is in a
-/// cgroup below the root and every process in it is in `job_or_launcher`.
-pub fn owned_by_job(pid: u32, job_or_launcher: &HashSet<u32>) -> Option<CpuCgroup> {
-    let group = of(pid)?;
-    exclusive(&group.members(), job_or_launcher).then_some(group)
+/// The cpu cgroups a job may lower, seen from its processes `job_pids`: each distinct one they are in that is
+/// below the root, has no child groups (lowering a parent would lower its other children too) and holds only
+/// processes in `job_or_launcher`.
+pub fn owned_by_job(job_pids: &[u32], job_or_launcher: &HashSet<u32>) -> Vec<CpuCgroup> {
+    let mut groups: Vec<CpuCgroup> = Vec::new();
+    for &pid in job_pids {
+        let Some(group) = of(pid) else {
+            continue;
+        };
+        if groups.iter().any(|g| g.id == group.id) {
+            continue;
+        }
+        if group.is_leaf() && exclusive(&group.members(), job_or_launcher) {
+            groups.push(group);
+        }
+    }
+    groups
 }
 
 /// Whether every member of a group is the job's or a launcher's (and there is one at all): the group is the
@@ -243,6 +264,21 @@ mod tests {
         assert_eq!(cpu_path("3:cpuacct:/a\n4:cpu:/b\n"), Some("/b"));
         assert_eq!(cpu_path("0::/user.slice\n"), Some("/user.slice"));
         assert_eq!(cpu_path("4:memory:/x\n"), None);
+    }
+
+    #[test]
+    fn a_group_with_child_groups_is_not_a_leaf() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cpu.shares"), "1024\n").unwrap();
+        let group = CpuCgroup::at(dir.path().to_path_buf()).unwrap();
+        assert_eq!(group.knob, Knob::Shares);
+        assert_eq!(group.weight().unwrap(), 1024);
+        assert!(group.is_leaf());
+        std::fs::create_dir(dir.path().join("child")).unwrap();
+        assert!(
+            !group.is_leaf(),
+            "lowering it would lower its children's tasks too"
+        );
     }
 
     #[test]

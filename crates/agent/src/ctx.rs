@@ -225,17 +225,19 @@ impl Ctx<'_> {
         if self.standing_aside() {
             return false;
         }
-        let Some(pid) = self.tracker.processes_of(job).map(|p| p.tgid).min() else {
+        let mut job_pids: Vec<u32> = self.tracker.processes_of(job).map(|p| p.tgid).collect();
+        job_pids.sort_unstable();
+        let Some(&pid) = job_pids.first() else {
             return false;
         };
-        let mut members: HashSet<u32> = self.tracker.processes_of(job).map(|p| p.tgid).collect();
+        let mut members: HashSet<u32> = job_pids.iter().copied().collect();
         members.extend(self.tracker.job(job).map_or(&[][..], |j| &j.launchers[..]));
-        match self.act.job_group(job, pid, &members, true) {
+        match self.act.job_group(job, &job_pids, &members, true) {
             Ok(true) => {
                 if let Some(j) = self.tracker.job_mut(job) {
                     j.group_lowered = true;
                 }
-                if let Some((cgroup, shares)) = self.act.lowered_cgroup(job) {
+                for (cgroup, shares) in self.act.lowered_cgroups(job) {
                     self.probe.hold_group_shares(cgroup, Some(shares));
                 }
                 self.log_process(pid, pid, "group-lower", format_args!("job={job}"));
@@ -257,11 +259,11 @@ impl Ctx<'_> {
         if let Some(j) = self.tracker.job_mut(job) {
             j.group_lowered = false;
         }
-        let cgroup = self.act.lowered_cgroup(job);
-        if let Err(err) = self.act.job_group(job, 0, &HashSet::new(), false) {
+        let cgroups = self.act.lowered_cgroups(job);
+        if let Err(err) = self.act.job_group(job, &[], &HashSet::new(), false) {
             self.fail(err);
         }
-        if let Some((cgroup, _)) = cgroup {
+        for (cgroup, _) in cgroups {
             self.probe.hold_group_shares(cgroup, None);
         }
         self.log_process(0, 0, "group-restore", format_args!("job={job}"));

@@ -545,7 +545,7 @@ pub(crate) mod tests {
         fn job_group(
             &mut self,
             job: u64,
-            _pid: u32,
+            _job_pids: &[u32],
             _job_or_launcher: &HashSet<u32>,
             lower: bool,
         ) -> Result<bool, ActError> {

@@ -6,11 +6,17 @@
 //! - `cpuacct/cosched-<run id>/n<i>`: the CPU time of everything node i runs (the parent sums all nodes), to
 //!   tell the job's CPU time from the competitors' and the experiment's from the foreign load;
 //! - `cpuset/cosched-<run id>/n<i>`: node i's CPU;
-//! - with `lab.competitors_cgroup = "own"`, `cpu/cosched-<run id>-competitors`: the competitors' cpu cgroup;
-//! - with `lab.local_probe = true`, `cpu/cosched-<run id>-local`: the local probes' cpu cgroup.
+//! - with `lab.competitors_cgroup = "own"`, each node a machine of its own inside the experiment's cpu cgroup:
+//!   `cpu/cosched-<run id>/n<i>` (the node's CPU is all it runs on), holding `job` (node i's job processes, RT
+//!   runtime for the boosts) and `competitors` (node i's competitors), siblings at equal `cpu.shares`: on each
+//!   CPU the job's group and the competitors' halve it, and a job's rank is alone in its group as on a real
+//!   node (the group an agent may lower for a job that must pay back a boosted burst, `cosched_agent::cpu_cgroup`;
+//!   one group spanning both nodes' ranks would be no rank's alone). The RT runtime is split evenly over the
+//!   nodes (the kernel admits children's bandwidth only up to their parent's);
+//! - with `lab.local_probe = true`, `cpu/cosched-<run id>-local`: the local probes' cpu cgroup, a sibling of the
+//!   experiment's with the same `cpu.shares` and no RT runtime.
 //!
-//! Both are siblings of the experiment's cpu cgroup with the same `cpu.shares` and no RT runtime
-//! (`crate::experiment` gives the rules). Their names carry the run id, so `crate::cluster::remove_stale`
+//! (`crate::experiment` gives the rules.) Their names carry the run id, so `crate::cluster::remove_stale`
 //! removes them with the rest when their lab is dead.
 //!
 //! Dropping the guard kills whatever is still inside (only processes the lab placed there, and their
@@ -122,12 +128,25 @@ pub fn pids_in(dir: &Path) -> Vec<u32> {
         .unwrap_or_default()
 }
 
+/// A node's cpu cgroups with `competitors_cgroup = "own"`.
+#[derive(Debug)]
+pub struct NodeCpuGroups {
+    pub job: PathBuf,
+    pub competitors: PathBuf,
+}
+
+/// `cpu.shares` of a node's job and competitors' groups: equal, so they halve the node's CPU (their parent's
+/// weight is the experiment's).
+const NODE_GROUP_SHARES: u64 = 1024;
+
 /// The experiment's cgroups; removed when dropped.
 #[derive(Debug)]
 pub struct ExperimentCgroup {
     pub cpu_dir: PathBuf,
-    /// The competitors' own cpu cgroup (`competitors_cgroup = "own"`); `None`: they use `cpu_dir`.
-    pub competitors_cpu_dir: Option<PathBuf>,
+    /// Each node's job and competitors' cpu cgroups (`competitors_cgroup = "own"`); empty: both use `cpu_dir`.
+    pub node_cpu_dirs: Vec<NodeCpuGroups>,
+    /// Whether the competitors get cgroups of their own (`node_cpu_dirs` is filled once the nodes are made).
+    competitors_own: bool,
     /// The local probes' cpu cgroup (`local_probe = true`).
     pub local_cpu_dir: Option<PathBuf>,
     pub cpuacct_dir: PathBuf,
@@ -144,8 +163,8 @@ pub struct ExperimentCgroup {
 
 impl ExperimentCgroup {
     /// Make the cgroups for `node_cpus.len()` nodes, node i on CPU `node_cpus[i]`; with `competitors_own`
-    /// also the competitors' own cpu cgroup, `cpu/cosched-<run id>-competitors`, and with `local` the local
-    /// probes', `cpu/cosched-<run id>-local`, both at the same `cpu_shares`.
+    /// each node's job and competitors' cpu cgroups, and with `local` the local probes',
+    /// `cpu/cosched-<run id>-local`, at the same `cpu_shares` as the experiment's (module doc).
     pub fn create(
         run_id: &str,
         node_cpus: &[u32],
@@ -158,8 +177,8 @@ impl ExperimentCgroup {
         let name = format!("cosched-{run_id}");
         let mut cg = ExperimentCgroup {
             cpu_dir: root.join("cpu").join(&name),
-            competitors_cpu_dir: competitors_own
-                .then(|| root.join("cpu").join(format!("{name}-competitors"))),
+            node_cpu_dirs: Vec::new(),
+            competitors_own,
             local_cpu_dir: local.then(|| root.join("cpu").join(format!("{name}-local"))),
             cpuacct_dir: root.join("cpuacct").join(&name),
             cpuset_dir: root.join("cpuset").join(&name),
@@ -193,15 +212,12 @@ impl ExperimentCgroup {
                 rt_holders(&root.join("cpu"), &cg.cpu_dir)
             )
         })?;
-        for dir in [cg.competitors_cpu_dir.clone(), cg.local_cpu_dir.clone()]
-            .into_iter()
-            .flatten()
-        {
+        if let Some(dir) = cg.local_cpu_dir.clone() {
             std::fs::create_dir(&dir)
                 .with_context(|| format!("creating cgroup {}", dir.display()))?;
             cg.created.push(dir.clone());
-            // The same weight as the job's cgroup: they compete evenly (the rules in crate::experiment). A new
-            // cgroup has no RT runtime, and nothing in these needs any.
+            // The same weight as the experiment's cgroup (the rules in crate::experiment). A new cgroup has no
+            // RT runtime, and nothing in it needs any.
             write(&dir.join("cpu.shares"), &cpu_shares.to_string())?;
             leave_kernel_headroom(&dir, distinct_cpus)?;
         }
@@ -226,6 +242,27 @@ impl ExperimentCgroup {
             cg.created.push(dir.clone());
             cg.node_cpuaccts.push(dir);
         }
+        if cg.competitors_own {
+            let node_rt_us = rt_runtime_us / node_cpus.len().max(1) as u64;
+            for i in 0..node_cpus.len() {
+                let node = cg.cpu_dir.join(format!("n{i}"));
+                let groups = NodeCpuGroups {
+                    job: node.join("job"),
+                    competitors: node.join("competitors"),
+                };
+                for dir in [&node, &groups.job, &groups.competitors] {
+                    std::fs::create_dir(dir)
+                        .with_context(|| format!("creating cgroup {}", dir.display()))?;
+                    cg.created.push(dir.clone());
+                }
+                write_rt_runtime(&node, node_rt_us)?;
+                write_rt_runtime(&groups.job, node_rt_us)?;
+                for dir in [&groups.job, &groups.competitors] {
+                    write(&dir.join("cpu.shares"), &NODE_GROUP_SHARES.to_string())?;
+                }
+                cg.node_cpu_dirs.push(groups);
+            }
+        }
         Ok(cg)
     }
 
@@ -239,25 +276,25 @@ impl ExperimentCgroup {
         usage_s(&self.node_cpuaccts[node])
     }
 
-    /// The directories a process of node `node` joins: cpu, the node's cpuacct and the node's cpuset.
+    /// The directories a job process of node `node` joins: its cpu cgroup (the node's job group, or the
+    /// experiment's), the node's cpuacct and the node's cpuset.
     pub fn node_dirs(&self, node: usize) -> [&Path; 3] {
         [
-            &self.cpu_dir,
+            self.node_cpu_dirs
+                .get(node)
+                .map_or(&self.cpu_dir, |g| &g.job),
             &self.node_cpuaccts[node],
             &self.node_cpusets[node],
         ]
     }
 
-    /// The cpu cgroup the competitors join: their own, or the experiment's.
-    pub fn competitors_cpu_dir(&self) -> &Path {
-        self.competitors_cpu_dir.as_deref().unwrap_or(&self.cpu_dir)
-    }
-
-    /// The directories a competitor of node `node` joins: the competitors' cpu cgroup, the node's cpuacct and
-    /// the node's cpuset.
+    /// The directories a competitor of node `node` joins: its cpu cgroup (the node's competitors' group, or the
+    /// experiment's), the node's cpuacct and the node's cpuset.
     pub fn competitor_dirs(&self, node: usize) -> [&Path; 3] {
         [
-            self.competitors_cpu_dir(),
+            self.node_cpu_dirs
+                .get(node)
+                .map_or(&self.cpu_dir, |g| &g.competitors),
             &self.node_cpuaccts[node],
             &self.node_cpusets[node],
         ]

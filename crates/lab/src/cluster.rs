@@ -174,12 +174,15 @@ impl Drop for Cluster {
 
 /// Kill every process in the lab's cgroup `path` and its child cgroups, then remove them; whether it is gone.
 pub(crate) fn empty_and_remove(path: &Path) -> Result<bool> {
-    let mut dirs: Vec<_> = std::fs::read_dir(path)?
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.path())
-        .collect();
-    dirs.push(path.to_path_buf());
+    // Every group below it, children after their parents (a node's groups sit two levels down).
+    let mut dirs = vec![path.to_path_buf()];
+    let mut i = 0;
+    while i < dirs.len() {
+        if let Ok(entries) = std::fs::read_dir(&dirs[i]) {
+            dirs.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+        }
+        i += 1;
+    }
     for d in &dirs {
         for pid in pids_in(d) {
             // SAFETY: a process in a cgroup made by a lab run: ours.
@@ -187,7 +190,7 @@ pub(crate) fn empty_and_remove(path: &Path) -> Result<bool> {
         }
     }
     std::thread::sleep(std::time::Duration::from_millis(50));
-    for d in &dirs {
+    for d in dirs.iter().rev() {
         let _ = std::fs::remove_dir(d);
     }
     Ok(!path.exists())

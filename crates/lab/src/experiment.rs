@@ -46,16 +46,17 @@
 //!
 //! - `competitors_cgroup = "job"` (default): the competitors run in the experiment's cpu cgroup
 //!   `cpu/cosched-<run id>`, beside the job's ranks: one CFS group, so on a CPU a rank and K competitors each get
-//!   1/(K+1) of it. `"own"`: the competitors run in a cpu cgroup of their own, the sibling
-//!   `cpu/cosched-<run id>-competitors`, made and removed with the lab's (and by the reaper and `cosched lab
-//!   --cleanup`, which recognise the run id in its name). **Rule: both cpu cgroups get `cpu_shares`** (default
-//!   262144 each), and both are capped at 98 % of the experiment's CPUs (`cpu.cfs_quota_us`,
-//!   [`crate::cgroup::KERNEL_HEADROOM_PERCENT`]: the kernel's own threads need the rest). Equal shares make the two groups compete evenly — on a CPU the job's group and the
-//!   competitors' group each get half whatever K, the kernel's own fair share between groups, which is what an
-//!   agent that reads R across cgroups has to respect — and both stay as well protected against foreign load as
-//!   the experiment is with `"job"` (1024, the kernel's default, would leave the competitors 1/257 of a CPU beside
-//!   a 262144-share job, i.e. no competition at all). The competitors' cgroup gets no RT runtime: nothing in it
-//!   runs SCHED_FIFO. Each competitor still counts in its node's cpuacct group (`cpuacct/cosched-<run id>/n<i>`),
+//!   1/(K+1) of it. `"own"`: each node is a machine of its own inside the experiment's cpu cgroup,
+//!   `cpu/cosched-<run id>/n<i>`, whose two groups `job` (the node's rank, with RT runtime) and `competitors`
+//!   get equal `cpu.shares`: on each CPU the job's group and the competitors' each get half whatever K, the
+//!   kernel's own fair share between groups, which is what an agent that reads R across cgroups has to respect,
+//!   and the rank is alone in its group, as on a real node (one group for both nodes' ranks would be no rank's
+//!   own, so no agent could lower it for one rank's debt). The experiment's cgroup keeps `cpu_shares` (262144 by
+//!   default) and its 98 % cap (`cpu.cfs_quota_us`, [`crate::cgroup::KERNEL_HEADROOM_PERCENT`]: the kernel's own
+//!   threads need the rest), so both groups stay as well protected against foreign load as with `"job"`; its RT
+//!   runtime is split evenly over the nodes. Made and removed with the lab's cgroups (and by the reaper and
+//!   `cosched lab --cleanup`, which recognise the run id in the name). Each competitor still counts in its node's
+//!   cpuacct group (`cpuacct/cosched-<run id>/n<i>`),
 //!   so the measure step (`Tc` = node CPU − competitors' CPU) is the same either way. In `F = N·Tc/Te`, `N` is
 //!   the inverse of the part of the CPU the kernel's fair scheduler gives the party: ranks + competitors in one
 //!   cgroup; with `"own"`, 2 × the ranks for a rank and 2 × K for a competitor (the two groups halve the CPU), so
@@ -308,7 +309,8 @@ pub enum CompetitorsCgroup {
     /// The experiment's cpu cgroup, beside the job (the default).
     #[default]
     Job,
-    /// A sibling cpu cgroup of their own, `cosched-<run id>-competitors`, with the same `cpu_shares`.
+    /// A cpu cgroup of their own on each node, `cosched-<run id>/n<i>/competitors`, beside the node's job group
+    /// at the same shares.
     Own,
 }
 
@@ -526,7 +528,8 @@ impl LabExperiment {
                 CompetitorsCgroup::Job =>
                     "job: the experiment's cpu cgroup, beside the job".to_string(),
                 CompetitorsCgroup::Own => format!(
-                    "own: cpu cgroup cosched-<run id>-competitors, cpu.shares={} (the job's too)",
+                    "own: on each node cpu cgroups cosched-<run id>/n<i>/{{job,competitors}}, equal shares, \
+                     under the experiment's (cpu.shares={})",
                     self.lab.cpu_shares
                 ),
             }
@@ -1074,7 +1077,8 @@ dcs_exponent = -1
         let text = e.describe();
         assert!(
             text.contains(
-                "competitors in  own: cpu cgroup cosched-<run id>-competitors, cpu.shares=4096 (the job's too)"
+                "competitors in  own: on each node cpu cgroups cosched-<run id>/n<i>/{job,competitors}, equal \
+                 shares, under the experiment's (cpu.shares=4096)"
             ),
             "{text}"
         );

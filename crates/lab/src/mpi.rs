@@ -37,10 +37,12 @@ impl MpiLauncher {
         for node in 0..cluster.nodes() {
             let addr = cluster.network.node_address(node);
             hosts.push_str(&format!("{addr} slots=1\n"));
-            let [_, cpuacct, cpuset] = cluster.cgroup.node_dirs(node as usize);
+            // The node's cpu group too: with competitors in their own groups each node's ranks have one.
+            let [cpu, cpuacct, cpuset] = cluster.cgroup.node_dirs(node as usize);
             cases.push_str(&format!(
-                "  {addr}) ns={ns}; groups=\"{cpuacct}/cgroup.procs {cpuset}/cgroup.procs\";;\n",
+                "  {addr}) ns={ns}; groups=\"{cpu}/cgroup.procs {cpuacct}/cgroup.procs {cpuset}/cgroup.procs\";;\n",
                 ns = cluster.network.node_namespace(node),
+                cpu = cpu.display(),
                 cpuacct = cpuacct.display(),
                 cpuset = cpuset.display(),
             ));

@@ -102,7 +102,7 @@ pub struct PartyPlacement {
     /// `competitor`, `probe` or `job`.
     pub role: &'static str,
     pub pid: u32,
-    /// Its path in the cpu controller's (v1) hierarchy, e.g. `/cosched-l42x0-competitors`.
+    /// Its path in the cpu controller's (v1) hierarchy, e.g. `/cosched-l42x0/n1/competitors`.
     pub cpu_cgroup: Option<String>,
     /// Its session id.
     pub session: u32,

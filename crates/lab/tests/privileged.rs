@@ -230,14 +230,13 @@ fn a_lab_killed_outright_is_cleaned_at_the_next_start() {
         .unwrap();
     let ns = format!("cosched-l{dead}x0-n0");
     let cg = Path::new("/sys/fs/cgroup/cpu").join(format!("cosched-l{dead}x0"));
-    // The competitors' own cpu cgroup (`competitors_cgroup = "own"`), with a process in it, and the local
-    // probes' (`local_probe = true`).
-    let competitors_cg =
-        Path::new("/sys/fs/cgroup/cpu").join(format!("cosched-l{dead}x0-competitors"));
+    // A node's competitors' cpu cgroup two levels down (`competitors_cgroup = "own"`), with a process in it,
+    // and the local probes' (`local_probe = true`).
+    let competitors_cg = cg.join("n0/competitors");
     let local_cg = Path::new("/sys/fs/cgroup/cpu").join(format!("cosched-l{dead}x0-local"));
     cosched_lab::netns::ip(&["netns", "add", &ns]).unwrap();
     std::fs::create_dir(&cg).unwrap();
-    std::fs::create_dir(&competitors_cg).unwrap();
+    std::fs::create_dir_all(&competitors_cg).unwrap();
     std::fs::create_dir(&local_cg).unwrap();
     let mut sleeper = Command::new("sleep");
     sleeper.arg("60");
@@ -250,7 +249,9 @@ fn a_lab_killed_outright_is_cleaned_at_the_next_start() {
     let removed = cosched_lab::cluster::remove_stale().unwrap();
     assert!(removed.iter().any(|r| r.contains(&ns)), "{removed:?}");
     assert!(
-        removed.iter().any(|r| r.ends_with("-competitors")),
+        removed
+            .iter()
+            .any(|r| r.ends_with(&format!("cosched-l{dead}x0"))),
         "{removed:?}"
     );
     assert!(removed.iter().any(|r| r.ends_with("-local")), "{removed:?}");
@@ -336,8 +337,9 @@ local_probe = true
         assert!(line.work_done > 200, "CPU {cpu}: {line:?}");
     }
 
-    // Where everything was: competitors in their own cgroup, probes in theirs, both in the lab's session; each
-    // of the job's processes in the experiment's cgroup, leading a session of its own.
+    // Where everything was: each node's competitors in their own cgroup, beside the node's job group; probes in
+    // theirs; both in the lab's session; each of the job's processes in its node's job group, leading a session
+    // of its own.
     // SAFETY: getsid(0) reads our own session id.
     let ours = unsafe { libc::getsid(0) } as u32;
     let of = |role: &str| -> Vec<&cosched_lab::runner::PartyPlacement> {
@@ -347,22 +349,44 @@ local_probe = true
     assert_eq!(competitors.len(), 2, "{:?}", run.placement);
     assert_eq!(probes.len(), run.local.len(), "{:?}", run.placement);
     assert_eq!(job.len(), 2, "{:?}", run.placement);
-    let job_cgroup = job[0].cpu_cgroup.clone().unwrap();
+    let experiment_cgroup = job[0]
+        .cpu_cgroup
+        .as_deref()
+        .unwrap()
+        .strip_suffix("/n0/job")
+        .or_else(|| {
+            job[0]
+                .cpu_cgroup
+                .as_deref()
+                .unwrap()
+                .strip_suffix("/n1/job")
+        })
+        .unwrap_or_else(|| panic!("a rank outside its node's job group: {:?}", job[0]))
+        .to_string();
     assert!(
-        job_cgroup.starts_with(&format!("/cosched-l{}x", std::process::id())),
-        "{job_cgroup}"
+        experiment_cgroup.starts_with(&format!("/cosched-l{}x", std::process::id())),
+        "{experiment_cgroup}"
     );
-    for (parties, cgroup) in [
-        (&competitors, format!("{job_cgroup}-competitors")),
-        (&probes, format!("{job_cgroup}-local")),
-    ] {
-        for p in parties {
-            assert_eq!(p.cpu_cgroup.as_deref(), Some(cgroup.as_str()), "{p:?}");
-            assert_eq!(p.session, ours, "{p:?}");
-        }
+    let node_group = |p: &cosched_lab::runner::PartyPlacement, what: &str| {
+        format!(
+            "{experiment_cgroup}/n{}/{what}",
+            p.label.trim_start_matches('n').split(' ').next().unwrap()
+        )
+    };
+    for p in &competitors {
+        assert_eq!(p.cpu_cgroup, Some(node_group(p, "competitors")), "{p:?}");
+        assert_eq!(p.session, ours, "{p:?}");
+    }
+    for p in &probes {
+        assert_eq!(
+            p.cpu_cgroup,
+            Some(format!("{experiment_cgroup}-local")),
+            "{p:?}"
+        );
+        assert_eq!(p.session, ours, "{p:?}");
     }
     for p in &job {
-        assert_eq!(p.cpu_cgroup.as_deref(), Some(job_cgroup.as_str()), "{p:?}");
+        assert_eq!(p.cpu_cgroup, Some(node_group(p, "job")), "{p:?}");
         assert_eq!(p.session, p.pid, "{p:?} leads its own session");
     }
 
