@@ -73,6 +73,7 @@ impl Observer {
             ro.running_view_ns = opts.running_view_ns;
             ro.yield_to_local = u32::from(opts.yield_to_local);
             ro.nr_cpus = online_cpus();
+            ro.agent_tgid = std::process::id();
         }
         let mut skel = open.load().map_err(|e| {
             anyhow::anyhow!(
@@ -404,6 +405,12 @@ impl crate::ctx::Probe for Observer {
         tgids: &[u32],
     ) -> std::collections::HashMap<u32, Vec<cosched_policy::predictive::SocketQueue>> {
         crate::sockets::sample(tgids)
+    }
+    fn agent_cpu_ns(&self, cpu: u32) -> Option<u64> {
+        let bss = self.skel.maps.bss_data.as_deref()?;
+        let c = &bss.cpus[cpu as usize % bss.cpus.len()];
+        // SAFETY: as in `stats`: the mmapped .bss, one aligned word read once, volatile.
+        Some(unsafe { std::ptr::read_volatile(&c.agent_ns) })
     }
     fn hold_group_shares(&self, cgroup: u64, shares: Option<u64>) {
         let held = &self.skel.maps.held_shares;

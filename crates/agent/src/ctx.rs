@@ -38,6 +38,10 @@ pub trait Probe {
     }
     /// The queues of every socket each of `tgids` holds, bytes ([`crate::sockets::sample`]).
     fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>>;
+    /// The CPU time the agent's own threads ran on `cpu` so far, ns (`None`: not counted).
+    fn agent_cpu_ns(&self, _cpu: u32) -> Option<Nanos> {
+        None
+    }
     /// BPF's reading of `R` counts cpu cgroup `cgroup` at `shares` (its own weight while the agent holds it
     /// lowered, [`crate::cpu_cgroup`]), or at its weight now again with `None`.
     fn hold_group_shares(&self, _cgroup: u64, _shares: Option<u64>) {}
@@ -191,6 +195,11 @@ impl Ctx<'_> {
     /// at most.
     pub fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>> {
         self.probe.socket_queues(tgids)
+    }
+
+    /// The CPU time the agent's own threads ran on `cpu` so far, ns (`None`: not counted).
+    pub fn agent_cpu_ns(&self, cpu: u32) -> Option<Nanos> {
+        self.probe.agent_cpu_ns(cpu)
     }
 
     /// Tasks runnable on the machine now per CPU, the agent left out, in thousandths (seed 002's monitor

@@ -574,9 +574,14 @@ pub(crate) mod tests {
         pub sockets: RefCell<HashMap<u32, Vec<SocketQueue>>>,
         /// Tasks runnable on the machine per CPU, thousandths (none: unreadable).
         pub runnable_milli: RefCell<Option<u32>>,
+        /// The agent's own CPU time on every CPU so far.
+        pub agent_cpu: RefCell<Nanos>,
     }
 
     impl Probe for FakeProbe {
+        fn agent_cpu_ns(&self, _cpu: u32) -> Option<Nanos> {
+            Some(*self.agent_cpu.borrow())
+        }
         fn task(&self, tid: u32) -> Option<intf::Task> {
             self.tasks.borrow().get(&tid).copied()
         }

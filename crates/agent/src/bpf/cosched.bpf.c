@@ -53,6 +53,7 @@ const volatile u64 share_wait_ns = 1000000; /* 1 ms: a managed thread that waite
 const volatile u64 running_view_ns = 0;   /* 0: whether a receiver runs is read at its arrival; else as seen at the
                                           * last sample, one every running_view_ns (seed 002's NIC, ~1 ms) */
 const volatile u32 nr_cpus = 1;            /* CPUs online (a group's configured share spreads over them) */
+const volatile u32 agent_tgid = 0;         /* the agent's own process: its CPU time is counted per CPU */
 const volatile u32 yield_to_local = 1;      /* a local task waking on a boosted thread's CPU ends the boost */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
@@ -412,6 +413,19 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	struct cosched_task *t;
 
 	forget_local(c, next_tid); /* a local task that was waiting has its CPU */
+	/* The agent's own CPU time on this CPU: time neither a job nor its competitors could use, which the budget
+	 * takes out of the wall time it shares by R (or the competitors alone would pay for the agent). */
+	if (agent_tgid) {
+		if (prev->tgid == agent_tgid && c->agent_exec_in) {
+			u64 exec = prev->se.sum_exec_runtime;
+
+			if (exec > c->agent_exec_in)
+				c->agent_ns += exec - c->agent_exec_in;
+			c->agent_exec_in = 0;
+		}
+		if (next->tgid == agent_tgid)
+			c->agent_exec_in = next->se.sum_exec_runtime;
+	}
 
 	t = bpf_map_lookup_elem(&tasks, &prev_tid);
 	if (t) {

@@ -135,6 +135,8 @@ struct cosched_cpu {
 	u32 asked_tid;         /* the boosted thread last asked to yield on this CPU */
 	u32 _pad;
 	u64 asked_ns;          /* when it was asked */
+	u64 agent_ns;          /* CPU time the agent's own threads ran on this CPU since load (kernel accounting) */
+	u64 agent_exec_in;     /* sum_exec_runtime of the agent thread on this CPU at its switch-in, 0: none runs */
 };
 
 /* Per-process state (procs map, key = tgid). */

@@ -71,20 +71,21 @@
 //!     if may_boost and contested and now - since < max_boost and an arrival since the boost, the last within
 //!        a window:
 //!         ext = min(2 ext, max_extend); until = now + ext
-//!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid; its session too if
-//!                                                                  the job is alone in it)
+//!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid; its session or its
+//!                                                                  cpu cgroups too if it is alone in them)
 //!     elif demote and contested and spin_waiting(tid): park(process)  (nice 19 until an arrival)
 //!     else restore(tid)
 //! every tick: for each job: settle(account of job)
-//!     if repaid and its session lowered: give the session its own nice back
+//!     if repaid and its group lowered: give the session or cgroups their own weight back
 //!     for each demoted tid of the job:
 //!         R == 1: restore | not repaid: stay | unread message, off CPU: boost if DCS allows, else restore
 //!         | not spin-waiting: restore
 //!     if overdrawn and no thread of the job boosted and one shares its CPU: demote(job)
 //! on thread start (tid, its creator demoted or parked): nice 19 too  (a forked child escaped the demotion)
 //! settle(account, now):
-//!     fair = Σ over the threads of its jobs: Δwall / R_thread if runnable now, else min(its CPU since,
-//!            Δwall / R_thread)   (R_thread weighted, in thousandths: Δwall × 1000 / r_milli)
+//!     fair = Σ over the threads of its jobs: Δfree / R_thread if runnable now, else min(its CPU since,
+//!            Δfree / R_thread)   (R_thread weighted, in thousandths: Δfree × 1000 / r_milli)
+//!     Δfree = Δwall − the agent's own CPU time on the thread's CPU since  (nobody's to share)
 //!     budget.settle(now, CPU of its jobs since each joined, incl. exited threads and ended jobs, fair)
 //! ```
 //!
@@ -549,6 +550,8 @@ struct AccountBudget {
     /// A thread of the account was boosted since the last settlement (only then may the settlement run up
     /// debt: [`Budget::settle_unboosted`]).
     boosted: bool,
+    /// The agent's own CPU time on each CPU its threads ran on, at the last settlement.
+    agent_cpu_seen: HashMap<u32, Nanos>,
 }
 
 impl AccountBudget {
@@ -623,6 +626,10 @@ impl Dcs {
             return None;
         }
         let wall = now.saturating_sub(b.settled_ns);
+        // The agent's own CPU time on each CPU since the last settlement is nobody's to share: each thread's
+        // share is of the wall time left on its CPU (else the budget would let the job keep 1/R of all of it and
+        // its competitors alone would pay for the agent).
+        let mut agent_cpu_now: HashMap<u32, Nanos> = HashMap::new();
         let mut fair: Nanos = 0;
         let mut used_now = HashMap::new();
         let mut r_max = 0;
@@ -644,7 +651,15 @@ impl Dcs {
                 };
                 let used = task.runtime_ns + running;
                 let ran = used.saturating_sub(b.thread_cpu.get(&tid).copied().unwrap_or(0));
-                let share = intf::fair_share(wall, task.r_milli);
+                let cpu = task.last_cpu;
+                let agent_now = *agent_cpu_now
+                    .entry(cpu)
+                    .or_insert_with(|| ctx.agent_cpu_ns(cpu).unwrap_or(0));
+                let taken = b
+                    .agent_cpu_seen
+                    .get(&cpu)
+                    .map_or(0, |&seen| agent_now.saturating_sub(seen));
+                let share = intf::fair_share(wall.saturating_sub(taken), task.r_milli);
                 let runnable = task.on_cpu != 0 || task.preempted != 0;
                 fair += if runnable { share } else { ran.min(share) };
                 used_now.insert(tid, used);
@@ -652,6 +667,7 @@ impl Dcs {
             }
         }
         b.thread_cpu = used_now;
+        b.agent_cpu_seen.extend(agent_cpu_now);
         b.settled_ns = b.settled_ns.max(now);
         if r_max > 0 {
             b.last_r = r_max;
@@ -891,6 +907,7 @@ impl Policy for Dcs {
                 settled_ns: now,
                 last_r: 1,
                 boosted: false,
+                agent_cpu_seen: HashMap::new(),
             });
         if b.jobs.is_empty() {
             // An account kept for its debt while it had no job: no credit for the time nothing of it ran.
@@ -1575,6 +1592,24 @@ mod tests {
         e.on_tick(20 * MILLIS);
         assert_eq!(mode(&e), Mode::Normal);
         assert_eq!((count(&e, DEMOTIONS), count(&e, LIFTED)), (1, 1));
+    }
+
+    #[test]
+    fn the_agents_own_cpu_time_is_nobodys_share() {
+        let run = |agent_ms: Nanos| {
+            let mut e = setup();
+            // The first settlement sees the agent's counter; 90 ms later the job has used 45 ms.
+            e.on_tick(10 * MILLIS);
+            *e.probe.agent_cpu.borrow_mut() = agent_ms * MILLIS;
+            cpu(&e, 45 * MILLIS);
+            e.on_tick(100 * MILLIS);
+            e.on_arrival(&arrival(10, 2, 101 * MILLIS), 101 * MILLIS);
+            (e.counters.boosts_granted, count(&e, REFUSED_BUDGET))
+        };
+        // 90 ms at R = 2 credit 45 ms, what it used: boosted.
+        assert_eq!(run(0), (1, 0));
+        // The agent ran 70 of those 90 ms on the job's CPU: 10 ms credited against 45 used (20 + 10 - 45 < 0).
+        assert_eq!(run(70), (0, 1));
     }
 
     #[test]
