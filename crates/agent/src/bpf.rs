@@ -291,9 +291,10 @@ impl Observer {
         out
     }
 
-    /// When the latest of the local tasks that woke on `cpu` and have not run since woke (`None`: none is
-    /// waiting there). BPF remembers a few per CPU (`COSCHED_LOCAL_SLOTS`), so a second local task that woke
-    /// and ran does not hide the first.
+    /// When the latest of the local tasks that woke on `cpu` and have not blocked since woke (`None`: none is
+    /// having its turn there: waiting for the CPU, or running, or preempted before it was done). BPF remembers
+    /// a few per CPU (`COSCHED_LOCAL_SLOTS`), so a second local task that woke and finished does not hide the
+    /// first.
     pub fn local_waiting_since(&self, cpu: u32) -> Option<u64> {
         let bss = self.skel.maps.bss_data.as_deref()?;
         let c = &bss.cpus[cpu as usize % bss.cpus.len()];

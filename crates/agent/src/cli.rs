@@ -341,9 +341,10 @@ fn start_agent(args: AgentArgs) -> anyhow::Result<()> {
     eprintln!("cosched agent: {}", settings.join(" "));
     let agent = crate::daemon::Agent::start(cfg, policy)?;
     eprintln!(
-        "cosched agent: running, pid {} (guardian {})",
+        "cosched agent: running, pid {} (guardian {}); log times count from CLOCK_MONOTONIC {:.6} s",
         std::process::id(),
-        agent.guardian_pid()
+        agent.guardian_pid(),
+        agent.started_ns() as f64 / 1e9
     );
     agent.run()
 }

@@ -32,7 +32,7 @@ pub trait Probe {
     /// Stops watching a thread (its entry may go a moment later: an exiting thread's final stint is booked by
     /// BPF at its last switch-out).
     fn forget_task(&self, tid: u32);
-    /// When a local task that woke on `cpu` and has not run since woke, if one is waiting there.
+    /// When a local task that woke on `cpu` and has not blocked since woke, if one is having its turn there.
     fn local_waiting_since(&self, _cpu: u32) -> Option<Nanos> {
         None
     }
@@ -279,6 +279,10 @@ impl Ctx<'_> {
         true
     }
 
+    fn local_task_waits_for(&self, tid: u32) -> bool {
+        local_task_waits_for(self.probe, tid, self.now)
+    }
+
     /// Whether the self-check stands aside ([`Settings::stand_aside`]): then no thread or group is changed (a
     /// change asked for is counted and refused), only given back.
     fn standing_aside(&mut self) -> bool {
@@ -300,6 +304,16 @@ impl Ctx<'_> {
         if !actuator::boostable(&t.orig) {
             return false;
         }
+        // A local task that woke on the thread's CPU and has not run since waits there (BPF records it until it
+        // runs): a boost — a new one, or a longer window for one that holds the CPU — would keep it waiting with
+        // no wake-up left to end the boost (the lab's probe waited 25-50 ms behind extensions at K = 0).
+        if self.local_task_waits_for(tid) {
+            self.counters.boosts_held_for_local += 1;
+            return false;
+        }
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
         if let Mode::Boosted {
             since,
             until: before,
@@ -540,6 +554,15 @@ impl Ctx<'_> {
             );
         }
     }
+}
+
+/// Whether a local task woke on the CPU managed thread `tid` last ran on and waits there still at `now` (within
+/// [`intf::COSCHED_LOCAL_WAIT_STALE_NS`]: one that waited longer was missed, not waiting).
+pub fn local_task_waits_for(probe: &dyn Probe, tid: u32, now: Nanos) -> bool {
+    probe
+        .task(tid)
+        .and_then(|t| probe.local_waiting_since(t.last_cpu))
+        .is_some_and(|woke| now.saturating_sub(woke) < intf::COSCHED_LOCAL_WAIT_STALE_NS)
 }
 
 /// Counts a failed action: a thread that exited is no error; anything else is kept as the last error.

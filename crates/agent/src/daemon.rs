@@ -200,6 +200,11 @@ impl Agent {
         self.guardian_pid
     }
 
+    /// When it started, CLOCK_MONOTONIC ns: the origin of its action log's times.
+    pub fn started_ns(&self) -> Nanos {
+        self.engine.settings.started_ns
+    }
+
     /// Runs until SIGINT/SIGTERM/SIGHUP (or `run_for`), then restores every task it changed.
     pub fn run(mut self) -> anyhow::Result<()> {
         let deadline = self.cfg.run_for.map(|d| now_ns() + d.as_nanos() as u64);

@@ -348,11 +348,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             }
             // The local task has not had its CPU yet: a boost now would take it from under it again, with no
             // wake-up left to report it. Wait another pause, while the window lasts.
-            let waiting = self
-                .probe
-                .task(tid)
-                .and_then(|t| self.probe.local_waiting_since(t.last_cpu))
-                .is_some_and(|woke| now.saturating_sub(woke) < intf::COSCHED_LOCAL_WAIT_STALE_NS);
+            let waiting = crate::ctx::local_task_waits_for(&self.probe, tid, now);
             // A thread that has its CPU again (the kernel picked it during the pause) needs no boost to run, and
             // a boost now would hold that CPU over any local task queued there that the probe does not record
             // (each CPU remembers `COSCHED_LOCAL_SLOTS`): a local sleeper waited 948 ms under the real-time
@@ -833,6 +829,47 @@ pub(crate) mod tests {
         e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 1;
         e.on_timer(4_300_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+    }
+
+    #[test]
+    fn no_boost_is_given_or_lengthened_over_a_local_task_waiting_on_the_cpu() {
+        // A local task woke on 10's CPU at 0.1 ms and has not run (it woke while 10 ran in the fair class, so
+        // no boost was there to step aside): the boost is not given.
+        let mut e = engine(Box::new(Eager), &[10]);
+        e.probe.waiting.borrow_mut().replace(100_000);
+        e.on_arrival(&arrival(10, 2, 200_000), 200_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert!(e.act.calls.is_empty());
+        assert_eq!(e.counters.boosts_held_for_local, 1);
+        // It ran: the next arrival boosts (until 2 + 1 ms).
+        e.probe.waiting.borrow_mut().take();
+        e.on_arrival(&arrival(10, 2, 2_000_000), 2_000_000);
+        assert!(matches!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted {
+                until: 3_000_000,
+                ..
+            }
+        ));
+        // Another woke during the boost and its report is still on the way: an arrival does not lengthen the
+        // window over it.
+        e.probe.waiting.borrow_mut().replace(2_500_000);
+        e.on_arrival(&arrival(10, 2, 2_600_000), 2_600_000);
+        assert!(matches!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted {
+                until: 3_000_000,
+                ..
+            }
+        ));
+        assert_eq!(e.counters.boosts_held_for_local, 2);
+        // One that waited longer than the stale bound was missed, not waiting: it holds nothing back.
+        let later = 2_500_000 + intf::COSCHED_LOCAL_WAIT_STALE_NS;
+        e.on_arrival(&arrival(10, 2, later), later);
+        assert!(matches!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted { .. }
+        ));
     }
 
     #[test]

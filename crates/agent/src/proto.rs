@@ -157,6 +157,8 @@ pub struct AgentStats {
     /// them), and the local wake-ups BPF reported.
     pub boosts_yielded: u64,
     pub local_wakes: u64,
+    /// Boosts and extensions not given because a local task woke on the thread's CPU and waited there.
+    pub boosts_held_for_local: u64,
     /// Threads left unmanaged because their job already had the most managed threads a job may have.
     pub threads_refused: u64,
     /// Processes that left management alive: they exec'd a setuid or setgid program.
@@ -287,12 +289,16 @@ impl AgentStats {
             }
         }
         // How the arrivals went: flagged to user space, or left alone and why (the sampled running view's
-        // misses among them).
+        // misses among them); and the local user's turns: boosts that yielded, local wake-ups BPF reported,
+        // boosts held back for a local task waiting.
         for (name, n) in [
             ("arrivals", self.arrivals),
             ("flagged", self.flagged),
             ("arrivals_on_cpu", self.arrivals_on_cpu),
             ("arrivals_stale_missed", self.arrivals_stale_missed),
+            ("boosts_yielded", self.boosts_yielded),
+            ("local_wakes", self.local_wakes),
+            ("boosts_held_for_local", self.boosts_held_for_local),
         ] {
             m.extra.insert(format!("agent_{name}"), n as f64);
         }

@@ -24,6 +24,8 @@ pub struct Counters {
     pub restores: u64,
     /// Boosts ended early because a local task woke on the boosted thread's CPU.
     pub boosts_yielded: u64,
+    /// Boosts and extensions not given because a local task waited on the thread's CPU.
+    pub boosts_held_for_local: u64,
     /// Changes not made because the thread had exited.
     pub refused_gone: u64,
     /// Threads left unmanaged because their job already had the most threads a job may have.
@@ -55,6 +57,7 @@ impl Default for Counters {
             boosts_granted: 0,
             restores: 0,
             boosts_yielded: 0,
+            boosts_held_for_local: 0,
             refused_gone: 0,
             threads_refused: 0,
             released_setuid: 0,
@@ -299,6 +302,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         boost_errors: s.counters.boost_errors,
         restores: s.counters.restores,
         boosts_yielded: s.counters.boosts_yielded,
+        boosts_held_for_local: s.counters.boosts_held_for_local,
         local_wakes: stat(intf::COSCHED_STAT_LOCAL_WAKES),
         threads_refused: s.counters.threads_refused,
         released_setuid: s.counters.released_setuid,

@@ -412,7 +412,11 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	struct cosched_cpu *c = &cpus[cpu % COSCHED_STAT_CPUS];
 	struct cosched_task *t;
 
-	forget_local(c, next_tid); /* a local task that was waiting has its CPU */
+	/* A local task's turn lasts from its wake-up until it blocks again (or goes stale): one switched in and
+	 * preempted before it is done (a boost that took the CPU from it, the fair class's own pick) still waits. The
+	 * lab's 1 ms probe waited 25-50 ms behind boosts that way while the record said it had run. */
+	if (prev_state != 0)
+		forget_local(c, prev_tid);
 	/* The agent's own CPU time on this CPU: time neither a job nor its competitors could use, which the budget
 	 * takes out of the wall time it shares by R (or the competitors alone would pay for the agent). */
 	if (agent_tgid) {
@@ -514,8 +518,9 @@ static __always_inline u32 task_cpu_of(struct task_struct *p)
  * local one — a user task in the fair class that the agent does not manage — the boost is what keeps it waiting:
  * tell the agent, which pauses the boost, so the local user's response costs it one agent reaction, not the rest
  * of a window and its extensions (seeds: coscheduling must not take the local user's interactive response). A
- * local task is remembered on its CPU until it runs (sched_switch clears it), so a boost that takes the CPU
- * before then yields too, and the agent does not resume a paused boost over it. Cost on every wake-up of the
+ * local task is remembered on its CPU until it blocks again (sched_switch clears it then; a stale record after
+ * COSCHED_LOCAL_WAIT_STALE_NS counts for nothing), so a boost that takes the CPU before then yields too, and the
+ * agent neither starts nor lengthens nor resumes a boost over it. Cost on every wake-up of the
  * machine: a flag test, and for a user task one hash lookup and one write to its CPU's line. */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(cosched_wakeup, struct task_struct *p)
@@ -540,7 +545,7 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 	cpu = task_cpu_of(p);
 	c = &cpus[cpu % COSCHED_STAT_CPUS];
 	now = bpf_ktime_get_ns();
-	/* Remembered until it runs, so a boost that starts before then yields as well (sched_switch). */
+	/* Remembered until it blocks again, so a boost that starts before then yields as well (sched_switch). */
 	remember_local(c, tid, now);
 	/* Who holds that CPU now: a boost is often applied to a thread already running there (no switch), so
 	 * the run queue's current task is asked, not a record of switch-ins. */

@@ -1017,6 +1017,8 @@ impl Policy for Dcs {
             if ctx.boost(tid, now + ext) {
                 self.ext.insert(tid, ext);
                 self.note(ctx, tgid, tid, EXTENDED);
+            } else {
+                ctx.restore(tid);
             }
         } else if self.cfg.demote && (over || !may) {
             // The boost ended because the budget ran out: yield now and pay back, so that the job's next
