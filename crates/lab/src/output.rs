@@ -56,6 +56,8 @@ pub struct ComparisonRow {
     pub coscheduled_fraction: Option<f64>,
     pub coscheduled_rtt_us: Option<f64>,
     pub foreign_cpus: Estimate,
+    /// The local user's lateness (`lab.local_probe`), its p99 paired against the baseline's.
+    pub local: Option<LocalCell>,
 }
 
 /// The geometric mean of paired ratios and its 90 % interval (`low`, `high`; `None` with one pair).
@@ -191,8 +193,15 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                         r.measurement.extra.get("coscheduled_rtt_us").copied()
                     }),
                     foreign_cpus: estimate(&foreign),
+                    local: None,
                 });
             }
+        }
+    }
+    if experiment.lab.local_probe {
+        let cells = local_cells(&rows, records, baseline);
+        for (row, cell) in rows.iter_mut().zip(cells) {
+            row.local = cell;
         }
     }
     rows
@@ -651,10 +660,10 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
 
     let baseline = baseline_of(experiment);
     let rows = compare(experiment, records);
-    let local = experiment
+    let local: Option<Vec<Option<LocalCell>>> = experiment
         .lab
         .local_probe
-        .then(|| local_cells(&rows, records, baseline));
+        .then(|| rows.iter().map(|r| r.local).collect());
     written.comparison = render_comparison(&rows, baseline, local.as_deref());
     written.doc_table = Some(comparison_doc_table(experiment, &rows, local.as_deref()));
     let doc = format!(
