@@ -91,8 +91,9 @@ pub struct Seed {
     pub paper: &'static str,
     /// Simulated experiments: `<experiments>/sim/<name>.toml`, whose `name` is `<name>`.
     pub sim: &'static [&'static str],
-    /// The real experiment, if any: `<experiments>/lab/<name>.toml`, whose `name` is `<name>`.
-    pub lab: Option<&'static str>,
+    /// The real experiments, run in this order (none: the seed has no real half): each
+    /// `<experiments>/lab/<name>.toml`, whose `name` is `<name>`.
+    pub lab: &'static [&'static str],
     /// The seed's headline claims checked on the simulation, each with the function that reads its statistic.
     pub sim_claims: &'static [(&'static Claim, SimCheck)],
     /// Those checked on the real run.
@@ -130,7 +131,7 @@ pub const SEEDS: &[Seed] = &[
         id: seed_000::SEED,
         paper: "000_e8004e1596fde6a5.txt",
         sim: seed_000::SIM_EXPERIMENTS,
-        lab: Some(seed_000::LAB_EXPERIMENT),
+        lab: seed_000::LAB_EXPERIMENTS,
         sim_claims: seed_000::SIM_CLAIMS,
         real_claims: seed_000::REAL_CLAIMS,
         comparison: Some(Comparison {
@@ -144,7 +145,7 @@ pub const SEEDS: &[Seed] = &[
         id: seed_001::SEED,
         paper: "001_cc73854eda2a0ea6.txt",
         sim: seed_001::SIM_EXPERIMENTS,
-        lab: None,
+        lab: &[],
         sim_claims: seed_001::SIM_CLAIMS,
         real_claims: seed_001::REAL_CLAIMS,
         comparison: None,
@@ -156,7 +157,7 @@ pub const SEEDS: &[Seed] = &[
         id: seed_002::SEED,
         paper: "002_53dfbd94bd660dc4.txt",
         sim: seed_002::SIM_EXPERIMENTS,
-        lab: None,
+        lab: &[],
         sim_claims: seed_002::SIM_CLAIMS,
         real_claims: seed_002::REAL_CLAIMS,
         comparison: None,
@@ -168,7 +169,7 @@ pub const SEEDS: &[Seed] = &[
         id: seed_003::SEED,
         paper: "003_d5c4b72e5fa91aa6.txt",
         sim: seed_003::SIM_EXPERIMENTS,
-        lab: None,
+        lab: &[],
         sim_claims: seed_003::SIM_CLAIMS,
         real_claims: seed_003::REAL_CLAIMS,
         comparison: None,
@@ -179,7 +180,7 @@ pub const SEEDS: &[Seed] = &[
         id: seed_004::SEED,
         paper: "004_3903357666129396.txt",
         sim: seed_004::SIM_EXPERIMENTS,
-        lab: None,
+        lab: &[],
         sim_claims: seed_004::SIM_CLAIMS,
         real_claims: seed_004::REAL_CLAIMS,
         comparison: Some(Comparison {
@@ -244,20 +245,25 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         ));
         let lab_started = std::time::Instant::now();
         let real = match (seed.lab, &lab_unavailable) {
-            (None, _) => Err("this seed has no real experiment".to_string()),
-            (Some(_), Some(why)) => Err(why.clone()),
-            (Some(name), None) => run_lab(&args, name).map_err(|e| {
+            ([], _) => Err("this seed has no real experiment".to_string()),
+            (_, Some(why)) => Err(why.clone()),
+            (names, None) => run_labs(&args, names).map_err(|e| {
                 let why = format!("the lab failed: {e:#}");
                 lab_failures.push(format!("seed {}: {why}", seed.id));
                 why
             }),
         };
-        if let Some(name) = seed.lab {
+        if !seed.lab.is_empty() {
+            let files: Vec<String> = seed
+                .lab
+                .iter()
+                .map(|name| format!("`experiments/lab/{name}.toml`"))
+                .collect();
             parts.push((
                 format!("seed {}, real", seed.id),
                 lab_started.elapsed().as_secs_f64(),
                 match &real {
-                    Ok(_) => format!("`experiments/lab/{name}.toml`"),
+                    Ok(_) => files.join(", "),
                     Err(why) => format!("not run: {why}"),
                 },
             ));
@@ -409,7 +415,7 @@ fn check_files(seeds: &[&Seed], experiments: &Path) -> anyhow::Result<()> {
             s.sim
                 .iter()
                 .map(|n| sim_file(experiments, n))
-                .chain(s.lab.map(|n| lab_file(experiments, n)))
+                .chain(s.lab.iter().map(|n| lab_file(experiments, n)))
         })
         .filter(|f| !f.is_file())
         .map(|f| f.display().to_string())
@@ -464,6 +470,20 @@ fn run_sim(args: &ReproduceArgs, name: &str) -> anyhow::Result<Vec<cosched_repor
 }
 
 /// Runs the real experiment and returns its summary and the lab's comparison.
+/// Runs each of a seed's real experiments, in order; their rows together (each row names its experiment).
+fn run_labs(args: &ReproduceArgs, names: &[&str]) -> anyhow::Result<RealResults> {
+    let mut all = RealResults {
+        summary: Vec::new(),
+        comparison: Vec::new(),
+    };
+    for name in names {
+        let one = run_lab(args, name)?;
+        all.summary.extend(one.summary);
+        all.comparison.extend(one.comparison);
+    }
+    Ok(all)
+}
+
 fn run_lab(args: &ReproduceArgs, name: &str) -> anyhow::Result<RealResults> {
     let file = lab_file(&args.experiments, name);
     let experiment = cosched_lab::LabExperiment::load(&file)?;

@@ -36,6 +36,8 @@ use std::path::{Path, PathBuf};
 /// One line of the lab table: a configuration in a receive mode at K competitors.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ComparisonRow {
+    /// The experiment's name.
+    pub experiment: String,
     pub configuration: String,
     pub mode: String,
     pub competitors: u32,
@@ -172,6 +174,7 @@ pub fn compare(experiment: &LabExperiment, records: &[RunRecord]) -> Vec<Compari
                     .filter_map(|r| r.measurement.extra.get("foreign_cpus").copied())
                     .collect();
                 rows.push(ComparisonRow {
+                    experiment: experiment.name.clone(),
                     configuration: configuration.name.clone(),
                     mode: mode.as_arg(),
                     competitors: k,

@@ -252,7 +252,10 @@ pub fn lab_row<'a>(
 ) -> Result<&'a ComparisonRow, String> {
     rows.iter()
         .find(|r| {
-            r.configuration == configuration && r.mode.starts_with(mode) && r.competitors == k
+            r.experiment == experiment
+                && r.configuration == configuration
+                && r.mode.starts_with(mode)
+                && r.competitors == k
         })
         .ok_or_else(|| format!("no `{configuration}, {mode}` run at K={k} in {experiment}"))
 }
@@ -266,7 +269,11 @@ pub fn lab_rows<'a>(
 ) -> Result<Vec<&'a ComparisonRow>, String> {
     let found: Vec<&ComparisonRow> = rows
         .iter()
-        .filter(|r| r.configuration == configuration && r.mode.starts_with(mode))
+        .filter(|r| {
+            r.experiment == experiment
+                && r.configuration == configuration
+                && r.mode.starts_with(mode)
+        })
         .collect();
     if found.is_empty() {
         return Err(format!("no `{configuration}, {mode}` runs in {experiment}"));
