@@ -626,18 +626,14 @@ fn restore_session(through: u32, group: Autogroup) -> Result<(), ActError> {
     }
 }
 
-/// Gives a cpu cgroup its own weight back, only if it still has the agent's (a change by anyone else stands;
-/// a group removed meanwhile needs nothing).
+/// Gives a cpu cgroup its own weight back, only if it still has the agent's ([`cpu_cgroup::give_back`]).
 fn restore_cgroup(group: &CpuCgroup, own: u64) -> Result<(), ActError> {
-    match group.weight() {
-        Ok(now) if now == cpu_cgroup::lowered(group.knob, own) => {
-            group.set_weight(own).map_err(|err| ActError::Cgroup {
-                dir: group.dir.clone(),
-                err,
-            })
-        }
-        _ => Ok(()),
-    }
+    cpu_cgroup::give_back(group, cpu_cgroup::lowered(group.knob, own), own)
+        .map(|_| ())
+        .map_err(|err| ActError::Cgroup {
+            dir: group.dir.clone(),
+            err,
+        })
 }
 
 #[cfg(test)]

@@ -119,6 +119,16 @@ impl CpuCgroup {
     }
 }
 
+/// Gives `group` its own weight `own` back if it still has `set`, the weight the agent gave it (a change by
+/// anyone else stands; a group gone needs nothing). Returns whether it wrote. The one rule for the agent's own
+/// restore and its guardian's.
+pub fn give_back(group: &CpuCgroup, set: u64, own: u64) -> std::io::Result<bool> {
+    match group.weight() {
+        Ok(now) if now == set => group.set_weight(own).map(|()| true),
+        _ => Ok(false),
+    }
+}
+
 /// Where the cpu controller's hierarchy is mounted, from a `/proc/self/mountinfo` text: the v1 `cgroup` mount
 /// whose options name `cpu`, else the `cgroup2` mount (v2 holds every controller in one hierarchy).
 pub fn cpu_mount(mountinfo: &str) -> Option<PathBuf> {
@@ -279,6 +289,19 @@ mod tests {
             !group.is_leaf(),
             "lowering it would lower its children's tasks too"
         );
+    }
+
+    #[test]
+    fn a_group_gets_its_own_weight_back_only_if_it_still_has_the_agents() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cpu.shares"), "15\n").unwrap();
+        let group = CpuCgroup::at(dir.path().to_path_buf()).unwrap();
+        assert!(give_back(&group, 15, 1024).unwrap());
+        assert_eq!(group.weight().unwrap(), 1024);
+        // Someone set 500 meanwhile: their change stands.
+        group.set_weight(500).unwrap();
+        assert!(!give_back(&group, 15, 1024).unwrap());
+        assert_eq!(group.weight().unwrap(), 500);
     }
 
     #[test]

@@ -548,10 +548,10 @@ fn restore_autogroup(s: &Slot) -> bool {
 
 /// Puts a cpu cgroup's own weight back if it still has the agent's (found by its id; gone: nothing to do).
 fn restore_cgroup(s: &Slot) -> bool {
-    let Some(group) = crate::cpu_cgroup::find(s.group) else {
-        return false;
-    };
-    group.weight().ok() == Some(s.group_set as u64) && group.set_weight(s.group_orig as u64).is_ok()
+    crate::cpu_cgroup::find(s.group).is_some_and(|group| {
+        crate::cpu_cgroup::give_back(&group, s.group_set as u64, s.group_orig as u64)
+            .unwrap_or(false)
+    })
 }
 
 /// Restores every live slot whose task is unchanged since the agent wrote it; with `free`, marks every slot
