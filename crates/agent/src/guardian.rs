@@ -300,23 +300,7 @@ impl Guardian {
         group: crate::autogroup::Autogroup,
         set: i32,
     ) -> Option<SlotId> {
-        let i = self.free.pop()?;
-        self.heartbeat();
-        // SAFETY: as in `record`.
-        unsafe {
-            let s = self.slot(i);
-            (*s).kind = AUTOGROUP;
-            (*s).tid = pid;
-            (*s).tgid = pid;
-            (*s).start_time = start_time;
-            (*s).leader_start = start_time;
-            (*s).group = group.id;
-            (*s).group_orig = group.nice;
-            (*s).group_set = set;
-            (*s).affinity = 0;
-            (*s).state.store(LIVE, Ordering::SeqCst);
-        }
-        Some(SlotId(i))
+        self.record_group(AUTOGROUP, pid, start_time, group.id, group.nice, set)
     }
 
     /// Records that cpu cgroup `group` (its own weight `orig`) is about to be given weight `set`. Call BEFORE
@@ -327,18 +311,34 @@ impl Guardian {
         orig: u64,
         set: u64,
     ) -> Option<SlotId> {
+        // Both knobs' ranges (shares up to 262144, weight up to 10000) fit an i32.
+        self.record_group(CGROUP, 0, 0, group.id, orig as i32, set as i32)
+    }
+
+    /// A group's slot: `kind`, the group's id, its own value and the one about to be set; `pid` (started at
+    /// `start_time`) the process it is reached through, if any.
+    fn record_group(
+        &mut self,
+        kind: u32,
+        pid: u32,
+        start_time: u64,
+        group: u64,
+        orig: i32,
+        set: i32,
+    ) -> Option<SlotId> {
         let i = self.free.pop()?;
         self.heartbeat();
         // SAFETY: as in `record`.
         unsafe {
             let s = self.slot(i);
-            (*s).kind = CGROUP;
-            (*s).tid = 0;
-            (*s).tgid = 0;
-            (*s).group = group.id;
-            // Both knobs' ranges (shares up to 262144, weight up to 10000) fit an i32.
-            (*s).group_orig = orig as i32;
-            (*s).group_set = set as i32;
+            (*s).kind = kind;
+            (*s).tid = pid;
+            (*s).tgid = pid;
+            (*s).start_time = start_time;
+            (*s).leader_start = start_time;
+            (*s).group = group;
+            (*s).group_orig = orig;
+            (*s).group_set = set;
             (*s).affinity = 0;
             (*s).state.store(LIVE, Ordering::SeqCst);
         }

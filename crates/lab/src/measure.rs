@@ -139,29 +139,25 @@ pub struct RunSetting {
 
 impl RunSetting {
     /// `N` of each node's rank in `F = N·Tc/Te`: the inverse of the part of its CPU the kernel's fair scheduler
-    /// gives it. In one cgroup, the ranks and competitors of every node pinned to that CPU; with the competitors
-    /// in a cgroup of their own, the two groups halve the CPU (where both have tasks) and the ranks share the
-    /// job's half.
+    /// gives it ([`fair_n`](Self::fair_n)).
     pub fn sharing_per_node(&self) -> Vec<u32> {
-        self.per_node(|ranks, competitors| {
-            if self.competitors_apart && competitors > 0 {
-                2 * ranks
-            } else {
-                ranks + competitors
-            }
-        })
+        self.per_node(|ranks, competitors| self.fair_n(ranks, competitors))
     }
 
-    /// `N` of each node's competitors, likewise: the same as the ranks' in one cgroup; apart, the competitors
-    /// share their group's half.
+    /// `N` of each node's competitors, likewise.
     pub fn competitor_sharing_per_node(&self) -> Vec<u32> {
-        self.per_node(|ranks, competitors| {
-            if self.competitors_apart && ranks > 0 {
-                2 * competitors
-            } else {
-                ranks + competitors
-            }
-        })
+        self.per_node(|ranks, competitors| self.fair_n(competitors, ranks))
+    }
+
+    /// `N` of one party (`own` tasks) on a CPU beside another (`other` tasks): in one cgroup, every task there;
+    /// with the competitors in a cgroup of their own, the two groups halve the CPU (where both have tasks) and the
+    /// party's tasks share its half.
+    fn fair_n(&self, own: u32, other: u32) -> u32 {
+        if self.competitors_apart && other > 0 {
+            2 * own
+        } else {
+            own + other
+        }
     }
 
     /// `sharing(ranks, competitors)` of each node's CPU, counted over every node pinned there.
