@@ -842,6 +842,7 @@ mod tests {
             "floor-ms",
             "demote-ms",
             "resume-ms",
+            "open-ms",
             "no-demote",
             "tick-ms",
             "watch-hold-ms",

@@ -21,7 +21,8 @@
 //! - `s` — fair share of one CPU, in parts per million: `slack_ppm / R`, `R` the run-queue length of the
 //!   process's CPU (the DCS `R`, at least 1). `slack_ppm = 1_000_000` is exactly fair.
 //! - `tokens` — the balance, nanoseconds of CPU (may be negative).
-//! - `burst_ns` — the largest balance; also the starting balance.
+//! - `burst_ns` — the largest balance.
+//! - `open_ns` — the starting balance (see [`Budget::new`]); by default `resume_ns`.
 //! - `floor_ns` — the most negative balance kept (older debt is forgiven), a positive number.
 //! - `demote_ns` — debt beyond which [`Budget::overdrawn`] reports true.
 //! - `resume_ns` — balance at which [`Budget::repaid`] reports true (an overdrawn process may run normally again).
@@ -44,8 +45,8 @@
 //!
 //! ## Parameters
 //! Defaults ([`BudgetParams::DEFAULT`]): `slack_ppm = 1_000_000` (exactly fair), `burst_ns = 160 ms`
-//! (forty 4 ms ticks), `floor_ns = 160 ms`, `demote_ns = 10 ms`, `resume_ns = 60 ms`. The unit tests below use
-//! their own round numbers (20 / 100 / 10 / 10 ms) so that the arithmetic stays easy to check.
+//! (forty 4 ms ticks), `floor_ns = 160 ms`, `demote_ns = 10 ms`, `resume_ns = open_ns = 60 ms`. The unit tests below
+//! use their own round numbers (20 / 100 / 10 / 10 / 10 ms) so that the arithmetic stays easy to check.
 
 use crate::{Nanos, MILLIS};
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,8 @@ pub struct BudgetParams {
     pub demote_ns: Nanos,
     /// Balance at which an overdrawn process has repaid, ns (at most `burst_ns`).
     pub resume_ns: Nanos,
+    /// Balance a new owner opens with, ns (at most `burst_ns`; see [`Budget::new`]).
+    pub open_ns: Nanos,
 }
 
 impl BudgetParams {
@@ -81,6 +84,7 @@ impl BudgetParams {
         floor_ns: 160 * MILLIS,
         demote_ns: 10 * MILLIS,
         resume_ns: 60 * MILLIS,
+        open_ns: 60 * MILLIS,
     };
 
     /// Checks the parameters once, up front.
@@ -103,6 +107,12 @@ impl BudgetParams {
                 burst_ns: self.burst_ns,
             });
         }
+        if self.open_ns > self.burst_ns {
+            return Err(BudgetError::Open {
+                open_ns: self.open_ns,
+                burst_ns: self.burst_ns,
+            });
+        }
         Ok(())
     }
 }
@@ -120,12 +130,16 @@ pub enum BudgetError {
         "budget slack {0} ppm is out of range; use 1..=4000000 (1000000 = exactly the fair share)"
     )]
     Slack(u64),
-    #[error("budget burst must be positive (it is also the starting balance)")]
+    #[error("budget burst must be positive (it is the largest balance)")]
     Burst,
     #[error("budget demote threshold {demote_ns} ns exceeds the debt floor {floor_ns} ns, so it could never trigger")]
     Demote { demote_ns: Nanos, floor_ns: Nanos },
     #[error("budget resume level {resume_ns} ns exceeds the burst {burst_ns} ns, so a demoted process could never resume")]
     Resume { resume_ns: Nanos, burst_ns: Nanos },
+    #[error(
+        "budget opening balance {open_ns} ns exceeds the burst {burst_ns} ns, the largest balance"
+    )]
+    Open { open_ns: Nanos, burst_ns: Nanos },
 }
 
 /// One process's balance. Create it when the process becomes managed, then feed it every observation.
@@ -138,11 +152,15 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// A full bucket (`burst_ns`) at wall time `now`, with the process's CPU counter at `cpu_ns`.
+    /// A new owner's balance at wall time `now`, with its CPU counter at `cpu_ns`: `open_ns` (by default
+    /// `resume_ns`, as an owner that has just repaid). It may boost at once, and its first coscheduled stretch
+    /// is as long as every later one (from `resume_ns` down to `-demote_ns`); opening at the cap instead lent
+    /// every new job `burst_ns` it never earned (job F 1.27 at K = 4 in the 2 s headline runs, where a rank's
+    /// share is 400 ms).
     pub fn new(params: BudgetParams, now: Nanos, cpu_ns: Nanos) -> Self {
         Budget {
             params,
-            tokens: clamp_i64(params.burst_ns),
+            tokens: clamp_i64(params.open_ns),
             last_now: now,
             last_cpu: cpu_ns,
         }
@@ -219,7 +237,7 @@ fn clamp_i64(v: Nanos) -> i64 {
 mod tests {
     use super::*;
 
-    /// 20 ms burst, 100 ms floor, overdrawn past 10 ms of debt, repaid at 10 ms of credit.
+    /// 20 ms burst, 100 ms floor, overdrawn past 10 ms of debt, repaid at 10 ms of credit, opening at 10 ms.
     fn params() -> BudgetParams {
         BudgetParams {
             slack_ppm: PPM,
@@ -227,54 +245,57 @@ mod tests {
             floor_ns: 100 * MILLIS,
             demote_ns: 10 * MILLIS,
             resume_ns: 10 * MILLIS,
+            open_ns: 10 * MILLIS,
         }
     }
 
     #[test]
-    fn starts_full() {
+    fn a_new_owner_opens_as_one_that_has_just_repaid() {
+        // At the resume level (10 ms), not the 20 ms cap: it may boost at once, but is lent no more than one
+        // coscheduled stretch.
         let b = Budget::new(params(), 0, 0);
-        assert_eq!(b.tokens(), 20 * MILLIS as i64);
-        assert!(b.may_boost());
+        assert_eq!(b.tokens(), 10 * MILLIS as i64);
+        assert!(b.may_boost() && b.repaid());
         assert!(!b.overdrawn());
     }
 
     #[test]
     fn the_fair_class_alone_never_puts_a_budget_in_debt() {
-        // 20 ms balance; 100 ms of wall at a fair share of 10 ms, 60 ms of CPU: 20 + 10 - 60 = -30 ms when
+        // 10 ms balance; 100 ms of wall at a fair share of 10 ms, 60 ms of CPU: 10 + 10 - 60 = -40 ms when
         // boosted, but without a boost the balance stops at 0.
         let mut boosted = Budget::new(params(), 0, 0);
         boosted.settle(100 * MILLIS, 60 * MILLIS, 10 * MILLIS);
-        assert_eq!(boosted.tokens(), -30 * MILLIS as i64);
+        assert_eq!(boosted.tokens(), -40 * MILLIS as i64);
         assert!(boosted.overdrawn());
         let mut unboosted = Budget::new(params(), 0, 0);
         unboosted.settle_unboosted(100 * MILLIS, 60 * MILLIS, 10 * MILLIS);
         assert_eq!(unboosted.tokens(), 0);
         assert!(!unboosted.overdrawn() && !unboosted.may_boost());
-        // A debt it already had stays (not deeper) and is repaid as usual: -30 + 40 - 5 = 5 ms.
+        // A debt it already had stays (not deeper) and is repaid as usual: -40 + 50 - 5 = 5 ms.
         boosted.settle_unboosted(200 * MILLIS, 100 * MILLIS, 10 * MILLIS);
-        assert_eq!(boosted.tokens(), -30 * MILLIS as i64);
-        boosted.settle_unboosted(300 * MILLIS, 105 * MILLIS, 40 * MILLIS);
+        assert_eq!(boosted.tokens(), -40 * MILLIS as i64);
+        boosted.settle_unboosted(300 * MILLIS, 105 * MILLIS, 50 * MILLIS);
         assert_eq!(boosted.tokens(), 5 * MILLIS as i64);
     }
 
     #[test]
     fn fair_use_keeps_the_balance() {
         // R = 2: s = 1e6 / 2 = 500000 ppm. 100 ms of wall credits 50 ms; 50 ms of CPU debits 50 ms.
-        // 20 ms + 50 - 50 = 20 ms.
+        // 10 ms + 50 - 50 = 10 ms.
         let mut b = Budget::new(params(), 0, 0);
         b.update(100 * MILLIS, 50 * MILLIS, 2);
-        assert_eq!(b.tokens(), 20 * MILLIS as i64);
+        assert_eq!(b.tokens(), 10 * MILLIS as i64);
     }
 
     #[test]
     fn a_flooding_process_runs_dry_then_is_overdrawn() {
         // R = 2, s = 0.5. The process takes the whole CPU: each 10 ms credits 5 ms, debits 10 ms: -5 ms.
         let mut b = Budget::new(params(), 0, 0);
-        b.update(40 * MILLIS, 40 * MILLIS, 2); // 20 + 20 - 40 = 0 ms: no boost (needs > 0)
+        b.update(20 * MILLIS, 20 * MILLIS, 2); // 10 + 10 - 20 = 0 ms: no boost (needs > 0)
         assert_eq!(b.tokens(), 0);
         assert!(!b.may_boost());
         assert!(!b.overdrawn());
-        b.update(62 * MILLIS, 62 * MILLIS, 2); // 0 + 11 - 22 = -11 ms < -10 ms: overdrawn
+        b.update(42 * MILLIS, 42 * MILLIS, 2); // 0 + 11 - 22 = -11 ms < -10 ms: overdrawn
         assert_eq!(b.tokens(), -11 * MILLIS as i64);
         assert!(b.overdrawn());
     }
@@ -319,7 +340,7 @@ mod tests {
     #[test]
     fn slack_scales_the_share() {
         // slack 1.15 (1150000 ppm), R = 2: s = 575000 ppm; 100 ms wall credits 57.5 ms, 60 ms CPU debits 60.
-        // 20 + 57.5 - 60 = 17.5 ms.
+        // 10 + 57.5 - 60 = 7.5 ms.
         let mut b = Budget::new(
             BudgetParams {
                 slack_ppm: 1_150_000,
@@ -330,14 +351,14 @@ mod tests {
         );
         assert_eq!(b.share_ppm(2), 575_000);
         b.update(100 * MILLIS, 60 * MILLIS, 2);
-        assert_eq!(b.tokens(), 17_500_000);
+        assert_eq!(b.tokens(), 7_500_000);
     }
 
     #[test]
     fn clocks_going_backwards_count_as_nothing() {
         let mut b = Budget::new(params(), 100, 100);
         b.update(50, 50, 1);
-        assert_eq!(b.tokens(), 20 * MILLIS as i64);
+        assert_eq!(b.tokens(), 10 * MILLIS as i64);
     }
 
     #[test]

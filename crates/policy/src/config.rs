@@ -290,7 +290,7 @@ impl PolicyParameters for DcsConfig {
 pub struct BudgetConfig {
     /// Multiplier of the fair share `1/R`, parts per million (`1000000` = exactly fair).
     pub slack_ppm: u64,
-    /// Largest (and starting) credit, milliseconds.
+    /// Largest credit, milliseconds.
     pub burst_ms: f64,
     /// Most debt kept, milliseconds.
     pub floor_ms: f64,
@@ -298,6 +298,8 @@ pub struct BudgetConfig {
     pub demote_ms: f64,
     /// Credit at which an overdrawn process has repaid, milliseconds.
     pub resume_ms: f64,
+    /// Credit a new account opens with, milliseconds (at most `burst_ms`).
+    pub open_ms: f64,
 }
 
 impl BudgetConfig {
@@ -310,6 +312,7 @@ impl BudgetConfig {
             floor_ns: millis_to_nanos(kind, "floor_ms", self.floor_ms)?,
             demote_ns: millis_to_nanos(kind, "demote_ms", self.demote_ms)?,
             resume_ns: millis_to_nanos(kind, "resume_ms", self.resume_ms)?,
+            open_ns: millis_to_nanos(kind, "open_ms", self.open_ms)?,
         };
         params.validate().map_err(|e| {
             let field = match e {
@@ -317,6 +320,7 @@ impl BudgetConfig {
                 BudgetError::Burst => "burst_ms",
                 BudgetError::Demote { .. } => "demote_ms",
                 BudgetError::Resume { .. } => "resume_ms",
+                BudgetError::Open { .. } => "open_ms",
             };
             PolicyConfigError {
                 kind,
@@ -336,6 +340,7 @@ impl From<BudgetParams> for BudgetConfig {
             floor_ms: nanos_to_millis(p.floor_ns),
             demote_ms: nanos_to_millis(p.demote_ns),
             resume_ms: nanos_to_millis(p.resume_ns),
+            open_ms: nanos_to_millis(p.open_ns),
         }
     }
 }
@@ -368,7 +373,7 @@ impl PolicyParameters for BudgetConfig {
                 "burst_ms",
                 "ms",
                 self.burst_ms,
-                "largest CPU credit a process may bank (also its starting credit)",
+                "largest CPU credit a process may bank",
             ),
             param(
                 "floor_ms",
@@ -387,6 +392,12 @@ impl PolicyParameters for BudgetConfig {
                 "ms",
                 self.resume_ms,
                 "credit at which a process that yielded runs normally again (at most burst_ms)",
+            ),
+            param(
+                "open_ms",
+                "ms",
+                self.open_ms,
+                "credit a new account opens with (at most burst_ms): one coscheduled stretch, not the whole burst",
             ),
         ]
     }
@@ -997,7 +1008,7 @@ mod tests {
         assert_eq!(seed_spin_block.label(), "dcs exponent=2 constant_ms=100");
         assert_eq!(
             PolicyConfig::Budget(BudgetConfig::default()).label(),
-            "budget slack_ppm=1000000 burst_ms=160 floor_ms=160 demote_ms=10 resume_ms=60"
+            "budget slack_ppm=1000000 burst_ms=160 floor_ms=160 demote_ms=10 resume_ms=60 open_ms=60"
         );
     }
 

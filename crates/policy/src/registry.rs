@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn budget_lists_every_field_of_its_parameters() {
-        // BudgetParams has five fields (slack, burst, floor, demote, resume); the registry lists all five.
+        // BudgetParams has six fields (slack, burst, floor, demote, resume, open); the registry lists all six.
         let budget = find("budget").unwrap();
         let names: Vec<_> = budget.params.iter().map(|p| p.name).collect();
         assert_eq!(
@@ -158,11 +158,12 @@ mod tests {
                 "burst_ms",
                 "floor_ms",
                 "demote_ms",
-                "resume_ms"
+                "resume_ms",
+                "open_ms"
             ]
         );
         let defaults: Vec<_> = budget.params.iter().map(|p| p.default.as_str()).collect();
-        // BudgetParams::DEFAULT: exactly fair, 160 ms burst and floor, 10 ms demote, 60 ms resume.
-        assert_eq!(defaults, ["1000000", "160", "160", "10", "60"]);
+        // BudgetParams::DEFAULT: exactly fair, 160 ms burst and floor, 10 ms demote, 60 ms resume and opening.
+        assert_eq!(defaults, ["1000000", "160", "160", "10", "60", "60"]);
     }
 }

@@ -93,7 +93,8 @@
 //! `--boost-us` 500, `--max-extend-us` 4000, `--exponent` 2 and `--constant-ms` 0 (the budget holds fairness, so
 //! DCS only spaces boost starts; the seed's spin-only setting is `--exponent -1`), `--quantum-us` = the kernel
 //! tick (4000 at HZ=250), and the budget's defaults ([`BudgetParams::DEFAULT`]): `--slack-ppm` 1000000,
-//! `--burst-ms` 160, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60; `--no-demote` only refuses.
+//! `--burst-ms` 160, `--floor-ms` 160, `--demote-ms` 10, `--resume-ms` 60, `--open-ms` 60 (a new
+//! account opens as one that has just repaid: [`Budget::new`]); `--no-demote` only refuses.
 
 use crate::config::{ms, us};
 use crate::intf;
@@ -142,7 +143,7 @@ pub struct BoostFlags {
     /// Budget: multiplier of the fair CPU share 1/R, in ppm (1000000 = exactly fair).
     #[arg(long, default_value_t = BudgetParams::DEFAULT.slack_ppm)]
     pub slack_ppm: u64,
-    /// Budget: largest CPU credit a job may bank (also its starting credit).
+    /// Budget: largest CPU credit a job may bank.
     #[arg(long, default_value_t = BudgetParams::DEFAULT.burst_ns as f64 / 1e6)]
     pub burst_ms: f64,
     /// Budget: oldest debt kept.
@@ -154,6 +155,9 @@ pub struct BoostFlags {
     /// Budget: credit at which a demoted job runs normally again (at most --burst-ms).
     #[arg(long, default_value_t = BudgetParams::DEFAULT.resume_ns as f64 / 1e6)]
     pub resume_ms: f64,
+    /// Budget: credit a new job's account opens with (at most --burst-ms).
+    #[arg(long, default_value_t = BudgetParams::DEFAULT.open_ns as f64 / 1e6)]
+    pub open_ms: f64,
     /// Never demote an overdrawn job (only refuse its boosts).
     #[arg(long)]
     pub no_demote: bool,
@@ -174,6 +178,7 @@ impl BoostFlags {
             floor_ns: ms(self.floor_ms, "floor-ms")?,
             demote_ns: ms(self.demote_ms, "demote-ms")?,
             resume_ns: ms(self.resume_ms, "resume-ms")?,
+            open_ns: ms(self.open_ms, "open-ms")?,
         };
         budget.validate()?;
         let window_ns = us(self.boost_us, "boost-us")?;
@@ -871,6 +876,7 @@ impl Policy for Dcs {
             format!("floor_ms={}", c.budget.floor_ns as f64 / 1e6),
             format!("demote_ms={}", c.budget.demote_ns as f64 / 1e6),
             format!("resume_ms={}", c.budget.resume_ns as f64 / 1e6),
+            format!("open_ms={}", c.budget.open_ns as f64 / 1e6),
             format!("demote={}", c.demote),
         ]);
         out
@@ -884,7 +890,7 @@ impl Policy for Dcs {
     }
 
     fn on_process_arrival(&mut self, ctx: &mut Ctx, tgid: u32) {
-        // A job's first process joins its account (opening it with a full burst if the account has none); the
+        // A job's first process joins its account (opening it at `--open-ms` if the account has none); the
         // processes it forks later join that budget, so a job that forks fresh processes gets no fresh bursts,
         // and a user who starts another job gets none either.
         let Some(job) = ctx.process(tgid).map(|p| p.job) else {
@@ -1139,7 +1145,7 @@ mod tests {
     //! The policy's decisions with made-up tasks (no root): [`crate::engine`]'s test doubles stand for BPF and
     //! the kernel. Throughout: `Tq` = 4 ms, `E` = 2, `C` = 0, so DCS allows a boost when
     //! `4 (Tc - Tp) >= 4 ms × R`, i.e. after `R` ms (2 ms at `R` = 2); window 0.5 ms, extension up to 4 ms;
-    //! budget: exactly fair (`s` = 1/R), burst 20 ms (also the start), floor 100 ms, overdrawn past 10 ms of
+    //! budget: exactly fair (`s` = 1/R), burst 20 ms (also the opening balance), floor 100 ms, overdrawn past 10 ms of
     //! debt, repaid at 10 ms of credit.
     use super::*;
     use crate::engine::tests::{add_job, arrival, engine, engine_of, FakeActuator, FakeProbe};
@@ -1168,6 +1174,7 @@ mod tests {
                 floor_ns: 100 * MILLIS,
                 demote_ns: 10 * MILLIS,
                 resume_ns: 10 * MILLIS,
+                open_ns: 20 * MILLIS,
             },
             demote: true,
         }
