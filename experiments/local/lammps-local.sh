@@ -6,8 +6,13 @@
 #   - one wake-up probe per CPU (`cosched-local --period-ms 1`, SCHED_OTHER, sleeps 1 ms and records how late
 #     it wakes) for the whole run.
 # Prints one markdown row per run: LAMMPS wall time, the probes' wake-up lateness (p50 / p99 of the two CPUs'
-# worse, max of both), the agent's boosts and demotions.
+# worse, max of both), the agent's boosts and demotions; then one row per K over the alternating pairs (plain,
+# agent) of a round: LAMMPS's speed with the agent × without (plain wall / agent wall), the local p99 with the
+# agent × without, median and range of the pairs, and the worst wake-up delay of each side (issue 30's targets:
+# speed >= 1 at K = 0, 1, 2; p99 within 2x and worst under 20 ms at K = 1).
 # Usage: sudo experiments/local/lammps-local.sh [ROUNDS] [K...]      (default: 2 rounds, K = 1)
+#        DOC_DATA=docs/data ...   (also write both tables as docs/data/lab-lammps-local{,-runs}.json for
+#                                  `cosched docs tables`, stamped with this commit, machine and day)
 #        AGENT_ARGS="--no-yield-to-local" sudo experiments/local/lammps-local.sh ...   (extra agent flags)
 #        JOB_TIMEOUT_S=40 ...   (stop a run that hangs; default 200)
 #        AGENT_LOG=/tmp/agent.log ...   (append the agent's stderr, e.g. with AGENT_ARGS=--log-actions)
@@ -58,9 +63,9 @@ print(s.get("boosts_granted",0), c.get("demotions",0) if isinstance(c,dict) else
     if [ -n "${AGENT_LOG:-}" ]; then cat "$W/agent.log" >>"$AGENT_LOG"; fi
   fi
   kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null
-  python3 - "$mode" "$k" "$t0" "$t1" "$W/probe0" "$W/probe1" "${stats:-- - -}" "${AGENT_ARGS:-}" <<'PY'
+  python3 - "$mode" "$k" "$t0" "$t1" "$W/probe0" "$W/probe1" "${stats:-- - -}" "${AGENT_ARGS:-}" "$W/runs.jsonl" <<'PY'
 import json, sys
-mode, k, t0, t1, p0, p1, stats, extra = sys.argv[1:9]
+mode, k, t0, t1, p0, p1, stats, extra, runs = sys.argv[1:10]
 if extra and mode == "agent":
     mode = f"agent {extra}"
 lines = [json.loads(open(p).read().strip().splitlines()[-1]) for p in (p0, p1)]
@@ -68,7 +73,11 @@ p50 = max(l["wake_delay_p50_us"] for l in lines) / 1e3
 p99 = max(l["wake_delay_p99_us"] for l in lines) / 1e3
 mx = max(l["wake_delay_max_us"] for l in lines) / 1e3
 boosts, dem, yielded = (stats.split() + ["-", "-", "-"])[:3]
-print(f"| {mode} | {k} | {float(t1) - float(t0):.2f} | {p50:.3f} | {p99:.3f} | {mx:.1f} | {boosts} | {yielded} | {dem} |")
+row = [mode, k, f"{float(t1) - float(t0):.2f}", f"{p50:.3f}", f"{p99:.3f}", f"{mx:.1f}", boosts, yielded, dem]
+print("| " + " | ".join(row) + " |")
+with open(runs, "a") as f:
+    f.write(json.dumps({"row": row, "agent": mode != "plain", "k": int(k), "wall_s": float(t1) - float(t0),
+                        "p99_ms": p99, "max_ms": mx}) + "\n")
 PY
 }
 
@@ -77,3 +86,58 @@ echo "|---|---|---|---|---|---|---|---|---|"
 for k in $KS; do
   for _ in $(seq "$ROUNDS"); do one_run plain "$k"; one_run agent "$k"; done
 done
+
+python3 - "$W/runs.jsonl" "${DOC_DATA:-}" "$ROOT" "$ROUNDS" "${AGENT_ARGS:-}" <<'PY'
+import datetime, json, os, platform, statistics, subprocess, sys
+runs_path, doc_data, root, rounds, extra = sys.argv[1:6]
+runs = [json.loads(l) for l in open(runs_path)]
+summary_cols = ["K", "pairs", "LAMMPS speed, agent × plain (median, range)",
+                "local p99, agent × plain (median, range)", "local worst ms, plain / agent"]
+summary = []
+for k in sorted({r["k"] for r in runs}):
+    plain = [r for r in runs if r["k"] == k and not r["agent"]]
+    agent = [r for r in runs if r["k"] == k and r["agent"]]
+    pairs = list(zip(plain, agent))  # one_run plain, then agent, each round
+    speed = [p["wall_s"] / a["wall_s"] for p, a in pairs]
+    p99 = [a["p99_ms"] / p["p99_ms"] for p, a in pairs]
+    fmt = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})"
+    summary.append([str(k), str(len(pairs)), fmt(speed), fmt(p99),
+                    f"{max(p['max_ms'] for p in plain):.1f} / {max(a['max_ms'] for a in agent):.1f}"])
+print()
+print("| " + " | ".join(summary_cols) + " |")
+print("|" + "---|" * len(summary_cols))
+for row in summary:
+    print("| " + " | ".join(row) + " |")
+if not doc_data:
+    sys.exit(0)
+git = lambda *a: subprocess.run(["git", "-C", root, *a], capture_output=True, text=True).stdout.strip()
+commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+if any(not l[3:].startswith("docs/") for l in git("status", "--porcelain").splitlines()):
+    commit += "+dirty"
+model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown CPU")
+machine = f"{os.cpu_count()} × {model}, Linux {platform.release()}"
+command = "experiments/local/lammps-local.sh " + rounds + " " + " ".join(str(k) for k in sorted({r["k"] for r in runs}))
+if extra:
+    command = f'AGENT_ARGS="{extra}" {command}'
+stamp = {"source_command": command, "commit": commit, "machine": machine,
+         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+tables = [
+    ("lab-lammps-local", summary_cols, summary,
+     f"{rounds} alternating pairs per K (plain, then under the agent). Speed: plain wall time / agent wall time "
+     "(above 1: faster with the agent). Local p99: the agent run's p99 wake-up delay / the plain run's, of the "
+     "worse CPU. Worst: the largest wake-up delay of either CPU over every run of that side."),
+    ("lab-lammps-local-runs",
+     ["mode", "K", "LAMMPS wall s", "local p50 ms", "local p99 ms", "local max ms", "boosts",
+      "yielded to local", "demotions"],
+     [r["row"] for r in runs],
+     "One row per run, in the order run. Local: the two CPUs' probes (p50 and p99 of the worse CPU, the larger "
+     "maximum). Boosts, yields and demotions: the agent's counters at the run's end (a fresh agent per run)."),
+]
+for name, cols, rows, notes in tables:
+    path = os.path.join(doc_data, name + ".json")
+    with open(path, "w") as f:
+        json.dump({"name": name, **stamp, "columns": cols, "rows": rows, "notes": notes}, f, indent=2,
+                  ensure_ascii=False)
+        f.write("\n")
+    print(f"wrote {path}")
+PY
