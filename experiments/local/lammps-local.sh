@@ -110,9 +110,9 @@ for row in summary:
     print("| " + " | ".join(row) + " |")
 if not doc_data:
     sys.exit(0)
-git = lambda *a: subprocess.run(["git", "-C", root, *a], capture_output=True, text=True).stdout.strip()
-commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
-if any(not l[3:].startswith("docs/") for l in git("status", "--porcelain").splitlines()):
+git = lambda *a: subprocess.run(["git", "-C", root, *a], capture_output=True, text=True).stdout
+commit = git("rev-parse", "--short=12", "HEAD").strip() or "unknown"
+if any(not l[3:].startswith("docs/") for l in git("status", "--porcelain").splitlines() if l.strip()):
     commit += "+dirty"
 model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown CPU")
 machine = f"{os.cpu_count()} × {model}, Linux {platform.release()}"
