@@ -91,6 +91,10 @@ pub struct CoreArgs {
     /// Print one line per action (boost, nice, restore) and per decision the policy notes, on stderr.
     #[arg(long)]
     pub log_actions: bool,
+    /// With --log-actions: append the lines to this file instead of stderr. A process reading the agent's
+    /// stderr through a pipe (the lab does) wakes at every line, on the job's CPUs, and the boosts yield to it.
+    #[arg(long, value_name = "PATH", requires = "log_actions")]
+    pub log_file: Option<std::path::PathBuf>,
     /// Stop after this many seconds (for tests and scripted runs); default: until SIGINT/SIGTERM.
     #[arg(long)]
     pub run_for_s: Option<f64>,
@@ -335,6 +339,9 @@ pub fn run_agent(args: AgentArgs) -> anyhow::Result<()> {
 #[cfg(cosched_bpf)]
 fn start_agent(args: AgentArgs) -> anyhow::Result<()> {
     let (cfg, policy) = args.resolve()?;
+    if let Some(path) = &args.core.log_file {
+        crate::ctx::log_actions_to(path)?;
+    }
     crate::daemon::preflight()?;
     let mut settings = cfg.describe();
     settings.extend(policy.describe());
@@ -848,6 +855,7 @@ mod tests {
             "watch-hold-ms",
             "agent-prio",
             "log-actions",
+            "log-file",
             "run-for-s",
             "panic-after-boosts",
         ] {

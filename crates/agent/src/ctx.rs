@@ -549,11 +549,40 @@ impl Ctx<'_> {
     fn log_process(&self, tgid: u32, tid: u32, what: &str, detail: std::fmt::Arguments) {
         if self.settings.log_actions {
             let job = self.tracker.job_of(tgid).unwrap_or(0);
-            eprintln!(
+            action_line(format_args!(
                 "[{:>12.6}] (job{job}:pid{tgid}) {what} tid={tid} {detail}",
                 self.now.saturating_sub(self.settings.started_ns) as f64 / 1e9
-            );
+            ));
         }
+    }
+}
+
+/// The file `--log-file` names, once opened: where the `--log-actions` lines go instead of stderr.
+static ACTION_LOG: std::sync::OnceLock<std::sync::Mutex<std::fs::File>> =
+    std::sync::OnceLock::new();
+
+/// Sends the `--log-actions` lines to `path` (appended) from now on.
+pub fn log_actions_to(path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("--log-file: opening {}", path.display()))?;
+    let _ = ACTION_LOG.set(std::sync::Mutex::new(file));
+    Ok(())
+}
+
+/// One `--log-actions` line: to the `--log-file` if one was given (one write per line: nothing else wakes for
+/// it), else to stderr.
+pub(crate) fn action_line(line: std::fmt::Arguments) {
+    use std::io::Write;
+    match ACTION_LOG.get() {
+        Some(file) => {
+            let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(file, "{line}");
+        }
+        None => eprintln!("{line}"),
     }
 }
 
@@ -573,5 +602,19 @@ pub(crate) fn fail(counters: &mut Counters, err: ActError) {
     } else {
         counters.boost_errors += 1;
         counters.last_error = Some(err.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn action_lines_go_to_the_log_file_once_one_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("actions.log");
+        super::log_actions_to(&path).unwrap();
+        super::action_line(format_args!("[{:>12.6}] (agent) watch", 0.5));
+        super::action_line(format_args!("second {}", 2));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "[    0.500000] (agent) watch\nsecond 2\n");
     }
 }

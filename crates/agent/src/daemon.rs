@@ -647,10 +647,10 @@ impl Agent {
     /// `--log-actions`: the loop's own lines (the engine prints the actions).
     fn log(&self, what: &str) {
         if self.cfg.log_actions {
-            eprintln!(
+            crate::ctx::action_line(format_args!(
                 "[{:>12.6}] (agent) {what}",
                 now_ns().saturating_sub(self.started_ns) as f64 / 1e9
-            );
+            ));
         }
     }
 
