@@ -92,8 +92,12 @@ import datetime, json, os, platform, statistics, subprocess, sys
 runs_path, doc_data, root, rounds, extra = sys.argv[1:6]
 runs = [json.loads(l) for l in open(runs_path)]
 summary_cols = ["K", "pairs", "LAMMPS speed, agent × plain (median, range)",
+                "LAMMPS of fair bound, plain / agent (median)",
                 "local p99, agent × plain (median, range)", "local worst ms, plain / agent"]
 summary = []
+# The fair bound of a run at K: the dedicated wall time (plain at K = 0, median) × (K + 1) / its wall time.
+dedicated = [r["wall_s"] for r in runs if r["k"] == 0 and not r["agent"]]
+dedicated = statistics.median(dedicated) if dedicated else None
 for k in sorted({r["k"] for r in runs}):
     plain = [r for r in runs if r["k"] == k and not r["agent"]]
     agent = [r for r in runs if r["k"] == k and r["agent"]]
@@ -101,7 +105,9 @@ for k in sorted({r["k"] for r in runs}):
     speed = [p["wall_s"] / a["wall_s"] for p, a in pairs]
     p99 = [a["p99_ms"] / p["p99_ms"] for p, a in pairs]
     fmt = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})"
-    summary.append([str(k), str(len(pairs)), fmt(speed), fmt(p99),
+    bound = lambda side: (f"{statistics.median(dedicated * (k + 1) / r['wall_s'] for r in side):.2f}"
+                          if dedicated else "- (no K = 0 run)")
+    summary.append([str(k), str(len(pairs)), fmt(speed), f"{bound(plain)} / {bound(agent)}", fmt(p99),
                     f"{max(p['max_ms'] for p in plain):.1f} / {max(a['max_ms'] for a in agent):.1f}"])
 print()
 print("| " + " | ".join(summary_cols) + " |")
@@ -124,7 +130,8 @@ stamp = {"source_command": command, "commit": commit, "machine": machine,
 tables = [
     ("lab-lammps-local", summary_cols, summary,
      f"{rounds} alternating pairs per K (plain, then under the agent). Speed: plain wall time / agent wall time "
-     "(above 1: faster with the agent). Local p99: the agent run's p99 wake-up delay / the plain run's, of the "
+     "(above 1: faster with the agent). Of fair bound: the median plain wall time at K = 0 × (K + 1) / the run's "
+     "wall time (1: the job ran at its fair share of a dedicated machine). Local p99: the agent run's p99 wake-up delay / the plain run's, of the "
      "worse CPU. Worst: the largest wake-up delay of either CPU over every run of that side."),
     ("lab-lammps-local-runs",
      ["mode", "K", "LAMMPS wall s", "local p50 ms", "local p99 ms", "local max ms", "boosts",

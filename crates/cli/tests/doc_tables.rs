@@ -26,17 +26,19 @@ fn every_table_block_of_the_docs_is_the_rendering_of_its_data() {
     );
 }
 
-/// A table its producer wrote names the `cosched` command that measured it. A transcribed one (a notebook's,
-/// whose raw runs were not kept) names what its page says measured it — a probe, a script, a test run — and says
-/// where its figures were copied from.
+/// A table its producer wrote names the command that measured it: a `cosched` command, or a script of this
+/// repository (after any `NAME=value` settings), so that a reader can run it again. A transcribed one (a
+/// notebook's, whose raw runs were not kept) names what its page says measured it — a probe, a script, a test
+/// run — and says where its figures were copied from.
 #[test]
-fn every_table_names_the_cosched_command_that_measured_it() {
+fn every_table_names_the_command_that_measured_it() {
     let tables = docdata::read_all(root()).unwrap();
     for table in tables.values() {
         match &table.transcribed {
             None => assert!(
-                table.source_command.starts_with("cosched "),
-                "{}: {}",
+                table.source_command.starts_with("cosched ")
+                    || repository_script(&table.source_command).is_some(),
+                "{}: `{}` is neither a cosched command nor a script of this repository",
                 table.name,
                 table.source_command
             ),
@@ -153,4 +155,21 @@ fn svg_references_are_found_in_images_links_and_attributes() {
         ["figures/data/x.svg", "figures/y.svg", "../docs/z.svg"]
     );
     assert!(svg_references("no figure here").is_empty());
+}
+
+/// The script of this repository that `command` runs (its first word after `NAME=value` settings), if any.
+fn repository_script(command: &str) -> Option<std::path::PathBuf> {
+    let program = command
+        .split_whitespace()
+        .find(|word| !word.contains('=') || word.starts_with('-'))?;
+    let path = root().join(program);
+    (program.contains('/') && path.is_file()).then_some(path)
+}
+
+#[test]
+fn a_script_of_the_repository_counts_as_a_producer_and_a_missing_one_does_not() {
+    assert!(repository_script("experiments/local/lammps-local.sh 4 0 1 2").is_some());
+    assert!(repository_script("AGENT_ARGS=x experiments/local/lammps-local.sh 2 1").is_some());
+    assert!(repository_script("experiments/local/no-such-script.sh 2").is_none());
+    assert!(repository_script("python3 -c 1").is_none());
 }
