@@ -93,7 +93,7 @@ runs_path, doc_data, root, rounds, extra = sys.argv[1:6]
 runs = [json.loads(l) for l in open(runs_path)]
 summary_cols = ["K", "pairs", "LAMMPS speed, agent × plain (median, range)",
                 "LAMMPS of fair bound, plain / agent (median)",
-                "local p99, agent × plain (median, range)", "local worst ms, plain / agent"]
+                "local p99, agent × plain (median, range)", "local worst ms, plain / agent (median of runs; largest)"]
 summary = []
 # The fair bound of a run at K: the dedicated wall time (plain at K = 0, median) × (K + 1) / its wall time.
 dedicated = [r["wall_s"] for r in runs if r["k"] == 0 and not r["agent"]]
@@ -108,7 +108,9 @@ for k in sorted({r["k"] for r in runs}):
     bound = lambda side: (f"{statistics.median(dedicated * (k + 1) / r['wall_s'] for r in side):.2f}"
                           if dedicated else "- (no K = 0 run)")
     summary.append([str(k), str(len(pairs)), fmt(speed), f"{bound(plain)} / {bound(agent)}", fmt(p99),
-                    f"{max(p['max_ms'] for p in plain):.1f} / {max(a['max_ms'] for a in agent):.1f}"])
+                    f"{statistics.median(p['max_ms'] for p in plain):.1f} / "
+                    f"{statistics.median(a['max_ms'] for a in agent):.1f} "
+                    f"({max(p['max_ms'] for p in plain):.1f} / {max(a['max_ms'] for a in agent):.1f})"])
 print()
 print("| " + " | ".join(summary_cols) + " |")
 print("|" + "---|" * len(summary_cols))
@@ -132,7 +134,8 @@ tables = [
      f"{rounds} alternating pairs per K (plain, then under the agent). Speed: plain wall time / agent wall time "
      "(above 1: faster with the agent). Of fair bound: the median plain wall time at K = 0 × (K + 1) / the run's "
      "wall time (1: the job ran at its fair share of a dedicated machine). Local p99: the agent run's p99 wake-up delay / the plain run's, of the "
-     "worse CPU. Worst: the largest wake-up delay of either CPU over every run of that side."),
+     "worse CPU. Worst: each run's largest wake-up delay of either CPU, the median over that side's runs and (in "
+     "brackets) the largest."),
     ("lab-lammps-local-runs",
      ["mode", "K", "LAMMPS wall s", "local p50 ms", "local p99 ms", "local max ms", "boosts",
       "yielded to local", "demotions"],
