@@ -7,9 +7,10 @@
 #     it wakes) for the whole run.
 # Prints one markdown row per run: LAMMPS wall time, the probes' wake-up lateness (p50 / p99 of the two CPUs'
 # worse, max of both), the agent's boosts and demotions; then one row per K over the alternating pairs (plain,
-# agent) of a round: LAMMPS's speed with the agent × without (plain wall / agent wall), the local p99 with the
-# agent × without, median and range of the pairs, and the worst wake-up delay of each side (issue 30's targets:
-# speed >= 1 at K = 0, 1, 2; p99 within 2x and worst under 20 ms at K = 1).
+# agent) of a round: LAMMPS's speed with the agent × without (plain wall / agent wall) and its share of the fair
+# bound (the plain K = 0 wall time × (K + 1) / its own), the local p99 with the agent × without, median and range
+# of the pairs, and each side's worst wake-up delay, median of its runs and largest (issue 30's targets: speed
+# >= 1 at K = 0, 1, 2; p99 within 2x and worst under 20 ms at K = 1).
 # Usage: sudo experiments/local/lammps-local.sh [ROUNDS] [K...]      (default: 2 rounds, K = 1)
 #        DOC_DATA=docs/data ...   (also write both tables as docs/data/lab-lammps-local{,-runs}.json for
 #                                  `cosched docs tables`, stamped with this commit, machine and day)
@@ -118,9 +119,10 @@ for row in summary:
     print("| " + " | ".join(row) + " |")
 if not doc_data:
     sys.exit(0)
-git = lambda *a: subprocess.run(["git", "-C", root, *a], capture_output=True, text=True).stdout
-commit = git("rev-parse", "--short=12", "HEAD").strip() or "unknown"
-if any(not l[3:].startswith("docs/") for l in git("status", "--porcelain").splitlines() if l.strip()):
+# The stamp as `cosched` writes it (cosched_report::docdata): tracked changes outside docs/ make it "+dirty".
+git = lambda *a: subprocess.run(["git", "-C", root, *a], capture_output=True, text=True).stdout.strip()
+commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+if git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs"):
     commit += "+dirty"
 model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown CPU")
 machine = f"{os.cpu_count()} × {model}, Linux {platform.release()}"

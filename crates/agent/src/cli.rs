@@ -88,7 +88,8 @@ pub struct CoreArgs {
     /// stopped or wedged), the guardian restores every boosted task. 0 = only when the agent dies.
     #[arg(long, default_value_t = crate::guardian::DEFAULT_LEASE_MS)]
     pub guard_lease_ms: u64,
-    /// Print one line per action (boost, nice, restore) and per decision the policy notes, on stderr.
+    /// Print one line per action (boost, nice, restore) and per decision the policy notes, on stderr (or in
+    /// --log-file).
     #[arg(long)]
     pub log_actions: bool,
     /// With --log-actions: append the lines to this file instead of stderr. A process reading the agent's

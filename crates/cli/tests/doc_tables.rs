@@ -161,7 +161,7 @@ fn svg_references_are_found_in_images_links_and_attributes() {
 fn repository_script(command: &str) -> Option<std::path::PathBuf> {
     let program = command
         .split_whitespace()
-        .find(|word| !word.contains('=') || word.starts_with('-'))?;
+        .find(|word| !word.contains('='))?;
     let path = root().join(program);
     (program.contains('/') && path.is_file()).then_some(path)
 }

@@ -393,6 +393,17 @@ mod tests {
         }
         .validate()
         .is_err());
+        assert_eq!(
+            BudgetParams {
+                open_ns: 30 * MILLIS,
+                ..params()
+            }
+            .validate(),
+            Err(BudgetError::Open {
+                open_ns: 30 * MILLIS,
+                burst_ns: 20 * MILLIS
+            })
+        );
     }
 }
 
