@@ -29,10 +29,12 @@
 //! | `dcs` | [`dcs`]: DCS fairness rule + CPU-time budget, extend / demote / park / restore | `000_e8004e1596fde6a5.txt`, `002_53dfbd94bd660dc4.txt` |
 //! | `pb` | [`pb`]: Periodic Boost, one waiting receiver with an unread message per period, round robin | `001_cc73854eda2a0ea6.txt` |
 //! | `pred`, `dyn` | [`pred`]: predictive coscheduling — the waiting threads of processes whose sockets held data lately, under `dcs`'s budget | `003_d5c4b72e5fa91aa6.txt` |
+//! | `gang` | [`gang`]: gang scheduling, the reference — every managed thread together for one slot in `R` | `000_e8004e1596fde6a5.txt` §1, §3 |
 //! | `dynamicq` | [`dynamicq`]: DYNAMICQ — each thread's slice adapted every epoch from the node's cache miss rate, over `pred` | `004_3903357666129396.txt` |
 
 pub mod dcs;
 pub mod dynamicq;
+pub mod gang;
 #[cfg(test)]
 pub mod idle;
 pub mod pb;
@@ -66,6 +68,7 @@ fn rows() -> Vec<Entry> {
             &["dcs", "pred", "budget"],
             &dynamicq::AGENT_ONLY,
         ),
+        Entry::of::<gang::GangFlags>("gang", gang::SUMMARY, &[], gang::AGENT_ONLY),
         #[cfg(test)]
         Entry::of::<idle::IdleFlags>(
             "idle",

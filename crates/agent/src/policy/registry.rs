@@ -156,8 +156,8 @@ mod tests {
 
     #[test]
     fn an_unknown_policy_lists_the_valid_ones() {
-        let err = find("gang").err().unwrap().to_string();
-        assert!(err.contains("unknown policy 'gang'"), "{err}");
+        let err = find("lottery").err().unwrap().to_string();
+        assert!(err.contains("unknown policy 'lottery'"), "{err}");
         assert!(err.contains("dcs"), "{err}");
         assert_eq!(find("dcs").unwrap().name, "dcs");
     }
