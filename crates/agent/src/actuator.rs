@@ -181,12 +181,10 @@ pub fn attributes(
             return Some(a);
         }
         (Mode::Normal, _) if slice_ns.is_none() => return None,
-        (Mode::Normal | Mode::Niced { .. } | Mode::Paused { .. }, _) => orig.restorable(),
+        (Mode::Normal | Mode::Niced { .. }, _) => orig.restorable(),
     };
-    match mode {
-        Mode::Niced { nice } => a.sched_nice = nice,
-        Mode::Paused { .. } => a.sched_nice = crate::tracker::PAUSE_NICE,
-        _ => {}
+    if let Mode::Niced { nice } = mode {
+        a.sched_nice = nice;
     }
     if let Some(slice) = slice_ns {
         a.sched_runtime = slice;

@@ -13,7 +13,7 @@
 use crate::actuator::{self, ActError, Actuate};
 use crate::intf;
 use crate::stats::Counters;
-use crate::tracker::{Mode, Tracker, PAUSE_NICE};
+use crate::tracker::{Mode, Tracker};
 use cosched_policy::predictive::SocketQueue;
 use cosched_policy::Nanos;
 use std::collections::{HashMap, HashSet};
@@ -388,26 +388,6 @@ impl Ctx<'_> {
         }
         self.log(tid, "restore", format_args!(""));
         true
-    }
-
-    /// Pauses the boost of `tid` for a local task ([`Mode::Paused`]): a time-sharing thread keeps its boost's
-    /// start and waits at nice [`PAUSE_NICE`], any other gets its own attributes back. Returns whether it left
-    /// its boost.
-    pub(crate) fn pause(&mut self, tid: u32) -> bool {
-        let Some(t) = self.tracker.thread(tid) else {
-            return false;
-        };
-        let (Mode::Boosted { since, .. }, slice_ns) = (t.mode, t.slice_ns) else {
-            return false;
-        };
-        if actuator::time_sharing(&t.orig) {
-            *self.timer_stale = true;
-            if self.carry_out(tid, Mode::Paused { since }, slice_ns) {
-                self.log(tid, "pause", format_args!("nice={PAUSE_NICE}"));
-                return true;
-            }
-        }
-        self.restore(tid)
     }
 
     /// Gives a time-sharing thread (its own policy `SCHED_OTHER` or `SCHED_BATCH`) nice level `nice`; ends a

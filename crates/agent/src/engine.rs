@@ -35,18 +35,6 @@ use std::collections::BTreeMap;
 /// then share one deadline, and the agent, which preempts a rank whenever it wakes, wakes once for all.
 pub const TIMER_COALESCE_NS: Nanos = 1_000_000;
 
-/// A boost paused for a local task.
-#[derive(Clone, Copy, Debug)]
-struct Pause {
-    /// When the pause ends.
-    resume_at: Nanos,
-    /// What was left of the window when it paused: the boost resumes for that long.
-    left: Nanos,
-    /// The window's end when it paused: a local task that still waits at the pause's end gets another pause
-    /// only before then.
-    until: Nanos,
-}
-
 /// The mechanism around one policy.
 pub struct Engine<A: Actuate, P: Probe> {
     pub tracker: Tracker,
@@ -61,8 +49,8 @@ pub struct Engine<A: Actuate, P: Probe> {
     pub timer_stale: bool,
     /// The clock for the decision latency (arrival → boost carried out).
     clock: fn() -> Nanos,
-    /// Boosts paused for a local task ([`Mode::Paused`]).
-    yielded: BTreeMap<u32, Pause>,
+    /// Boosts paused for a local task: tid → (resume at, the window's end).
+    yielded: BTreeMap<u32, (Nanos, Nanos)>,
 }
 
 impl<A: Actuate, P: Probe> Engine<A, P> {
@@ -117,7 +105,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
     /// The earliest moment the timer must fire: a window end, a paused boost's resumption, or the policy's
     /// deadline.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        let resume = self.yielded.values().map(|p| p.resume_at).min();
+        let resume = self.yielded.values().map(|&(at, _)| at).min();
         [self.tracker.next_window_end(), self.deadline, resume]
             .into_iter()
             .flatten()
@@ -314,101 +302,64 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         self.tracker.steering() || !self.yielded.is_empty() || self.policy.tick_needed()
     }
 
-    /// A local task woke on the CPU that boosted thread `tid` holds: the boost steps aside now (the mechanism's
-    /// rule, whatever the policy: coscheduling must not take the local user's interactive response) for
-    /// `--yield-us`, then resumes for what was left of its window.
+    /// A local task woke on the CPU that boosted thread `tid` holds: the boost ends now (the mechanism's rule,
+    /// whatever the policy: coscheduling must not take the local user's interactive response). The thread goes
+    /// back to its own attributes; the policy's next decision (an arrival, the tick) may boost it again.
     pub fn on_local_wake(&mut self, tid: u32, now: Nanos) {
         let Some(Mode::Boosted { until, .. }) = self.tracker.thread(tid).map(|t| t.mode) else {
             return;
         };
         // The local task's turn is a pause, not the end of the burst: a waking interactive task usually needs
         // its CPU for microseconds, while a ping-pong that drops out of its coscheduled burst needs its peer to
-        // drop out too before it is back in step. The thread waits out the pause at nice 19 ([`Mode::Paused`]):
-        // in its own attributes the kernel often picked it during the pause, and it then ran on in the fair
-        // class out of step with its peer, spending its share on nothing (spin-only ping-pong, K = 1: a rank
-        // spun 45 ms so after one wake-up of the lab's own harness).
-        let pause = self.settings.yield_ns > 0 && until > now;
-        let stepped = self.with_policy_changes(now, |ctx| {
-            if pause {
-                ctx.pause(tid)
-            } else {
-                ctx.restore(tid)
-            }
-        });
-        if !stepped {
+        // drop out too before it is back in step. The thread goes back to its own attributes for the pause (at
+        // nice 19 instead, the policy took it for a demoted thread and kept it there: LAMMPS ran 3× slower) and
+        // the boost resumes for the rest of its window after it.
+        let resume = now + self.settings.yield_ns;
+        let pause = self.settings.yield_ns > 0 && until > resume;
+        let yielded = self.with_policy_changes(now, |ctx| ctx.restore(tid));
+        if !yielded {
             return;
         }
         self.counters.boosts_yielded += 1;
-        if matches!(
-            self.tracker.thread(tid).map(|t| t.mode),
-            Some(Mode::Paused { .. })
-        ) {
-            let pause = Pause {
-                resume_at: now + self.settings.yield_ns,
-                left: until - now,
-                until,
-            };
-            self.yielded.insert(tid, pause);
+        if pause {
+            self.yielded.insert(tid, (resume, until));
             self.timer_stale = true;
         }
     }
 
-    /// Paused boosts whose pause is over resume for what was left of their window, unless the policy or the
-    /// owner changed the thread meanwhile; one whose local task still waits pauses again while its window's
-    /// first end lasts, then ends as a window ends ([`Policy::on_window_end`]; never left paused).
+    /// Paused boosts whose pause is over come back for the rest of their window, unless the policy or the
+    /// owner changed the thread meanwhile.
     fn resume_yielded(&mut self, now: Nanos) {
         // Exact, not coalesced like window ends: the pause is what the local task gets.
-        let due: Vec<(u32, Pause)> = self
+        let due: Vec<(u32, Nanos)> = self
             .yielded
             .iter()
-            .filter(|(_, p)| p.resume_at <= now)
-            .map(|(&tid, &p)| (tid, p))
+            .filter(|(_, &(at, _))| at <= now)
+            .map(|(&tid, &(_, until))| (tid, until))
             .collect();
-        for (tid, pause) in due {
+        for (tid, until) in due {
             self.yielded.remove(&tid);
             let paused = self
                 .tracker
                 .thread(tid)
-                .is_some_and(|t| matches!(t.mode, Mode::Paused { .. }));
+                .is_some_and(|t| t.mode == Mode::Normal);
             if !paused {
-                continue; // the policy or the owner decided otherwise meanwhile
+                continue; // the policy decided otherwise meanwhile
             }
             // The local task has not had its CPU yet: a boost now would take it from under it again, with no
-            // wake-up left to report it. Wait another pause, while the window's first end is ahead.
+            // wake-up left to report it. Wait another pause, while the window lasts.
             let waiting = crate::ctx::local_task_waits_for(&self.probe, tid, now);
-            let resume_at = now + self.settings.yield_ns;
-            if waiting && pause.until > resume_at {
-                self.yielded.insert(tid, Pause { resume_at, ..pause });
-                self.timer_stale = true;
-                continue;
-            }
             // A thread that has its CPU again (the kernel picked it during the pause) needs no boost to run, and
             // a boost now would hold that CPU over any local task queued there that the probe does not record
-            // (each CPU remembers `COSCHED_LOCAL_SLOTS`); under a local task that wakes every millisecond, each
-            // resumed boost was paused again a millisecond later (agent CPU 4.8 -> 6.2 %). It goes back to its own
-            // attributes until the policy boosts it again.
-            if !waiting && self.probe.task(tid).is_some_and(|t| t.on_cpu != 0) {
-                self.with_policy_changes(now, |ctx| ctx.restore(tid));
-                continue;
-            }
-            // The boost comes back for what was left of its window (a boost is never resumed over a local task
-            // still waiting: `Ctx::boost` refuses it); else the pause ends as a window does: the policy decides
-            // what comes next, and a thread it leaves paused gets its own attributes back.
-            let resumed =
-                !waiting && self.with_policy_changes(now, |ctx| ctx.boost(tid, now + pause.left));
-            if !resumed {
-                self.with_policy(now, None, |p, ctx| {
-                    p.on_window_end(ctx, tid);
-                    if matches!(
-                        ctx.thread(tid),
-                        Some(ThreadView {
-                            mode: Mode::Paused { .. },
-                            ..
-                        })
-                    ) {
-                        ctx.restore(tid);
-                    }
-                });
+            // (each CPU remembers `COSCHED_LOCAL_SLOTS`): a local sleeper waited 948 ms under the real-time
+            // throttle that way. It stays in the fair class until the policy boosts it again.
+            let running = self.probe.task(tid).is_some_and(|t| t.on_cpu != 0);
+            let resume = now + self.settings.yield_ns;
+            if waiting && until > resume {
+                self.yielded.insert(tid, (resume, until));
+                self.timer_stale = true;
+            } else if !waiting && !running && until > now {
+                self.with_policy_changes(now, |ctx| ctx.boost(tid, until));
             }
         }
     }
@@ -820,17 +771,10 @@ pub(crate) mod tests {
             e.tracker.thread(10).unwrap().mode,
             Mode::Boosted { .. }
         ));
-        // A local task woke on 10's CPU at 0.1 ms, long before the window's end (1 ms): it steps aside now, to
-        // nice 19 for the pause (0.5 ms).
+        // A local task woke on 10's CPU at 0.1 ms, long before the window's end (1 ms): it steps aside now.
         e.on_local_wake(10, 100_000);
-        assert_eq!(
-            e.tracker.thread(10).unwrap().mode,
-            Mode::Paused { since: 0 }
-        );
-        assert_eq!(
-            e.act.calls.last().unwrap(),
-            "change 10 policy=0 nice=19 runtime=0"
-        );
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.act.calls.last().unwrap(), "restore 10");
         assert_eq!(e.counters.boosts_yielded, 1);
         // A report for a thread that is not boosted (11), or no longer (10), changes nothing.
         let calls = e.act.calls.len();
@@ -838,58 +782,53 @@ pub(crate) mod tests {
         e.on_local_wake(10, 200_000);
         assert_eq!(e.act.calls.len(), calls);
         assert_eq!(e.counters.boosts_yielded, 1);
-        // The pause is over at 0.6 ms: the boost resumes for what was left of its window (0.9 ms).
+        // The pause (0.5 ms) is over at 0.6 ms and the window (until 1 ms) has time left: the boost resumes
+        // for the rest of it.
         assert_eq!(e.next_deadline(), Some(600_000));
         e.on_timer(600_000);
         assert_eq!(
             e.tracker.thread(10).unwrap().mode,
             Mode::Boosted {
                 since: 600_000,
-                until: 1_500_000
+                until: 1_000_000
             }
         );
-        // While a local task still waits for its CPU at the pause's end, the pause goes on while the window's
-        // first end is ahead; after it, the thread gets its own attributes back (never left at nice 19).
+        // A pause that would outlast the window ends the boost for good.
+        e.on_local_wake(10, 700_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.next_deadline(), None);
+        // While a local task still waits for its CPU at the pause's end, the pause goes on; once the window is
+        // over, the thread gets its own attributes back (never left at nice 19).
         e.settings.yield_ns = 200_000;
-        e.on_local_wake(10, 1_000_000); // paused until 1.2 ms, 0.5 ms left, first end 1.5 ms
-        e.probe.waiting.borrow_mut().replace(1_000_000);
-        e.on_timer(1_200_000); // still waiting: paused until 1.4 ms
-        assert_eq!(
-            e.tracker.thread(10).unwrap().mode,
-            Mode::Paused { since: 600_000 }
-        );
-        assert_eq!(e.next_deadline(), Some(1_400_000));
+        e.on_arrival(&arrival(10, 2, 2_000_000), 2_000_000); // boosted until 3 ms
+        e.on_local_wake(10, 2_100_000); // paused until 2.3 ms
+        e.probe.waiting.borrow_mut().replace(2_100_000);
+        e.on_timer(2_300_000); // still waiting: paused until 2.5 ms
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.next_deadline(), Some(2_500_000));
         e.probe.waiting.borrow_mut().take(); // it ran
-        e.on_timer(1_400_000); // the 0.5 ms left
+        e.on_timer(2_500_000); // the rest of the window
         assert_eq!(
             e.tracker.thread(10).unwrap().mode,
             Mode::Boosted {
-                since: 1_400_000,
-                until: 1_900_000
+                since: 2_500_000,
+                until: 3_000_000
             }
         );
-        // Paused again at 1.5 ms with the local task still waiting at 1.7 ms, when no pause fits before the
-        // window's end (1.9 ms): the boost is over, the thread in its own attributes.
-        e.on_local_wake(10, 1_500_000);
-        e.probe.waiting.borrow_mut().replace(1_500_000);
-        e.on_timer(1_700_000);
+        // Paused again at 2.7 ms with the local task still waiting at 2.9 ms, when no pause fits in the window
+        // any more: the boost is over.
+        e.on_local_wake(10, 2_700_000);
+        e.probe.waiting.borrow_mut().replace(2_700_000);
+        e.on_timer(2_900_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
         assert_eq!(e.next_deadline(), None);
         // A thread the kernel gave its CPU back during the pause is not boosted over it again.
         e.probe.waiting.borrow_mut().take();
-        e.on_arrival(&arrival(10, 2, 3_000_000), 3_000_000); // boosted until 4 ms
-        e.on_local_wake(10, 3_100_000); // paused until 3.3 ms
+        e.on_arrival(&arrival(10, 2, 4_000_000), 4_000_000); // boosted until 5 ms
+        e.on_local_wake(10, 4_100_000); // paused until 4.3 ms
         e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 1;
-        e.on_timer(3_300_000);
+        e.on_timer(4_300_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
-        e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 0;
-        // With no pause (`--yield-us 0`) the boost ends there.
-        e.probe.waiting.borrow_mut().take();
-        e.settings.yield_ns = 0;
-        e.on_arrival(&arrival(10, 2, 4_000_000), 4_000_000);
-        e.on_local_wake(10, 4_100_000);
-        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
-        assert_eq!(e.next_deadline(), None);
     }
 
     #[test]

@@ -28,15 +28,7 @@ pub enum Mode {
     Boosted { since: Nanos, until: Nanos },
     /// Its own policy at nice `nice` (the DCS policy uses 19: overdrawn, or parked).
     Niced { nice: i32 },
-    /// A boost stepping aside for a local task that woke on its CPU ([`crate::engine::Engine::on_local_wake`]):
-    /// its own policy at nice [`PAUSE_NICE`] until the pause ends and the boost resumes (the engine decides;
-    /// policies leave it as they leave a boost). `since`: when the boost began.
-    Paused { since: Nanos },
 }
-
-/// The nice level of a paused boost: below every task of the CPU, so that the local task and the CPU's other
-/// tasks have the pause, and the thread does not run out of step with its peer in the fair class meanwhile.
-pub const PAUSE_NICE: i32 = 19;
 
 /// One managed thread.
 #[derive(Clone, Debug)]

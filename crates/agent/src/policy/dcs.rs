@@ -105,7 +105,7 @@ use cosched_policy::budget::{Budget, BudgetParams};
 use cosched_policy::dcs::{DcsDecision, DcsParams, DcsState, NodeNow, QueueLengthMonitor};
 use cosched_policy::predictive::{FreqParams, FreqTable, Rounding};
 use cosched_policy::Nanos;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The registry's one-line summary.
 pub const SUMMARY: &str =
@@ -582,9 +582,6 @@ pub struct Dcs {
     accounts: HashMap<u64, Account>,
     /// The extension step of each boosted thread (tid).
     ext: HashMap<u32, Nanos>,
-    /// Jobs demoted for their debt, until they have repaid. A lowered thread of any other job is *parked*
-    /// (spin-waiting for a peer that stopped answering) and is lifted by its next arrival, whatever its balance.
-    paying_back: HashSet<u64>,
     /// The predictive rule's last tick saw a managed thread share its CPU (R > 1): its samples can change a
     /// decision, so it ticks at `--tick-ms`; else at `--idle-tick-ms`.
     contended: bool,
@@ -598,7 +595,6 @@ impl Dcs {
             budgets: HashMap::new(),
             accounts: HashMap::new(),
             ext: HashMap::new(),
-            paying_back: HashSet::new(),
             contended: false,
         }
     }
@@ -713,7 +709,6 @@ impl Dcs {
 
     /// Lowers every thread of a job to nice 19 (overdrawn: the job yields on every CPU).
     fn demote_job(&mut self, ctx: &mut Ctx, job: u64, tgid: u32) {
-        self.paying_back.insert(job);
         let tids = ctx.tids_of_job(job);
         self.demote(ctx, job, tgid, tids);
         // A job alone in its session competes as a group against the other sessions: nice 19 on its threads
@@ -782,14 +777,6 @@ impl Dcs {
                 ctx.restore(tid);
             }
         }
-    }
-
-    /// Whether `tid` is parked: lowered while its job is not paying back a debt.
-    fn parked(&self, ctx: &Ctx, tgid: u32, tid: u32) -> bool {
-        matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. }))
-            && !ctx
-                .process(tgid)
-                .is_some_and(|p| self.paying_back.contains(&p.job))
     }
 
     /// Notes `counter` with the job's `R` and balance in the log line.
@@ -942,7 +929,6 @@ impl Policy for Dcs {
     }
 
     fn on_job_end(&mut self, job: u64) {
-        self.paying_back.remove(&job);
         let Some(account) = self.accounts.remove(&job) else {
             return;
         };
@@ -988,7 +974,7 @@ impl Policy for Dcs {
             return;
         };
         b.last_r = r_milli;
-        let may_boost = b.budget.may_boost();
+        let (may_boost, repaid) = (b.budget.may_boost(), b.budget.repaid());
         if let Mode::Boosted { until, .. } = thread.mode {
             // Boosted yet off its CPU beyond grace: the window is still ours; push its end.
             ctx.boost(tid, until.max(now + self.cfg.window_ns));
@@ -997,7 +983,7 @@ impl Policy for Dcs {
         // Lowered while its job is not paying back: parked, spinning for a peer that had stopped answering.
         // The peer answered, so whatever becomes of this arrival the park is over: a refused boost must not
         // leave a thread that has work at nice 19, where it waits behind everything for its message.
-        let parked = self.parked(ctx, tgid, tid);
+        let parked = matches!(thread.mode, Mode::Niced { .. }) && repaid;
         match self.refusal(ctx, a, may_boost) {
             None if self.boost(ctx, tgid, tid) => return,
             None => {}
@@ -1014,8 +1000,7 @@ impl Policy for Dcs {
         let Some(thread) = ctx.thread(tid) else {
             return;
         };
-        // A paused boost (a local task has its CPU) that cannot resume ends here too.
-        let (Mode::Boosted { since, .. } | Mode::Paused { since }) = thread.mode else {
+        let Mode::Boosted { since, .. } = thread.mode else {
             return;
         };
         let tgid = thread.tgid;
@@ -1030,20 +1015,17 @@ impl Policy for Dcs {
             // `Tq R / 2^E` after it (the seed's spacing of boosts), and meanwhile the CPU's other tasks run.
             self.rule.record_boost(tgid, now);
         }
-        // Arrivals keep coming: an arrival since the boost began, the last within a window.
-        let exchanging = last_arrival > since && last_arrival + window > now;
-        let extended = may && contested && short && exchanging && {
-            // Extend, doubling the step up to --max-extend-us so that a long exchange costs the agent a few
-            // wake-ups, not one per window.
+        if may && contested && short && last_arrival > since && last_arrival + window > now {
+            // Arrivals keep coming: extend, doubling the step up to --max-extend-us so that a long exchange
+            // costs the agent a few wake-ups, not one per window.
             let ext = self.ext.get(&tid).copied().unwrap_or(window);
             let ext = (ext * 2).min(self.cfg.max_extend_ns).max(window);
-            ctx.boost(tid, now + ext) && {
+            if ctx.boost(tid, now + ext) {
                 self.ext.insert(tid, ext);
-                true
+                self.note(ctx, tgid, tid, EXTENDED);
+            } else {
+                ctx.restore(tid);
             }
-        };
-        if extended {
-            self.note(ctx, tgid, tid, EXTENDED);
         } else if self.cfg.demote && (over || !may) {
             // The boost ended because the budget ran out: yield now and pay back, so that the job's next
             // coscheduled burst is paid for by time it does not run, not by its competitors' share.
@@ -1070,7 +1052,7 @@ impl Policy for Dcs {
         // A job in debt repays at the tick's settlements, and an arrival is refused until one sees it repaid.
         // Otherwise, with nothing boosted or lowered, a settlement cannot change a decision: without a boost
         // the balance does not fall below zero (`settle_unboosted`).
-        self.budgets.values().any(|b| b.budget.tokens() < 0) || !self.paying_back.is_empty()
+        self.budgets.values().any(|b| b.budget.tokens() < 0)
     }
 
     fn on_tick(&mut self, ctx: &mut Ctx) {
@@ -1085,10 +1067,6 @@ impl Policy for Dcs {
             if !self.cfg.demote {
                 continue;
             }
-            if repaid {
-                self.paying_back.remove(&job);
-            }
-            let paying_back = self.paying_back.contains(&job);
             if repaid && ctx.job_group_lowered(job) && ctx.restore_job_group(job) {
                 if let Some(tgid) = ctx
                     .tids_of_job(job)
@@ -1114,9 +1092,9 @@ impl Policy for Dcs {
                     // Nobody left on its CPU to yield to.
                     self.note(ctx, tgid, tid, LIFTED);
                     ctx.restore(tid);
-                } else if paying_back && (task.on_cpu != 0 || task.preempted != 0) {
+                } else if !repaid && (task.on_cpu != 0 || task.preempted != 0) {
                     // Still paying back: it wants its CPU and yields it.
-                } else if paying_back {
+                } else if !repaid {
                     // Blocked while paying back: it repays nothing by waiting at nice 19 (a blocked thread is
                     // credited only what it runs), it only waits behind every other task at its next wake-up —
                     // a message, a child's exit: LAMMPS's end under demotion took tens of seconds beside a hog
@@ -1125,12 +1103,10 @@ impl Policy for Dcs {
                     self.note(ctx, tgid, tid, LIFTED);
                     ctx.restore(tid);
                 } else if has_unread(&task) && task.on_cpu == 0 {
-                    // A peer sent while this thread was lowered and waits for the reply: start the next
+                    // A peer sent while this thread was demoted and waits for the reply: start the next
                     // coscheduled burst now instead of waiting for the next flagged arrival.
-                    // If DCS or the budget refuses, it has work all the same: its own attributes back, not
-                    // nice 19.
-                    if may && self.rule.wants(tgid, now, task.r_milli) && self.boost(ctx, tgid, tid)
-                    {
+                    // If DCS refuses, it has work all the same: its own attributes back, not nice 19.
+                    if self.rule.wants(tgid, now, task.r_milli) && self.boost(ctx, tgid, tid) {
                         self.note(ctx, tgid, tid, REPAID_BOOSTS);
                     } else {
                         self.note(ctx, tgid, tid, LIFTED);
@@ -1446,8 +1422,7 @@ mod tests {
         let mut e = spinning_at_window_end();
         assert_eq!(mode(&e), Mode::Niced { nice: 19 }); // parked
                                                         // The peer answers at 1.9 ms while the thread waits off its CPU: DCS refuses (4 × (1.9 - 1) = 3.6 ms <
-                                                        // 4 ms × 2), yet the thread has work now: its own attributes back, not nice 19 — whatever its balance
-                                                        // (a park is not a debt: its job is not paying back).
+                                                        // 4 ms × 2), yet the thread has work now: its own attributes back, not nice 19.
         task(&e, |t| {
             t.on_cpu = 0;
             t.pending = 1;
@@ -1455,49 +1430,6 @@ mod tests {
         });
         e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
         assert_eq!(count(&e, REFUSED_DCS), 1);
-        assert_eq!(mode(&e), Mode::Normal);
-        assert_eq!(count(&e, LIFTED), 1);
-    }
-
-    #[test]
-    fn a_park_ends_at_the_next_arrival_however_little_credit_is_left() {
-        // As `spinning_at_window_end`, with 15 ms used: 20 + 1.5 / 2 - 15 = 5.75 ms at the window's end, in
-        // credit but short of `resume` (10 ms). Parked, not demoted: the job owes nothing.
-        let mut e = setup();
-        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
-        cpu(&e, 15 * MILLIS);
-        task(&e, |t| {
-            t.on_cpu = 1;
-            t.last_arrival_ns = 900 * US;
-            t.last_got_ns = 950 * US;
-            t.last_poll_ns = 1450 * US;
-        });
-        e.on_timer(1500 * US);
-        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
-        assert_eq!(count(&e, PARKS), 1);
-        // The peer answers at 1.9 ms; DCS refuses. The park is over all the same: parked threads were once
-        // lifted only at `resume`, and a rank sat at nice 19 with its answer for 16 ms (spin-only, K = 1).
-        task(&e, |t| {
-            t.on_cpu = 0;
-            t.pending = 1;
-            t.last_arrival_ns = 1900 * US;
-        });
-        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
-        assert_eq!(count(&e, REFUSED_DCS), 1);
-        assert_eq!(mode(&e), Mode::Normal);
-    }
-
-    #[test]
-    fn an_arrival_that_needs_no_boost_ends_a_park() {
-        let mut e = spinning_at_window_end();
-        // The peer answers at 1.9 ms and the parked thread has its CPU: not needed, but it has work now: its
-        // own attributes back, not nice 19.
-        task(&e, |t| {
-            t.on_cpu = 1;
-            t.last_arrival_ns = 1900 * US;
-        });
-        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
-        assert_eq!(count(&e, NOT_NEEDED), 1);
         assert_eq!(mode(&e), Mode::Normal);
         assert_eq!(count(&e, LIFTED), 1);
     }

@@ -136,10 +136,8 @@ impl Policy for Gang {
 
     fn on_window_end(&mut self, ctx: &mut Ctx, tid: u32) {
         // The gang's slot is over: the CPU's other tasks have theirs.
-        if matches!(
-            ctx.thread(tid).map(|t| t.mode),
-            Some(Mode::Boosted { .. } | Mode::Paused { .. })
-        ) && !ctx.nice(tid, 19)
+        if matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Boosted { .. }))
+            && !ctx.nice(tid, 19)
         {
             ctx.restore(tid);
         }
