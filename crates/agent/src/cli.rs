@@ -46,8 +46,8 @@ pub struct CoreArgs {
     /// for its CPU, not the rest of a window and its extensions.
     #[arg(long)]
     pub no_yield_to_local: bool,
-    /// How long a boost steps aside (at nice 19) for a local task that woke on its CPU before it resumes for
-    /// what was left of its window (0: the boost ends there).
+    /// How long a boost steps aside for a local task that woke on its CPU before it resumes for the rest of
+    /// its window (0: the boost ends there).
     #[arg(long, default_value_t = 500)]
     pub yield_us: u64,
     /// How a boost is carried out: `fifo` (SCHED_FIFO for the window: preempts at once, fairness held by the
