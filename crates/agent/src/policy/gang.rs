@@ -105,7 +105,7 @@ pub struct Gang {
 }
 
 impl Gang {
-    /// Every managed thread, with the first process's id for the log.
+    /// Every managed thread, as (its process, itself).
     fn gang(ctx: &Ctx) -> Vec<(u32, u32)> {
         ctx.tgids()
             .into_iter()
@@ -154,10 +154,9 @@ impl Policy for Gang {
         let r = gang
             .iter()
             .filter_map(|&(_, tid)| ctx.task(tid))
-            .map(|t| intf::r_tasks(t.r_milli))
+            .map(|t| intf::r_tasks(t.r_milli)) // at least 1 each
             .max()
-            .unwrap_or(1)
-            .max(1);
+            .unwrap_or(1);
         let slot_end = now + self.slot_ns;
         if r == 1 {
             for &(_, tid) in &gang {
