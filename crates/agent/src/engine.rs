@@ -352,10 +352,14 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             // A thread that has its CPU again (the kernel picked it during the pause) needs no boost to run, and
             // a boost now would hold that CPU over any local task queued there that the probe does not record
             // (each CPU remembers `COSCHED_LOCAL_SLOTS`): a local sleeper waited 948 ms under the real-time
-            // throttle that way. It stays in the fair class until the policy boosts it again.
+            // throttle that way. It stays in the fair class while it runs, and is looked at again a pause later:
+            // once the fair class gives its CPU to another task, the boost resumes for the rest of its window.
+            // Left in the fair class for good, it lost its CPU to a competitor at the next slice and the rest of
+            // its window went uncoscheduled (gang scheduling, whose slot only the clock renews, lost a quarter
+            // of its rate to pauses that way).
             let running = self.probe.task(tid).is_some_and(|t| t.on_cpu != 0);
             let resume = now + self.settings.yield_ns;
-            if waiting && until > resume {
+            if (waiting || running) && until > resume {
                 self.yielded.insert(tid, (resume, until));
                 self.timer_stale = true;
             } else if !waiting && !running && until > now {
@@ -822,13 +826,36 @@ pub(crate) mod tests {
         e.on_timer(2_900_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
         assert_eq!(e.next_deadline(), None);
-        // A thread the kernel gave its CPU back during the pause is not boosted over it again.
+        // A thread the kernel gave its CPU back during the pause is not boosted over it again: it is looked at
+        // again a pause later.
         e.probe.waiting.borrow_mut().take();
         e.on_arrival(&arrival(10, 2, 4_000_000), 4_000_000); // boosted until 5 ms
         e.on_local_wake(10, 4_100_000); // paused until 4.3 ms
         e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 1;
+        let calls = e.act.calls.len();
         e.on_timer(4_300_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.act.calls.len(), calls, "no boost over a running thread");
+        assert_eq!(e.next_deadline(), Some(4_500_000));
+        // Still running at 4.5 ms; at 4.7 ms the fair class has given its CPU to another task: the boost resumes
+        // for the rest of its window.
+        e.on_timer(4_500_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 0;
+        e.on_timer(4_700_000);
+        assert_eq!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted {
+                since: 4_700_000,
+                until: 5_000_000
+            }
+        );
+        // Running through to the window's end, it is left in the fair class.
+        e.on_local_wake(10, 4_750_000); // paused until 4.95 ms
+        e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 1;
+        e.on_timer(4_950_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.next_deadline(), None);
     }
 
     #[test]

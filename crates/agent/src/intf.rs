@@ -12,6 +12,8 @@ pub const COSCHED_MAX_JOBS: u64 = 64;
 /// A local task recorded as waiting on a CPU for longer than this has gone (killed before it ran): BPF forgets
 /// it, and a paused boost resumes. One that migrates before it runs is moved to its new CPU's record.
 pub const COSCHED_LOCAL_WAIT_STALE_NS: u64 = 50_000_000;
+/// A local task's turn ends once it has run at least this long (or its own fair-class slice) since its wake-up.
+pub const COSCHED_LOCAL_TURN_MIN_NS: u64 = 1_000_000;
 /// Local tasks each CPU remembers as waiting at once (a second one woken there no longer hides the first).
 pub const COSCHED_LOCAL_SLOTS: u64 = 4;
 /// `R` in thousandths: one task's worth ([`Task::r_milli`]).
@@ -262,6 +264,7 @@ mod tests {
             ("COSCHED_MAX_PROCS", COSCHED_MAX_PROCS),
             ("COSCHED_MAX_JOBS", COSCHED_MAX_JOBS),
             ("COSCHED_LOCAL_WAIT_STALE_NS", COSCHED_LOCAL_WAIT_STALE_NS),
+            ("COSCHED_LOCAL_TURN_MIN_NS", COSCHED_LOCAL_TURN_MIN_NS),
             ("COSCHED_LOCAL_SLOTS", COSCHED_LOCAL_SLOTS),
             ("COSCHED_R_ONE_MILLI", COSCHED_R_ONE_MILLI),
             ("COSCHED_R_ALONE_MILLI", COSCHED_R_ALONE_MILLI),

@@ -2195,3 +2195,73 @@ fn a_boost_steps_aside_for_a_local_task_that_wakes_on_its_cpu() {
         "a local task on a boosted CPU waited {worst:?} to run (limit 20 ms)"
     );
 }
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn a_local_task_that_computes_past_its_slice_holds_boosts_back_no_longer() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (the receiver, a competitor and a local task on one, the sender on the other)")
+    {
+        return;
+    }
+    // A managed spinning receiver on CPU 1 beside a competitor, fed a message every 2 ms from CPU 0. A local task
+    // of this test wakes on CPU 1 and then computes for 45 ms without blocking. Its turn (no boost over it) ends
+    // once it has run one slice of the fair class and is switched out; before, it lasted until it blocked (or
+    // went stale at 50 ms), so no boost was given on CPU 1 in all that time.
+    let agent = AgentProc::start(&["--grace-us", "0", "--watch-hold-ms", "0"]);
+    let (rx, mut s) = connected_helper("spinrecv", ",1", false);
+    s.set_nodelay(true).unwrap();
+    agent.client().register(rx.pid(), "receiver").unwrap();
+    let _comp = helper("spin:1");
+    pin(0);
+    let t0 = Instant::now();
+    while agent.stats().boosts_granted == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the receiver was never boosted: {:#?}",
+            agent.stats()
+        );
+        s.write_all(&[0u8; 64]).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let computing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let busy = computing.clone();
+    let local = std::thread::spawn(move || {
+        pin(1);
+        std::thread::sleep(Duration::from_millis(5)); // a fresh wake-up on CPU 1
+        started_tx.send(Instant::now()).unwrap();
+        let start = Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < Duration::from_millis(45) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        busy.store(false, std::sync::atomic::Ordering::SeqCst);
+        x
+    });
+    let started = started_rx.recv().unwrap();
+    // Its first 10 ms: a slice or more on CPU 1 by now; then count what the agent does until it is done.
+    while started.elapsed() < Duration::from_millis(10) {
+        s.write_all(&[0u8; 64]).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let before = agent.stats();
+    while computing.load(std::sync::atomic::Ordering::SeqCst) {
+        s.write_all(&[0u8; 64]).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let after = agent.stats();
+    local.join().unwrap();
+    let granted = after.boosts_granted - before.boosts_granted;
+    eprintln!(
+        "while the local task computed: {granted} boosts granted, {} held for it",
+        after.boosts_held_for_local - before.boosts_held_for_local
+    );
+    assert!(
+        granted > 0,
+        "a local task that had run its slice still held every boost back: {after:#?}"
+    );
+}

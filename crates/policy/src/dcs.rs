@@ -128,6 +128,35 @@ pub fn fair_to_preempt(params: &DcsParams, inputs: &DcsInputs) -> bool {
     }
 }
 
+/// The earliest `Tc` at which the fairness inequality holds for a process last boosted at `previous_boost`, on
+/// a node with quantum `min_quantum` and run-queue length `run_queue_len`: `Tp + (Tq R - C) / 2^E`, rounded up
+/// (at once for a process never boosted, or when `C` alone covers `Tq R`). [`fair_to_preempt`] holds from it on.
+pub fn fair_from(
+    params: &DcsParams,
+    previous_boost: Option<Nanos>,
+    min_quantum: Nanos,
+    run_queue_len: u32,
+) -> Nanos {
+    let Some(previous) = previous_boost else {
+        return 0;
+    };
+    let short = min_quantum as i128 * run_queue_len as i128 - params.constant_ns as i128;
+    let e = params
+        .exponent
+        .clamp(-DcsParams::MAX_ABS_EXPONENT, DcsParams::MAX_ABS_EXPONENT);
+    let gap = if short <= 0 {
+        0
+    } else if e >= 0 {
+        // ceil(short / 2^E)
+        (short + (1i128 << e) - 1) >> e
+    } else {
+        // 2^-E (Tq R - C), as the inequality scaled by 2^-E reads it.
+        short << -e
+    };
+    let at = previous as i128 + gap;
+    at.min(Nanos::MAX as i128) as Nanos
+}
+
 /// The whole DCS decision of Figure 2: whether an arrival should boost its receiver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DcsDecision {
@@ -186,6 +215,16 @@ impl<K: Copy + Eq + Hash> DcsState<K> {
     /// `Tp` of `process`: when its last boost was carried out, if ever.
     pub fn previous_boost(&self, process: K) -> Option<Nanos> {
         self.previous_boost.get(&process).copied()
+    }
+
+    /// The earliest moment the rule allows a boost of `process` ([`fair_from`]).
+    pub fn fair_from(&self, process: K, min_quantum: Nanos, run_queue_len: u32) -> Nanos {
+        fair_from(
+            &self.params,
+            self.previous_boost(process),
+            min_quantum,
+            run_queue_len,
+        )
     }
 
     /// Figure 2 for an arrival at `process`: what DCS says, without recording anything.
@@ -431,5 +470,46 @@ mod tests {
         m.sample(150, 50);
         m.sample(300, 0);
         assert_eq!(m.published(), Some(0));
+    }
+
+    proptest::proptest! {
+        /// `fair_from` is exactly where the inequality starts to hold: at it a boost is fair, a nanosecond
+        /// before it (when that is after `Tp`) it is not.
+        #[test]
+        fn fair_from_is_the_first_moment_the_inequality_holds(
+            exponent in -6i32..=6,
+            constant_ns in 0u64..50_000_000,
+            quantum_ns in 1u64..20_000_000,
+            r in 1u32..8,
+            previous in 0u64..1_000_000_000,
+        ) {
+            let params = DcsParams { exponent, constant_ns };
+            let at = fair_from(&params, Some(previous), quantum_ns, r);
+            let inputs = |now| DcsInputs {
+                now,
+                previous_boost: Some(previous),
+                min_quantum: quantum_ns,
+                run_queue_len: r,
+            };
+            proptest::prop_assert!(at >= previous);
+            proptest::prop_assert!(fair_to_preempt(&params, &inputs(at)));
+            if at > previous {
+                proptest::prop_assert!(!fair_to_preempt(&params, &inputs(at - 1)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_process_never_boosted_is_fair_from_the_start() {
+        assert_eq!(fair_from(&DcsParams::SPIN_ONLY, None, 4 * MILLIS, 3), 0);
+        // E = 2, C = 0, Tq = 4 ms, R = 2: Tp + 2 ms.
+        let params = DcsParams {
+            exponent: 2,
+            constant_ns: 0,
+        };
+        assert_eq!(
+            fair_from(&params, Some(10 * MILLIS), 4 * MILLIS, 2),
+            12 * MILLIS
+        );
     }
 }

@@ -22,8 +22,12 @@
 //!   standard deviation `s` (`prior_sd` while `n < 3`: one probe says little about the noise),
 //!   the other mode **wins** when `d̄ > margin` and `d̄ − z s / √n > 0`: it becomes the chosen one and the
 //!   gains are forgotten. It **loses** when `d̄ + z s / √n < 0`: the probe gap doubles, up to `max_probe_gap`.
-//!   Otherwise the evidence is **inconclusive**: the modes are close, so probing costs little, and the next
-//!   probe comes after `inconclusive_probe_gap` epochs.
+//!   Otherwise the evidence is **inconclusive**. If the other mode's mean gain is above `-margin` the modes
+//!   look close, so probing costs little, and the next probe comes after `inconclusive_probe_gap` epochs. If
+//!   it is below, the other mode looks slower — just not surely, the epochs being noisy — and each probe costs
+//!   about `|d̄|` of an epoch: the gap stays as it is. (Shortening it there stood a coscheduled spin-only
+//!   ping-pong aside for up to 11 of 20 epochs: its 100 ms epochs alias with the budget's burst-and-repay
+//!   cycle, so the gains of a mode that halves the rate spread from −90 % to +10 %.)
 //! - An epoch with no measurable progress (`None`: no TCP traffic seen) teaches nothing: it is not recorded.
 //!
 //! So a job that coscheduling speeds up pays one probe epoch in `first_probe_gap`, then exponentially fewer
@@ -324,7 +328,11 @@ impl SelfCheck {
                     .saturating_mul(2)
                     .min(self.params.max_probe_gap);
             }
-            Verdict::Inconclusive => self.probe_gap = self.params.inconclusive_probe_gap,
+            Verdict::Inconclusive => {
+                if self.mean_gain().is_some_and(|d| d > -self.params.margin) {
+                    self.probe_gap = self.params.inconclusive_probe_gap;
+                }
+            }
         }
         self.since_probe = 0;
     }
@@ -452,6 +460,30 @@ mod tests {
         c.end_epoch(Some(50.0)); // refuted
         assert_eq!(c.chosen(), Mode::Coschedule);
         assert_eq!(c.tally().switches, 0);
+    }
+
+    #[test]
+    fn noisy_probes_that_lean_towards_the_chosen_mode_do_not_hasten_the_next() {
+        let mut c = SelfCheck::new(Params::default());
+        // Probes at −90 % and +10 %: each a loss under the prior noise (−0.9 + 0.3 < 0; n = 2: −0.4 + 0.21 < 0),
+        // the gap doubles to 8, then 16.
+        for (gap, probe) in [(4, 10.0), (8, 110.0)] {
+            run(&mut c, gap, 100.0, 50.0);
+            assert_eq!(c.mode(), Mode::StandAside);
+            c.end_epoch(Some(probe));
+            assert_eq!(c.verdict(), Verdict::Loses);
+        }
+        assert_eq!(c.probe_gap(), 16);
+        // A third at −50 %: gains −0.9, +0.1, −0.5 have their own spread (0.50): −0.43 ± 0.58, not sure.
+        run(&mut c, 16, 100.0, 50.0);
+        c.end_epoch(Some(50.0));
+        assert_eq!(c.verdict(), Verdict::Inconclusive);
+        assert_eq!(
+            c.probe_gap(),
+            16,
+            "the other mode still looks slower: no hastier probe"
+        );
+        assert_eq!(c.chosen(), Mode::Coschedule);
     }
 
     #[test]

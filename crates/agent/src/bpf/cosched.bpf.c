@@ -305,9 +305,10 @@ static __always_inline u32 hist_bucket(u64 ns)
 /* The same boosted thread is asked again on a CPU at most this often (the agent's reaction is tens of µs). */
 #define YIELD_REASK_NS 200000ULL
 
-/* Remembers local task `tid` as waiting on CPU line `c` since `woke`: its own slot if it has one, else the first
- * free one, else the one that woke first (a stale one if any; else the likeliest to run next). */
-static __always_inline void remember_local(struct cosched_cpu *c, u32 tid, u64 woke)
+/* Remembers local task `tid` as waiting on CPU line `c` since `woke`, when it had run `exec` ns in all: its own
+ * slot if it has one, else the first free one, else the one that woke first (a stale one if any; else the
+ * likeliest to run next). */
+static __always_inline void remember_local(struct cosched_cpu *c, u32 tid, u64 woke, u64 exec)
 {
 	u32 slot = 0, i;
 
@@ -322,11 +323,12 @@ static __always_inline void remember_local(struct cosched_cpu *c, u32 tid, u64 w
 	}
 	c->local_waiting[slot] = tid;
 	c->local_woke_ns[slot] = woke;
+	c->local_exec_ns[slot] = exec;
 }
 
-/* Local task `tid` runs or left CPU line `c`: its slot is freed. Returns when it woke, 0 if it had no slot.
- * Read before written: most switches on the machine leave the line clean. */
-static __always_inline u64 forget_local(struct cosched_cpu *c, u32 tid)
+/* Local task `tid` blocked on or left CPU line `c`: its slot is freed. Returns when it woke (and, in `*exec`, its
+ * turn's start), 0 if it had no slot. Read before written: most switches on the machine leave the line clean. */
+static __always_inline u64 forget_local(struct cosched_cpu *c, u32 tid, u64 *exec)
 {
 	u32 i;
 
@@ -335,10 +337,38 @@ static __always_inline u64 forget_local(struct cosched_cpu *c, u32 tid)
 	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
 		if (c->local_waiting[i] == tid) {
 			c->local_waiting[i] = 0;
+			*exec = c->local_exec_ns[i];
 			return c->local_woke_ns[i];
 		}
 	}
 	return 0;
+}
+
+/* The length of local task `p`'s turn: one slice of the fair class (COSCHED_LOCAL_TURN_MIN_NS at least). */
+static __always_inline u64 local_turn_ns(struct task_struct *p)
+{
+	u64 slice = 0;
+
+	if (bpf_core_field_exists(p->se.slice))
+		slice = BPF_CORE_READ(p, se.slice);
+	return slice > COSCHED_LOCAL_TURN_MIN_NS ? slice : COSCHED_LOCAL_TURN_MIN_NS;
+}
+
+/* Local task `p` was preempted on CPU line `c`: its turn is over (its slot freed) once it has run a slice since
+ * its wake-up. One preempted sooner — a boost took the CPU from it, the fair class's own pick — still waits. */
+static __always_inline void end_local_turn(struct cosched_cpu *c, struct task_struct *p)
+{
+	u32 tid = p->pid, i;
+
+	if (!tid)
+		return;
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		if (c->local_waiting[i] == tid) {
+			if (p->se.sum_exec_runtime - c->local_exec_ns[i] >= local_turn_ns(p))
+				c->local_waiting[i] = 0;
+			return;
+		}
+	}
 }
 
 /* A local task still waiting on CPU line `c` (woken less than COSCHED_LOCAL_WAIT_STALE_NS ago), 0 if none. */
@@ -412,11 +442,16 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	struct cosched_cpu *c = &cpus[cpu % COSCHED_STAT_CPUS];
 	struct cosched_task *t;
 
-	/* A local task's turn lasts from its wake-up until it blocks again (or goes stale): one switched in and
-	 * preempted before it is done (a boost that took the CPU from it, the fair class's own pick) still waits. The
-	 * lab's 1 ms probe waited 25-50 ms behind boosts that way while the record said it had run. */
-	if (prev_state != 0)
-		forget_local(c, prev_tid);
+	/* A local task's turn lasts from its wake-up until it blocks again, has run a slice (end_local_turn) or goes
+	 * stale: one switched in and preempted before it is done (a boost that took the CPU from it, the fair class's
+	 * own pick) still waits. The lab's 1 ms probe waited 25-50 ms behind boosts that way while the record said
+	 * it had run. */
+	if (prev_state != 0) {
+		u64 exec;
+
+		forget_local(c, prev_tid, &exec);
+	} else
+		end_local_turn(c, prev);
 	/* The agent's own CPU time on this CPU: time neither a job nor its competitors could use, which the budget
 	 * takes out of the wall time it shares by R (or the competitors alone would pay for the agent). */
 	if (agent_tgid) {
@@ -546,7 +581,7 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 	c = &cpus[cpu % COSCHED_STAT_CPUS];
 	now = bpf_ktime_get_ns();
 	/* Remembered until it blocks again, so a boost that starts before then yields as well (sched_switch). */
-	remember_local(c, tid, now);
+	remember_local(c, tid, now, p->se.sum_exec_runtime);
 	/* Who holds that CPU now: a boost is often applied to a thread already running there (no switch), so
 	 * the run queue's current task is asked, not a record of switch-ins. */
 	rq = rq_of(p);
@@ -570,14 +605,14 @@ int BPF_PROG(cosched_migrate, struct task_struct *p, int dest_cpu)
 {
 	struct cosched_cpu *from, *to;
 	u32 tid = p->pid;
-	u64 woke;
+	u64 woke, exec = 0;
 
 	from = &cpus[task_cpu_of(p) % COSCHED_STAT_CPUS];
-	woke = forget_local(from, tid);
+	woke = forget_local(from, tid, &exec);
 	if (!woke)
 		return 0;
 	to = &cpus[(u32)dest_cpu % COSCHED_STAT_CPUS];
-	remember_local(to, tid, woke);
+	remember_local(to, tid, woke, exec);
 	return 0;
 }
 

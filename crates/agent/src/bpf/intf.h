@@ -22,6 +22,12 @@ typedef unsigned long long u64;
 /* A local task recorded as waiting on a CPU for longer than this has gone (killed before it ran): BPF forgets it,
  * and a paused boost resumes. One that migrates before it runs is moved to its new CPU's record. */
 #define COSCHED_LOCAL_WAIT_STALE_NS 50000000
+/* A local task's turn ends when it blocks again or once it has run one slice of the fair class since its wake-up
+ * (its own `se.slice`, this floor where the kernel has none or a shorter one): then it has had its response and
+ * competes like any other task. Until blocking alone ended it, a local program that computed for tens of ms after
+ * one wake-up held back every boost on its CPU all that while (this sandbox's own daemons did: gang scheduling
+ * lost a quarter of its slots to them). */
+#define COSCHED_LOCAL_TURN_MIN_NS 1000000
 /* R, the DCS count of tasks sharing a CPU, in thousandths (cosched_task.r_milli): weighted across cgroups and
  * autogroups, so it is not a whole number. At or below COSCHED_R_ALONE_MILLI a thread has its CPU to itself
  * (what else is runnable there weighs under 5 % of it): nothing to preempt. */
@@ -130,8 +136,9 @@ struct cosched_gate {
  * and the last time a boosted thread there was asked to step aside for one (so the agent is told once, not at
  * every wake-up of a busy local task). */
 struct cosched_cpu {
-	u32 local_waiting[COSCHED_LOCAL_SLOTS]; /* local tasks woken on this CPU that have not run since, 0: free */
+	u32 local_waiting[COSCHED_LOCAL_SLOTS]; /* local tasks woken on this CPU whose turn is not over, 0: free */
 	u64 local_woke_ns[COSCHED_LOCAL_SLOTS]; /* when each woke */
+	u64 local_exec_ns[COSCHED_LOCAL_SLOTS]; /* its sum_exec_runtime at that wake-up (its turn's start) */
 	u32 asked_tid;         /* the boosted thread last asked to yield on this CPU */
 	u32 _pad;
 	u64 asked_ns;          /* when it was asked */

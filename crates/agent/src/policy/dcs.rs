@@ -41,7 +41,8 @@
 //! peer stopped answering (no arrival within the window) while the thread spin-waits *parks* its process at
 //! nice 19 too: its peer is off its CPU, so spinning on in CFS would spend this side's share on nothing and
 //! leave the two sides' budgets out of step. A demoted or parked thread is boosted again by the next arrival its
-//! budget allows, or, holding an unread message, as soon as it has repaid — so both sides spend their CPU
+//! budget allows (one that DCS refused for its timing alone, at the moment DCS allows it), or, holding an unread
+//! message, as soon as it has repaid — so both sides spend their CPU
 //! while coscheduled, and burst together. The tick (the seed `002` §2.2.1 fairness monitor) updates every
 //! budget, lifts repaid jobs and lowers jobs overdrawn by their CFS time alone.
 //!
@@ -64,6 +65,8 @@
 //!     elif not budget.may_boost(): refuse (budget)             (budget as of the last tick)
 //!     elif boost(tid, now + window) carried out: Tp = now; ext = window; done
 //!     if tid parked (nice 19, its job not paying back): restore its process   (its peer answered)
+//!     if tid was lowered (nice 19), DCS refused and the budget allows:
+//!         deadline at Tp + (Tq R - C)/2^E: boost it then if it is still off its CPU with the message unread
 //! on window end (tid, now):
 //!     settle(job of tid)
 //!     contested = R unknown or R > 1.05
@@ -336,21 +339,42 @@ impl Rule {
                 monitor,
                 ..
             } => {
-                // The monitor's average once it has published one; until then, and without it, the receiver's
-                // own CPU as BPF saw it.
-                let r_milli = monitor
-                    .as_ref()
-                    .and_then(QueueLengthMonitor::published)
-                    .map_or(r_milli, |avg| avg as u32);
                 let node = NodeNow {
                     now,
                     min_quantum: *quantum_ns,
-                    run_queue_len: intf::r_tasks(r_milli),
+                    run_queue_len: intf::r_tasks(Rule::dcs_r(monitor, r_milli)),
                 };
                 state.consider(tgid, false, node) == DcsDecision::Boost
             }
             Rule::Predictive(p) => p.freq(tgid) > 0,
         }
+    }
+
+    /// The earliest moment DCS allows a boost of process `tgid` on a CPU where `R` is `r_milli` (`Tp + (Tq R -
+    /// C) / 2^E`); `None` for the predictive rule, whose answer depends on samples to come, not on time.
+    fn fair_from(&self, tgid: u32, r_milli: u32) -> Option<Nanos> {
+        match self {
+            Rule::Dcs {
+                state,
+                quantum_ns,
+                monitor,
+                ..
+            } => Some(state.fair_from(
+                tgid,
+                *quantum_ns,
+                intf::r_tasks(Rule::dcs_r(monitor, r_milli)),
+            )),
+            Rule::Predictive(_) => None,
+        }
+    }
+
+    /// DCS's `R`: the monitor's average once it has published one; until then, and without it, the receiver's
+    /// own CPU as BPF saw it.
+    fn dcs_r(monitor: &Option<QueueLengthMonitor>, r_milli: u32) -> u32 {
+        monitor
+            .as_ref()
+            .and_then(QueueLengthMonitor::published)
+            .map_or(r_milli, |avg| avg as u32)
     }
 
     /// Seed 002's fairness monitor takes its sample of the machine's run queues (a tick; DCS with
@@ -435,6 +459,9 @@ pub const REPAID_BOOSTS: &str = "repaid_boosts";
 pub const LIFTED: &str = "lifted";
 /// Counter: an overdrawn job's own session (autogroup) lowered to nice 19.
 pub const GROUP_DEMOTIONS: &str = "group_demotions";
+/// Counter: a lowered thread boosted at the moment DCS allowed it, after an arrival it refused only for its
+/// timing.
+pub const DEFERRED_BOOSTS: &str = "deferred_boosts";
 /// Counter: a job's session given its own nice back once the job repaid.
 pub const GROUP_LIFTED: &str = "group_lifted";
 
@@ -484,6 +511,11 @@ const GROUP_DEMOTIONS_COUNTER: Counter = Counter {
     description:
         "overdrawn jobs alone in their session whose session (autogroup) was lowered to nice 19",
 };
+const DEFERRED_BOOSTS_COUNTER: Counter = Counter {
+    name: DEFERRED_BOOSTS,
+    refusal: false,
+    description: "lowered threads holding an unread message, boosted when DCS allowed after refusing their arrival",
+};
 const GROUP_LIFTED_COUNTER: Counter = Counter {
     name: GROUP_LIFTED,
     refusal: false,
@@ -502,6 +534,7 @@ pub const COUNTERS: &[Counter] = &[
     LIFTED_COUNTER,
     GROUP_DEMOTIONS_COUNTER,
     GROUP_LIFTED_COUNTER,
+    DEFERRED_BOOSTS_COUNTER,
 ];
 
 /// The statistics section of `--policy pred` and `--policy dyn`: the same, with the predictive rule's rows in
@@ -582,6 +615,9 @@ pub struct Dcs {
     accounts: HashMap<u64, Account>,
     /// The extension step of each boosted thread (tid).
     ext: HashMap<u32, Nanos>,
+    /// Lowered threads whose arrival DCS refused only for its timing, by tid: when DCS allows their boost, and
+    /// their process.
+    deferred: HashMap<u32, (Nanos, u32)>,
     /// The predictive rule's last tick saw a managed thread share its CPU (R > 1): its samples can change a
     /// decision, so it ticks at `--tick-ms`; else at `--idle-tick-ms`.
     contended: bool,
@@ -595,6 +631,7 @@ impl Dcs {
             budgets: HashMap::new(),
             accounts: HashMap::new(),
             ext: HashMap::new(),
+            deferred: HashMap::new(),
             contended: false,
         }
     }
@@ -957,6 +994,7 @@ impl Policy for Dcs {
 
     fn on_thread_exit(&mut self, tid: u32) {
         self.ext.remove(&tid);
+        self.deferred.remove(&tid);
     }
 
     fn on_arrival(&mut self, ctx: &mut Ctx, a: &Arrival) {
@@ -983,11 +1021,23 @@ impl Policy for Dcs {
         // Lowered while its job is not paying back: parked, spinning for a peer that had stopped answering.
         // The peer answered, so whatever becomes of this arrival the park is over: a refused boost must not
         // leave a thread that has work at nice 19, where it waits behind everything for its message.
-        let parked = matches!(thread.mode, Mode::Niced { .. }) && repaid;
+        let lowered = matches!(thread.mode, Mode::Niced { .. });
+        let parked = lowered && repaid;
         match self.refusal(ctx, a, may_boost) {
             None if self.boost(ctx, tgid, tid) => return,
             None => {}
-            Some(counter) => self.note(ctx, tgid, tid, counter),
+            Some(counter) => {
+                self.note(ctx, tgid, tid, counter);
+                // A lowered thread that DCS refused only for its timing, with budget to spend, gets its boost
+                // the moment DCS allows it: at nice 19 it would otherwise sit on its message until its job
+                // repaid in full (a parked rank held its peer's answer for 80 ms at K = 1, both ranks idle).
+                if lowered && may_boost && counter == REFUSED_DCS {
+                    if let Some(at) = self.rule.fair_from(tgid, r_milli) {
+                        self.deferred.insert(tid, (at, tgid));
+                        ctx.arm(at);
+                    }
+                }
+            }
         }
         if parked {
             self.lift_process(ctx, tgid);
@@ -1039,6 +1089,46 @@ impl Policy for Dcs {
             self.demote(ctx, job, tgid, tids);
         } else {
             ctx.restore(tid);
+        }
+    }
+
+    fn on_deadline(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        let due: Vec<(u32, u32)> = self
+            .deferred
+            .iter()
+            .filter(|(_, &(at, _))| at <= now)
+            .map(|(&tid, &(_, tgid))| (tid, tgid))
+            .collect();
+        for (tid, tgid) in due {
+            self.deferred.remove(&tid);
+            // Not boosted meanwhile (still lowered, or lifted by the refused arrival), still holding its
+            // message, still waiting for its CPU, and the budget still allows: what the arrival would have been
+            // given.
+            let waiting = matches!(
+                ctx.thread(tid).map(|t| t.mode),
+                Some(Mode::Niced { .. } | Mode::Normal)
+            );
+            let Some(task) = ctx.task(tid) else {
+                continue;
+            };
+            let may_boost = ctx
+                .process(tgid)
+                .and_then(|p| self.budget_of(p.job))
+                .is_some_and(|b| b.budget.may_boost());
+            if waiting
+                && may_boost
+                && has_unread(&task)
+                && task.on_cpu == 0
+                && intf::shares_cpu(task.r_milli)
+                && self.rule.wants(tgid, now, task.r_milli)
+                && self.boost(ctx, tgid, tid)
+            {
+                self.note(ctx, tgid, tid, DEFERRED_BOOSTS);
+            }
+        }
+        if let Some(&(at, _)) = self.deferred.values().min() {
+            ctx.arm(at);
         }
     }
 
@@ -1432,6 +1522,52 @@ mod tests {
         assert_eq!(count(&e, REFUSED_DCS), 1);
         assert_eq!(mode(&e), Mode::Normal);
         assert_eq!(count(&e, LIFTED), 1);
+        // DCS allows its boost from 1 + 4 × 2 / 4 = 3 ms: still off its CPU with the message unread then, it is
+        // boosted at that moment, not at some later arrival.
+        assert_eq!(e.next_deadline(), Some(3 * MILLIS));
+        e.on_timer(3 * MILLIS);
+        assert!(matches!(mode(&e), Mode::Boosted { since, .. } if since == 3 * MILLIS));
+        assert_eq!(count(&e, DEFERRED_BOOSTS), 1);
+    }
+
+    #[test]
+    fn a_parked_rank_paying_back_is_boosted_when_dcs_allows_not_when_its_job_has_repaid() {
+        // Parked at 1.5 ms; by the tick at 1.6 ms it has used 15 ms of CPU: 20 + 0.8 - 15 = 5.8 ms, short of
+        // --resume-ms (10) but still in credit. The peer's answer at 1.9 ms is refused by DCS's timing and does not
+        // lift the park...
+        let mut e = spinning_at_window_end();
+        cpu(&e, 15 * MILLIS);
+        e.on_tick(1600 * US);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        task(&e, |t| {
+            t.on_cpu = 0;
+            t.pending = 1;
+            t.last_arrival_ns = 1900 * US;
+        });
+        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
+        assert_eq!(count(&e, REFUSED_DCS), 1);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        // ... but its budget allows a boost, so at 3 ms, when DCS does, the message it holds gets one.
+        e.on_timer(3 * MILLIS);
+        assert!(matches!(mode(&e), Mode::Boosted { .. }));
+        assert_eq!(count(&e, DEFERRED_BOOSTS), 1);
+    }
+
+    #[test]
+    fn a_deferred_boost_is_dropped_when_the_message_was_read_meanwhile() {
+        let mut e = spinning_at_window_end();
+        task(&e, |t| {
+            t.on_cpu = 0;
+            t.pending = 1;
+            t.last_arrival_ns = 1900 * US;
+        });
+        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
+        // The thread got its CPU in the fair class and read it at 2.5 ms.
+        task(&e, |t| t.last_got_ns = 2500 * US);
+        e.on_timer(3 * MILLIS);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!(count(&e, DEFERRED_BOOSTS), 0);
+        assert_eq!(e.next_deadline(), None);
     }
 
     #[test]
