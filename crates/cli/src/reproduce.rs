@@ -24,7 +24,7 @@ mod seed_003;
 mod seed_004;
 
 use anyhow::Context;
-use claims::{RealCheck, SimCheck};
+use claims::{RealClaim, SimCheck};
 use clap::Args;
 use cosched_lab::output::ComparisonRow;
 use cosched_report::claims::Claim;
@@ -77,10 +77,13 @@ pub struct SeedResults {
 }
 
 /// The real experiment's results: the common summary and the lab's paired comparison (agent against its
-/// baseline and against the fair-coscheduling bound).
+/// baseline and against the fair-coscheduling bound), and the experiments skipped, with why.
 pub struct RealResults {
     pub summary: Vec<SummaryRow>,
     pub comparison: Vec<ComparisonRow>,
+    /// Experiments on a program that is not ours (the system's LAMMPS) that this machine lacks: their claims
+    /// are `not run`, the others are judged.
+    pub skipped: BTreeMap<String, String>,
 }
 
 /// A seed that `cosched reproduce` runs.
@@ -97,7 +100,7 @@ pub struct Seed {
     /// The seed's headline claims checked on the simulation, each with the function that reads its statistic.
     pub sim_claims: &'static [(&'static Claim, SimCheck)],
     /// Those checked on the real run.
-    pub real_claims: &'static [(&'static Claim, RealCheck)],
+    pub real_claims: &'static [RealClaim],
     /// An extra comparison file of the seed, if any.
     pub comparison: Option<Comparison>,
     /// The seed's measured tables in the docs (`docs/data/<name>.json`), built from this run's results, if it
@@ -475,8 +478,14 @@ fn run_labs(args: &ReproduceArgs, names: &[&str]) -> anyhow::Result<RealResults>
     let mut all = RealResults {
         summary: Vec::new(),
         comparison: Vec::new(),
+        skipped: BTreeMap::new(),
     };
     for name in names {
+        if let Some(why) = missing_system_program(args, name)? {
+            println!("real experiment {name}: skipped ({why})");
+            all.skipped.insert(name.to_string(), why);
+            continue;
+        }
         let one = run_lab(args, name)?;
         all.summary.extend(one.summary);
         all.comparison.extend(one.comparison);
@@ -503,7 +512,21 @@ fn run_lab(args: &ReproduceArgs, name: &str) -> anyhow::Result<RealResults> {
     Ok(RealResults {
         summary: summarize(&records)?,
         comparison: cosched_lab::output::compare(&experiment, &records),
+        skipped: BTreeMap::new(),
     })
+}
+
+/// What experiment `name` lacks on this machine when its program is not ours (the system's LAMMPS, which the
+/// quick start does not install): such an experiment is skipped, not failed. Our own programs come with the
+/// build, and a missing one fails the run as before.
+fn missing_system_program(args: &ReproduceArgs, name: &str) -> anyhow::Result<Option<String>> {
+    let experiment = cosched_lab::LabExperiment::load(&lab_file(&args.experiments, name))?;
+    if experiment.program.kind != cosched_lab::experiment::ProgramKind::Lammps {
+        return Ok(None);
+    }
+    let binaries = cosched_lab::binaries::Binaries::beside_current_exe()?;
+    let problems = cosched_lab::preflight::program_problems(experiment.program.kind, &binaries);
+    Ok((!problems.is_empty()).then(|| problems.join("; ")))
 }
 
 /// Why the lab cannot run here, if it cannot.
@@ -557,7 +580,7 @@ mod tests {
                 .sim_claims
                 .iter()
                 .map(|(c, _)| *c)
-                .chain(seed.real_claims.iter().map(|(c, _)| *c))
+                .chain(seed.real_claims.iter().map(|(c, _, _)| *c))
                 .collect();
             assert!(!claims.is_empty(), "seed {} has no claims", seed.id);
             let rows = seed.judge(&nothing);

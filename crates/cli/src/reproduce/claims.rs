@@ -19,23 +19,33 @@ use cosched_report::summary::SummaryRow;
 pub type SimCheck = fn(&SeedResults) -> Measured;
 /// A real claim's measurement, from the lab's comparison rows.
 pub type RealCheck = fn(&[ComparisonRow]) -> Measured;
+/// A real claim: what it says, the real experiment whose rows it reads (a skipped one makes it `not run`), and
+/// how it reads them.
+pub type RealClaim = (&'static Claim, &'static str, RealCheck);
 
 /// Every headline of a seed in this run: the simulated claims (at the run's scale), then the real ones (`not
-/// run: <why>` when the lab did not run; the lab is never scaled down, so they are `full`).
+/// run: <why>` when the lab did not run, or skipped the claim's experiment; the lab is never scaled down, so
+/// they are `full`).
 pub fn judge_all(
     seed: &str,
     results: &SeedResults,
     sim: &[(&Claim, SimCheck)],
-    real: &[(&Claim, RealCheck)],
+    real: &[RealClaim],
 ) -> Vec<Headline> {
     let mut out: Vec<Headline> = sim
         .iter()
         .map(|(claim, check)| claim.judge(seed, results.scale, check(results)))
         .collect();
-    out.extend(real.iter().map(|(claim, check)| match &results.real {
-        Ok(real) => claim.judge(seed, Scale::Full, check(&real.comparison)),
-        Err(why) => claim.not_run(seed, Scale::Full, why),
-    }));
+    out.extend(
+        real.iter()
+            .map(|(claim, experiment, check)| match &results.real {
+                Ok(real) => match real.skipped.get(*experiment) {
+                    Some(why) => claim.not_run(seed, Scale::Full, why),
+                    None => claim.judge(seed, Scale::Full, check(&real.comparison)),
+                },
+                Err(why) => claim.not_run(seed, Scale::Full, why),
+            }),
+    );
     out
 }
 

@@ -10,7 +10,7 @@
 //! measures (slowdown vs FIFO, CV) are `cosched_sim::smp::measures`, the one copy the tables and plots use.
 //! There is no real experiment for this seed yet (issue 23, items 2 and 5).
 
-use super::claims::{shown, times, RealCheck, SimCheck};
+use super::claims::{shown, times, RealClaim, SimCheck};
 use super::SeedResults;
 use cosched_report::claims::{Claim, Measured, Part, Test, Threshold, Value};
 use cosched_report::docdata::DocTable;
@@ -184,7 +184,7 @@ pub const SIM_CLAIMS: &[(&Claim, SimCheck)] = &[
 ];
 
 /// No real experiment yet.
-pub const REAL_CLAIMS: &[(&Claim, RealCheck)] = &[];
+pub const REAL_CLAIMS: &[RealClaim] = &[];
 
 // ---- reading the records ----
 

@@ -7,7 +7,7 @@
 //! node) and Figure 3 (the round-trip histogram at 8 competitors: the extras `iterations_fastest_bin_fraction`
 //! and `iterations_over_2ms_fraction`).
 
-use super::claims::{per_experiment, response, times, two, Experiment, RealCheck, SimCheck};
+use super::claims::{per_experiment, response, times, two, Experiment, RealClaim, SimCheck};
 use super::SeedResults;
 use cosched_report::claims::{Claim, Measured, Part, Test, Threshold, Value};
 use cosched_report::docdata::DocTable;
@@ -105,7 +105,7 @@ pub const SIM_CLAIMS: &[(&Claim, SimCheck)] = &[
 ];
 
 /// No real experiment yet (issue 32, items 4 and 5).
-pub const REAL_CLAIMS: &[(&Claim, RealCheck)] = &[];
+pub const REAL_CLAIMS: &[RealClaim] = &[];
 
 // ---- reading each claim's statistics: one value per test of the claim, in its order ----
 

@@ -9,7 +9,7 @@
 //! class T) and `fig04-master-slave-pred` (Figure 4 right, 5 local tasks). There is no real experiment for this seed yet (issue 22, items 5 and 6).
 
 use super::claims::{
-    per_experiment, response, shown, span, times, Experiment, Metric, RealCheck, SimCheck,
+    per_experiment, response, shown, span, times, Experiment, Metric, RealClaim, SimCheck,
 };
 use super::SeedResults;
 use cosched_report::claims::{Claim, Measured, Test, Threshold, Value};
@@ -169,7 +169,7 @@ pub const SIM_CLAIMS: &[(&Claim, SimCheck)] = &[
 ];
 
 /// No real experiment yet.
-pub const REAL_CLAIMS: &[(&Claim, RealCheck)] = &[];
+pub const REAL_CLAIMS: &[RealClaim] = &[];
 
 // ---- reading each claim's statistics: one value per test of the claim, in its order ----
 

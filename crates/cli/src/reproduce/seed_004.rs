@@ -18,7 +18,7 @@
 //! - MWT — the mean over the row's parallel jobs of `<job>.comm_wait_s` (a rank's time waiting in receives);
 //! - local slowdown — `local.mean_response_s` / the same in `dq-alone-local` at the same demand.
 
-use super::claims::{per_experiment, times, two, Experiment, RealCheck, SimCheck};
+use super::claims::{per_experiment, times, two, Experiment, RealClaim, SimCheck};
 use super::SeedResults;
 use cosched_report::claims::{Claim, Measured, Test, Threshold, Value};
 use cosched_report::docdata::{self, DocTable};
@@ -180,7 +180,7 @@ pub const SIM_CLAIMS: &[(&Claim, SimCheck)] = &[
 ];
 
 /// No real experiment yet (issue 32, items 4 and 5).
-pub const REAL_CLAIMS: &[(&Claim, RealCheck)] = &[];
+pub const REAL_CLAIMS: &[RealClaim] = &[];
 
 // ---- the statistics of one summary row ----
 
