@@ -43,8 +43,8 @@ pub const LAB_EXPERIMENT: &str = "headline";
 /// The real experiment of the local user's claims (`experiments/lab/headline-local.toml`): the same ping-pong
 /// with the 1 ms wake-up probe on each CPU.
 pub const LOCAL_EXPERIMENT: &str = "headline-local";
-/// The real experiment of the claims on a program nobody here wrote (`experiments/lab/headline-lammps.toml`):
-/// LAMMPS, 2 ranks over Open MPI TCP, with the wake-up probe; skipped where LAMMPS is not installed.
+/// The real experiment of the claim on a program nobody here wrote (`experiments/lab/headline-lammps.toml`):
+/// LAMMPS, 2 ranks over Open MPI TCP; skipped where LAMMPS is not installed.
 pub const LAMMPS_EXPERIMENT: &str = "headline-lammps";
 /// The real experiments, in the order they run.
 pub const LAB_EXPERIMENTS: &[&str] = &[LAB_EXPERIMENT, LOCAL_EXPERIMENT, LAMMPS_EXPERIMENT];
@@ -395,29 +395,6 @@ const REAL_LAMMPS_NEVER_SLOWER: Claim = Claim {
     }],
 };
 
-const REAL_LAMMPS_LOCAL: Claim = Claim {
-    claim: "Beside LAMMPS at K = 1 the local user's wake-up lateness keeps its p99 within 2× of its value without \
-            the agent, and its worst under 20 ms",
-    paper: "Coscheduling must not take the local user's interactive response (seeds 000, 004); SPEC / issue 30: at K = \
-            1 beside a real MPI job, p99 within 2× of no agent's (medians of alternating runs), worst under 20 ms",
-    backend: Backend::Real,
-    tests: &[
-        Test {
-            statistic: "at K = 1, the median over repetitions of agent / no-agent local p99 (the 1 ms wake-up \
-                        probe, the worse CPU)",
-            threshold: Threshold::AtMost(2.0),
-            paper: Some(Threshold::AtMost(2.0)),
-            why: None,
-        },
-        Test {
-            statistic: "at K = 1, the largest local wake-up lateness of any run with the agent, ms",
-            threshold: Threshold::Below(20.0),
-            paper: Some(Threshold::Below(20.0)),
-            why: None,
-        },
-    ],
-};
-
 /// The simulated claims, in the order of `headlines.json`.
 pub const SIM_CLAIMS: &[(&Claim, SimCheck)] = &[
     (&SPINNING_GAP, spinning_gap),
@@ -450,7 +427,6 @@ pub const REAL_CLAIMS: &[RealClaim] = &[
         LAMMPS_EXPERIMENT,
         real_lammps_never_slower,
     ),
-    (&REAL_LAMMPS_LOCAL, LAMMPS_EXPERIMENT, real_lammps_local),
 ];
 
 // ---- reading each claim's statistics: one value per test of the claim, in its order ----
@@ -808,21 +784,6 @@ fn real_lammps_never_slower(rows: &[ComparisonRow]) -> Measured {
             .ok_or_else(|| format!("no paired no-agent run at K={}", r.competitors))?;
         Ok((ratio_text(&ratio, "×"), vec![ratio_value(&ratio)]))
     })
-}
-
-fn real_lammps_local(rows: &[ComparisonRow]) -> Measured {
-    let row = lab_row(rows, LAMMPS_EXPERIMENT, AGENT, SPIN_ONLY, 1)?;
-    let local = local_of(row)?;
-    let ratio = local
-        .p99_vs_baseline
-        .ok_or("no paired no-agent local p99 at K=1")?;
-    let worst_ms = local.max_us / 1e3;
-    Ok(vec![Part::new(
-        "",
-        format!("p99 {}×, worst {worst_ms:.1} ms", ratio.display()),
-        // The p99 judged on the median itself (the target's "medians of alternating runs"), the range shown.
-        vec![Value::point(ratio.median), Value::point(worst_ms)],
-    )])
 }
 
 // ---- results/sim-vs-real.md ----
@@ -1219,9 +1180,10 @@ mod tests {
                 ..r.clone()
             })
             .collect();
-        // The LAMMPS experiment: K = 0, 1, 2 (LAMMPS 1.00×, 1.10×, 1.27× no agent), with the probe's figures.
+        // The LAMMPS experiment: K = 0, 1, 2 (LAMMPS 1.00×, 1.10×, 1.27× no agent).
         let lammps_rows = [(0, 1.0), (1, 1.10), (2, 1.27)].map(|(k, speed)| ComparisonRow {
             experiment: LAMMPS_EXPERIMENT.into(),
+            local: None,
             ..lab(SPIN_ONLY, k, speed, 0.9, 1.0, 0.97)
         });
         let comparison: Vec<ComparisonRow> = comparison
@@ -1303,7 +1265,7 @@ mod tests {
     #[test]
     fn every_claim_holds_on_the_holding_run_and_the_real_rows_come_last() {
         let headlines = claims(&holding());
-        assert_eq!(headlines.len(), 19);
+        assert_eq!(headlines.len(), 18);
         for h in &headlines {
             assert_eq!(h.holds, Some(true), "{h:?}");
             assert_eq!(h.seed, "000");
@@ -1599,7 +1561,7 @@ mod tests {
     }
 
     #[test]
-    fn lammps_is_never_slower_and_the_local_user_beside_it_keeps_its_response() {
+    fn lammps_is_never_slower() {
         let mut r = holding();
         let (ours, holds) = judged(
             &REAL_LAMMPS_NEVER_SLOWER,
@@ -1607,32 +1569,17 @@ mod tests {
         );
         assert!(ours.contains("K=0 1.00×; K=1 1.10×; K=2 1.27×"), "{ours}");
         assert!(holds);
-        let (ours, holds) = judged(&REAL_LAMMPS_LOCAL, real_lammps_local(real(&r)));
-        assert_eq!(ours, "p99 1.50 (1.20–1.80)×, worst 8.0 ms");
-        assert!(holds);
-        // 0.90× at K = 0; at K = 1 a p99 of 2.3× and a 24 ms wait.
         edit_lammps(&mut r, 0, |row| row.vs_baseline = ratio(0.90));
-        edit_lammps(&mut r, 1, |row| {
-            let local = row.local.as_mut().unwrap();
-            local.p99_vs_baseline = MedianRatio::of_pairs(&[2.1, 2.3, 2.6]);
-            local.max_us = 24_000.0;
-        });
         let (ours, holds) = judged(
             &REAL_LAMMPS_NEVER_SLOWER,
             real_lammps_never_slower(real(&r)),
         );
         assert!(ours.contains("K=0 0.90× (fails)"), "{ours}");
         assert!(!holds);
-        let (ours, holds) = judged(&REAL_LAMMPS_LOCAL, real_lammps_local(real(&r)));
-        assert!(
-            ours.contains("p99 2.30 (2.10–2.60)×, worst 24.0 ms"),
-            "{ours}"
-        );
-        assert!(!holds);
     }
 
     #[test]
-    fn without_lammps_only_its_claims_are_not_run() {
+    fn without_lammps_only_its_claim_is_not_run() {
         let mut r = holding();
         let real = r.real.as_mut().unwrap();
         real.comparison
@@ -1642,9 +1589,7 @@ mod tests {
             "`lmp` (LAMMPS) not found: apt-get install lammps".into(),
         );
         for h in claims(&r).iter().filter(|h| h.backend == Backend::Real) {
-            let lammps = [REAL_LAMMPS_NEVER_SLOWER.claim, REAL_LAMMPS_LOCAL.claim]
-                .contains(&h.claim.as_str());
-            if lammps {
+            if h.claim == REAL_LAMMPS_NEVER_SLOWER.claim {
                 assert_eq!(
                     h.ours,
                     "not run: `lmp` (LAMMPS) not found: apt-get install lammps"
