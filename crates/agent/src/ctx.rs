@@ -304,8 +304,8 @@ impl Ctx<'_> {
         if !actuator::boostable(&t.orig) {
             return false;
         }
-        // A local task that woke on the thread's CPU and has not blocked since is having its turn there (BPF
-        // records it until it blocks): a boost — a new one, or a longer window for one that holds the CPU — would
+        // A local task that woke on the thread's CPU and has since neither blocked nor run a slice is having its
+        // turn there (BPF records it until then): a boost — a new one, or a longer window for one that holds the CPU — would
         // keep it waiting with no wake-up left to end the boost (the lab's probe waited 25-50 ms behind
         // extensions at K = 0).
         if self.local_task_waits_for(tid) {

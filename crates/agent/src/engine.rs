@@ -355,8 +355,8 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             // throttle that way. It stays in the fair class while it runs, and is looked at again a pause later:
             // once the fair class gives its CPU to another task, the boost resumes for the rest of its window.
             // Left in the fair class for good, it lost its CPU to a competitor at the next slice and the rest of
-            // its window went uncoscheduled (gang scheduling, whose slot only the clock renews, lost a quarter
-            // of its rate to pauses that way).
+            // its window went uncoscheduled (for gang scheduling, whose slot only the clock renews, the rest of
+            // the slot).
             let running = self.probe.task(tid).is_some_and(|t| t.on_cpu != 0);
             let resume = now + self.settings.yield_ns;
             if (waiting || running) && until > resume {

@@ -553,8 +553,8 @@ static __always_inline u32 task_cpu_of(struct task_struct *p)
  * local one — a user task in the fair class that the agent does not manage — the boost is what keeps it waiting:
  * tell the agent, which pauses the boost, so the local user's response costs it one agent reaction, not the rest
  * of a window and its extensions (seeds: coscheduling must not take the local user's interactive response). A
- * local task is remembered on its CPU until it blocks again (sched_switch clears it then; a stale record after
- * COSCHED_LOCAL_WAIT_STALE_NS counts for nothing), so a boost that takes the CPU before then yields too, and the
+ * local task is remembered on its CPU until it blocks again or has run a slice since (sched_switch clears it
+ * then; a stale record after COSCHED_LOCAL_WAIT_STALE_NS counts for nothing), so a boost that takes the CPU before then yields too, and the
  * agent neither starts nor lengthens nor resumes a boost over it. Cost on every wake-up of the
  * machine: a flag test, and for a user task one hash lookup and one write to its CPU's line. */
 SEC("tp_btf/sched_wakeup")
@@ -580,7 +580,8 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 	cpu = task_cpu_of(p);
 	c = &cpus[cpu % COSCHED_STAT_CPUS];
 	now = bpf_ktime_get_ns();
-	/* Remembered until it blocks again, so a boost that starts before then yields as well (sched_switch). */
+	/* Remembered until its turn is over (it blocks again, or has run a slice: sched_switch), so a boost that
+	 * starts before then yields as well. */
 	remember_local(c, tid, now, p->se.sum_exec_runtime);
 	/* Who holds that CPU now: a boost is often applied to a thread already running there (no switch), so
 	 * the run queue's current task is asked, not a record of switch-ins. */
