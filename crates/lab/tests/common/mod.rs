@@ -60,10 +60,16 @@ pub const PERL_ECHO_CLIENT: &str = r#"use IO::Socket::INET; for (1..60) { my $c 
 /// `cosched-calcula` spins; `cosched-pingpong` on the root accepts one TCP connection through the emulated
 /// network, echoes a line, spins for `root_s` seconds and prints a result line (the fields of
 /// `cosched_bench::result::ResultLine` that every line has, with round-trip percentiles); on the other node it connects
-/// to the root's address (exit 7 if unreachable). A nonzero `pingpong_exit` makes it fail at once.
-pub fn fake_bench(tag: &str, root_s: f64, pingpong_exit: i32) -> Binaries {
-    let dir = std::env::temp_dir().join(format!("cosched-lab-test-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// to the root's address (exit 7 if unreachable). A nonzero `pingpong_exit` makes it fail at once. The directory
+/// goes when the returned value is dropped.
+pub fn fake_bench(tag: &str, root_s: f64, pingpong_exit: i32) -> FakeBench {
+    let temp = tempfile::Builder::new()
+        .prefix(&format!("cosched-lab-test-{tag}-"))
+        .tempdir()
+        .unwrap();
+    // Readable by whoever the lab runs a program as, like any bench directory.
+    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = temp.path().to_path_buf();
     let write = |name: &str, body: &str| {
         let p = dir.join(name);
         std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
@@ -88,11 +94,34 @@ fi"#,
             client = PERL_ECHO_CLIENT,
         ),
     );
-    Binaries {
-        bench_dir: dir.clone(),
-        // The real `cosched`, where built, for the lab's reaper: a test binary killed mid-test leaves nothing.
-        cosched: cosched_binary().unwrap_or_else(|| PathBuf::from("/nonexistent/cosched")),
-        mpi_dir: None,
+    FakeBench {
+        binaries: Binaries {
+            bench_dir: dir,
+            // The real `cosched`, where built, for the lab's reaper: a test binary killed mid-test leaves nothing.
+            cosched: cosched_binary().unwrap_or_else(|| PathBuf::from("/nonexistent/cosched")),
+            mpi_dir: None,
+        },
+        _dir: temp,
+    }
+}
+
+/// [`fake_bench`]'s programs: the [`Binaries`] to run them with, and their directory, removed on drop (the tests
+/// left one in /tmp per run before).
+pub struct FakeBench {
+    binaries: Binaries,
+    _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for FakeBench {
+    type Target = Binaries;
+    fn deref(&self) -> &Binaries {
+        &self.binaries
+    }
+}
+
+impl std::ops::DerefMut for FakeBench {
+    fn deref_mut(&mut self) -> &mut Binaries {
+        &mut self.binaries
     }
 }
 
