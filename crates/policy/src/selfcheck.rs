@@ -25,7 +25,7 @@
 //!   Otherwise the evidence is **inconclusive**. If the other mode's mean gain is above `-margin` the modes
 //!   look close, so probing costs little, and the next probe comes after `inconclusive_probe_gap` epochs. If
 //!   it is below, the other mode looks slower — just not surely, the epochs being noisy — and each probe costs
-//!   about `|d̄|` of an epoch: the gap stays as it is. (Shortening it there stood a coscheduled spin-only
+//!   about `|d̄|` of an epoch: the gap stays as it is, and at least `first_probe_gap`. (Shortening it there stood a coscheduled spin-only
 //!   ping-pong aside for up to 11 of 20 epochs: its 100 ms epochs alias with the budget's burst-and-repay
 //!   cycle, so the gains of a mode that halves the rate spread from −90 % to +10 %.)
 //! - An epoch with no measurable progress (`None`: no TCP traffic seen) teaches nothing: it is not recorded.
@@ -329,9 +329,11 @@ impl SelfCheck {
                     .min(self.params.max_probe_gap);
             }
             Verdict::Inconclusive => {
-                if self.mean_gain().is_some_and(|d| d > -self.params.margin) {
-                    self.probe_gap = self.params.inconclusive_probe_gap;
-                }
+                self.probe_gap = if self.mean_gain().is_some_and(|d| d > -self.params.margin) {
+                    self.params.inconclusive_probe_gap
+                } else {
+                    self.probe_gap.max(self.params.first_probe_gap)
+                };
             }
         }
         self.since_probe = 0;
@@ -484,6 +486,21 @@ mod tests {
             "the other mode still looks slower: no hastier probe"
         );
         assert_eq!(c.chosen(), Mode::Coschedule);
+    }
+
+    #[test]
+    fn after_close_probes_a_lean_towards_the_chosen_mode_spaces_them_again() {
+        let mut c = SelfCheck::new(Params::default());
+        // +1 %: inconclusive and close (above −3 %): the next probe in 2 epochs.
+        run(&mut c, 4, 100.0, 50.0);
+        c.end_epoch(Some(101.0));
+        assert_eq!((c.verdict(), c.probe_gap()), (Verdict::Inconclusive, 2));
+        // −20 %: gains +0.01, −0.2, mean −0.095 ± 0.21: still inconclusive, but leaning towards coscheduling:
+        // back to the first gap, not every third epoch.
+        run(&mut c, 2, 100.0, 50.0);
+        c.end_epoch(Some(80.0));
+        assert_eq!(c.verdict(), Verdict::Inconclusive);
+        assert_eq!(c.probe_gap(), 4);
     }
 
     #[test]
