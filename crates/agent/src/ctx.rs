@@ -279,8 +279,15 @@ impl Ctx<'_> {
         true
     }
 
-    fn local_task_waits_for(&self, tid: u32) -> bool {
+    /// Whether a local task is having its turn on `tid`'s CPU (woken there, neither blocked nor run a slice
+    /// since): [`Ctx::boost`] refuses then.
+    pub fn local_task_waits_for(&self, tid: u32) -> bool {
         local_task_waits_for(self.probe, tid, self.now)
+    }
+
+    /// How long a boost pauses for a local task (`--yield-us`; 0: it ends instead).
+    pub fn yield_ns(&self) -> Nanos {
+        self.settings.yield_ns
     }
 
     /// Whether the self-check stands aside ([`Settings::stand_aside`]): then no thread or group is changed (a

@@ -16,7 +16,10 @@
 //! every managed thread is boosted (`SCHED_FIFO`) until the slot ends; in the other `R - 1` every one is parked
 //! at nice 19, and the CPUs' other tasks run. `R` is read at the cycle's start: the most tasks that share a
 //! managed thread's CPU (each counted by its weight, rounded: [`intf::r_tasks`]). With `R = 1` nothing else wants
-//! those CPUs: the threads keep their own attributes for the slot. Arrivals are not acted on.
+//! those CPUs: the threads keep their own attributes for the slot. Arrivals are not acted on. A thread whose
+//! boost is held back at the slot's start because a local task is having its turn on its CPU (the mechanism's
+//! rule, [`Ctx::boost`]) is tried again every `--yield-us` while the slot lasts: left out, it missed the whole
+//! slot while its peers spun for it (a third of the slots in one K = 1 run in this sandbox).
 //!
 //! ## Bound
 //! Each managed thread gets its slot in every `R`: `1 / R` of its CPU, its fair share, plus what the kernel
@@ -28,6 +31,7 @@
 //!     R = max over managed threads of r_tasks(r_milli of its CPU), at least 1
 //!     R == 1: restore every managed thread; next cycle at t + slot
 //!     else:   boost every managed thread until t + slot; next cycle at t + R × slot
+//!             a thread held back for a local task: try again every --yield-us until t + slot
 //! window end (t + slot): park the thread at nice 19 (its gang's slot is over)
 //! ```
 //!
@@ -68,6 +72,9 @@ impl PolicyFlags for GangFlags {
         Ok(Box::new(Gang {
             slot_ns,
             started: false,
+            next_cycle: 0,
+            slot_end: 0,
+            held: Vec::new(),
         }))
     }
 }
@@ -78,6 +85,8 @@ pub const GANG_SLOTS: &str = "gang_slots";
 pub const ALONE_SLOTS: &str = "alone_slots";
 /// Counter: an arrival handed over and not acted on.
 pub const ARRIVALS_IGNORED: &str = "arrivals_ignored";
+/// Counter: a thread boosted late in its slot, once the local task that held its boost back had its turn.
+pub const LATE_BOOSTS: &str = "late_boosts";
 
 const COUNTERS: &[Counter] = &[
     Counter {
@@ -91,6 +100,12 @@ const COUNTERS: &[Counter] = &[
         description: "cycles with nobody else on the managed threads' CPUs (R = 1): no boost",
     },
     Counter {
+        name: LATE_BOOSTS,
+        refusal: false,
+        description:
+            "threads boosted late in their slot, once a local task on their CPU had had its turn",
+    },
+    Counter {
         name: ARRIVALS_IGNORED,
         refusal: true,
         description: "arrivals handed over and not acted on (the gang runs by the clock)",
@@ -102,9 +117,43 @@ pub struct Gang {
     slot_ns: Nanos,
     /// The cycle deadline is armed.
     started: bool,
+    /// When the next cycle starts.
+    next_cycle: Nanos,
+    /// When the current slot ends.
+    slot_end: Nanos,
+    /// Threads whose boost a local task held back at the slot's start, tried again until the slot ends.
+    held: Vec<u32>,
 }
 
 impl Gang {
+    /// The threads held back for a local task are boosted for the rest of the slot once it has had its turn.
+    fn retry_held(&mut self, ctx: &mut Ctx) {
+        let slot_end = self.slot_end;
+        let now = ctx.now();
+        self.held.retain(|&tid| {
+            if now >= slot_end || ctx.thread(tid).is_none() {
+                return false;
+            }
+            if ctx.boost(tid, slot_end) {
+                if let Some(t) = ctx.thread(tid) {
+                    ctx.note(t.tgid, tid, LATE_BOOSTS, format_args!(""));
+                }
+                return false;
+            }
+            ctx.local_task_waits_for(tid)
+        });
+        ctx.arm(self.next_cycle);
+        self.arm_retry(ctx);
+    }
+
+    /// The next try for the held threads, a pause from now, while the slot has time left.
+    fn arm_retry(&self, ctx: &mut Ctx) {
+        let at = ctx.now() + ctx.yield_ns().max(1);
+        if !self.held.is_empty() && at < self.slot_end {
+            ctx.arm(at);
+        }
+    }
+
     /// Every managed thread, as (its process, itself).
     fn gang(ctx: &Ctx) -> Vec<(u32, u32)> {
         ctx.tgids()
@@ -145,6 +194,11 @@ impl Policy for Gang {
 
     fn on_deadline(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
+        if now < self.next_cycle {
+            self.retry_held(ctx);
+            return;
+        }
+        self.held.clear();
         let gang = Gang::gang(ctx);
         let Some(&(first, _)) = gang.first() else {
             // Nothing managed: the next process's arrival starts the clock again.
@@ -163,14 +217,20 @@ impl Policy for Gang {
                 ctx.restore(tid);
             }
             ctx.note(first, first, ALONE_SLOTS, format_args!(""));
+            self.next_cycle = slot_end;
             ctx.arm(slot_end);
             return;
         }
         for &(_, tid) in &gang {
-            ctx.boost(tid, slot_end);
+            if !ctx.boost(tid, slot_end) && ctx.local_task_waits_for(tid) {
+                self.held.push(tid);
+            }
         }
         ctx.note(first, first, GANG_SLOTS, format_args!("R={r}"));
-        ctx.arm(now + u64::from(r) * self.slot_ns);
+        self.slot_end = slot_end;
+        self.next_cycle = now + u64::from(r) * self.slot_ns;
+        ctx.arm(self.next_cycle);
+        self.arm_retry(ctx);
     }
 
     fn tick_needed(&self) -> bool {
@@ -190,6 +250,9 @@ mod tests {
             Box::new(Gang {
                 slot_ns: 20 * MILLIS,
                 started: false,
+                next_cycle: 0,
+                slot_end: 0,
+                held: Vec::new(),
             }),
             &[10, 11],
         );
@@ -229,6 +292,38 @@ mod tests {
         assert!(matches!(mode(&e, 10), Mode::Boosted { since, .. } if since == 60 * MILLIS));
         assert!(matches!(mode(&e, 11), Mode::Boosted { .. }));
         assert_eq!(e.counters.policy.get(GANG_SLOTS).copied(), Some(2));
+    }
+
+    #[test]
+    fn a_thread_held_back_for_a_local_task_joins_the_slot_once_the_task_has_had_its_turn() {
+        let mut e = gang(2000);
+        // A local task woke on the threads' CPU just before the slot: their boosts are held back.
+        e.probe.waiting.borrow_mut().replace(0);
+        e.on_timer(0);
+        assert_eq!(mode(&e, 10), Mode::Normal);
+        assert_eq!(e.counters.boosts_held_for_local, 2);
+        // Tried again a pause later (0.5 ms), while the slot lasts; still its turn then.
+        assert_eq!(e.next_deadline(), Some(500_000));
+        e.on_timer(500_000);
+        assert_eq!(mode(&e, 10), Mode::Normal);
+        assert_eq!(e.next_deadline(), Some(MILLIS));
+        // It has had its turn: both join the slot for the rest of it.
+        e.probe.waiting.borrow_mut().take();
+        e.on_timer(MILLIS);
+        for tid in [10, 11] {
+            assert_eq!(
+                mode(&e, tid),
+                Mode::Boosted {
+                    since: MILLIS,
+                    until: 20 * MILLIS
+                }
+            );
+        }
+        assert_eq!(e.counters.policy.get(LATE_BOOSTS).copied(), Some(2));
+        // The cycle goes on by the clock: the slot ends at 20 ms, the next starts at 40.
+        e.on_timer(20 * MILLIS);
+        assert_eq!(mode(&e, 10), Mode::Niced { nice: 19 });
+        assert_eq!(e.next_deadline(), Some(40 * MILLIS));
     }
 
     #[test]
