@@ -1790,8 +1790,9 @@ fn dead(pid: u32) -> bool {
         .unwrap_or(true)
 }
 
-/// A spinning receiver managed by `agent`, pinned to `cpu` beside a CPU-bound competitor, boosted (5 s window
-/// in the agent's flags) by messages from this thread. Returns (receiver, competitor, stream).
+/// A spinning receiver managed by `agent`, pinned to `cpu` beside a CPU-bound competitor, fed messages from this
+/// thread until the agent has boosted it (still boosted on return where the agent's windows are long). Returns
+/// (receiver, competitor, stream).
 fn boosted_spinner(agent: &AgentProc, cpu: usize) -> (Kid, Kid, TcpStream) {
     let hog = helper(&format!("spin:{cpu}"));
     let (rx, mut s) = connected_helper("spinrecv", &format!(",{cpu}"), false);
@@ -2154,21 +2155,8 @@ fn a_boost_steps_aside_for_a_local_task_that_wakes_on_its_cpu() {
         "--watch-hold-ms",
         "0",
     ]);
-    let (rx, mut s) = connected_helper("spinrecv", ",1", false);
-    s.set_nodelay(true).unwrap();
-    agent.client().register(rx.pid(), "receiver").unwrap();
-    let _comp = helper("spin:1");
     pin(0);
-    let t0 = Instant::now();
-    while agent.stats().boosted_now == 0 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "the receiver was never boosted: {:#?}",
-            agent.stats()
-        );
-        s.write_all(&[0u8; 64]).unwrap();
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let (_rx, _comp, _s) = boosted_spinner(&agent, 1);
     let before = agent.stats();
     let sleeper = std::thread::spawn(|| {
         pin(1);
@@ -2212,21 +2200,8 @@ fn a_local_task_that_computes_past_its_slice_holds_boosts_back_no_longer() {
     // once it has run one slice of the fair class and is switched out; before, it lasted until it blocked (or
     // went stale at 50 ms), so no boost was given on CPU 1 in all that time.
     let agent = AgentProc::start(&["--grace-us", "0", "--watch-hold-ms", "0"]);
-    let (rx, mut s) = connected_helper("spinrecv", ",1", false);
-    s.set_nodelay(true).unwrap();
-    agent.client().register(rx.pid(), "receiver").unwrap();
-    let _comp = helper("spin:1");
     pin(0);
-    let t0 = Instant::now();
-    while agent.stats().boosts_granted == 0 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "the receiver was never boosted: {:#?}",
-            agent.stats()
-        );
-        s.write_all(&[0u8; 64]).unwrap();
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let (_rx, _comp, mut s) = boosted_spinner(&agent, 1);
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let computing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let busy = computing.clone();

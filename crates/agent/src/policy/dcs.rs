@@ -1500,6 +1500,17 @@ mod tests {
         e
     }
 
+    /// The peer's answer arrives at 1.9 ms while the thread waits off its CPU (DCS refuses it: 4 × (1.9 − 1) =
+    /// 3.6 ms < 4 ms × 2).
+    fn peer_answers_at_1_9_ms(e: &mut Engine<FakeActuator, FakeProbe>) {
+        task(e, |t| {
+            t.on_cpu = 0;
+            t.pending = 1;
+            t.last_arrival_ns = 1900 * US;
+        });
+        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
+    }
+
     #[test]
     fn a_spin_waiter_whose_peer_stopped_is_parked() {
         let e = spinning_at_window_end();
@@ -1513,12 +1524,7 @@ mod tests {
         assert_eq!(mode(&e), Mode::Niced { nice: 19 }); // parked
                                                         // The peer answers at 1.9 ms while the thread waits off its CPU: DCS refuses (4 × (1.9 - 1) = 3.6 ms <
                                                         // 4 ms × 2), yet the thread has work now: its own attributes back, not nice 19.
-        task(&e, |t| {
-            t.on_cpu = 0;
-            t.pending = 1;
-            t.last_arrival_ns = 1900 * US;
-        });
-        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
+        peer_answers_at_1_9_ms(&mut e);
         assert_eq!(count(&e, REFUSED_DCS), 1);
         assert_eq!(mode(&e), Mode::Normal);
         assert_eq!(count(&e, LIFTED), 1);
@@ -1539,12 +1545,7 @@ mod tests {
         cpu(&e, 15 * MILLIS);
         e.on_tick(1600 * US);
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
-        task(&e, |t| {
-            t.on_cpu = 0;
-            t.pending = 1;
-            t.last_arrival_ns = 1900 * US;
-        });
-        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
+        peer_answers_at_1_9_ms(&mut e);
         assert_eq!(count(&e, REFUSED_DCS), 1);
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
         // ... but its budget allows a boost, so at 3 ms, when DCS does, the message it holds gets one.
@@ -1556,12 +1557,7 @@ mod tests {
     #[test]
     fn a_deferred_boost_is_dropped_when_the_message_was_read_meanwhile() {
         let mut e = spinning_at_window_end();
-        task(&e, |t| {
-            t.on_cpu = 0;
-            t.pending = 1;
-            t.last_arrival_ns = 1900 * US;
-        });
-        e.on_arrival(&arrival(10, 2, 1900 * US), 1900 * US);
+        peer_answers_at_1_9_ms(&mut e);
         // The thread got its CPU in the fair class and read it at 2.5 ms.
         task(&e, |t| t.last_got_ns = 2500 * US);
         e.on_timer(3 * MILLIS);

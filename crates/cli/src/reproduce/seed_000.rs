@@ -1235,12 +1235,12 @@ mod tests {
             .unwrap());
     }
 
-    /// Edits the local experiment's agent row at K = `k`.
-    fn edit_local(r: &mut SeedResults, k: u32, f: impl FnOnce(&mut ComparisonRow)) {
+    /// Edits `experiment`'s agent row at K = `k`.
+    fn edit_row(r: &mut SeedResults, experiment: &str, k: u32, f: impl FnOnce(&mut ComparisonRow)) {
         let rows = &mut r.real.as_mut().unwrap().comparison;
         f(rows
             .iter_mut()
-            .find(|row| row.experiment == LOCAL_EXPERIMENT && row.competitors == k)
+            .find(|row| row.experiment == experiment && row.competitors == k)
             .unwrap());
     }
 
@@ -1532,10 +1532,10 @@ mod tests {
         assert!(judged(&REAL_LOCAL_P99, real_local_p99(real(&r))).1);
         assert!(judged(&REAL_LOCAL_WORST, real_local_worst(real(&r))).1);
         // 2.2× at K = 2 (the median; its range does not save it) and a 25 ms wait at K = 4.
-        edit_local(&mut r, 2, |row| {
+        edit_row(&mut r, LOCAL_EXPERIMENT, 2, |row| {
             row.local.as_mut().unwrap().p99_vs_baseline = MedianRatio::of_pairs(&[1.9, 2.5, 2.2]);
         });
-        edit_local(&mut r, 4, |row| {
+        edit_row(&mut r, LOCAL_EXPERIMENT, 4, |row| {
             row.local.as_mut().unwrap().max_us = 25_000.0
         });
         let (ours, holds) = judged(&REAL_LOCAL_P99, real_local_p99(real(&r)));
@@ -1546,18 +1546,9 @@ mod tests {
         assert!(ours.contains("25.0 ms (K=4) (fails)"), "{ours}");
         assert!(!holds);
         // Without the probe the claims say what is missing.
-        edit_local(&mut r, 1, |row| row.local = None);
+        edit_row(&mut r, LOCAL_EXPERIMENT, 1, |row| row.local = None);
         let err = real_local_p99(real(&r)).unwrap_err();
         assert!(err.contains("local_probe = true"), "{err}");
-    }
-
-    /// Edits the LAMMPS experiment's agent row at K = `k`.
-    fn edit_lammps(r: &mut SeedResults, k: u32, f: impl FnOnce(&mut ComparisonRow)) {
-        let rows = &mut r.real.as_mut().unwrap().comparison;
-        f(rows
-            .iter_mut()
-            .find(|row| row.experiment == LAMMPS_EXPERIMENT && row.competitors == k)
-            .unwrap());
     }
 
     #[test]
@@ -1569,7 +1560,9 @@ mod tests {
         );
         assert!(ours.contains("K=0 1.00×; K=1 1.10×; K=2 1.27×"), "{ours}");
         assert!(holds);
-        edit_lammps(&mut r, 0, |row| row.vs_baseline = ratio(0.90));
+        edit_row(&mut r, LAMMPS_EXPERIMENT, 0, |row| {
+            row.vs_baseline = ratio(0.90)
+        });
         let (ours, holds) = judged(
             &REAL_LAMMPS_NEVER_SLOWER,
             real_lammps_never_slower(real(&r)),
