@@ -47,7 +47,8 @@ pub struct CoreArgs {
     #[arg(long)]
     pub no_yield_to_local: bool,
     /// How long a boost steps aside for a local task that woke on its CPU before it resumes for the rest of
-    /// its window (0: the boost ends there).
+    /// its window (0: the boost ends there); also how long a boost at --max-boost-ms steps aside before it goes
+    /// on.
     #[arg(long, default_value_t = 500)]
     pub yield_us: u64,
     /// How a boost is carried out: `fifo` (SCHED_FIFO for the window: preempts at once, fairness held by the

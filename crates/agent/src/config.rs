@@ -24,7 +24,8 @@ pub struct Config {
     /// A boost ends as soon as a local task (a user task in the fair class that the agent does not manage)
     /// wakes on the boosted thread's CPU.
     pub yield_to_local: bool,
-    /// How long such a boost pauses before it resumes for the rest of its window (0: it ends).
+    /// How long such a boost pauses before it resumes for the rest of its window (0: it ends); also how long a
+    /// DCS boost at `--max-boost-ms` steps aside before it goes on.
     pub yield_ns: Nanos,
     /// The policy's tick period.
     pub tick_ns: Nanos,

@@ -49,9 +49,14 @@ pub struct Engine<A: Actuate, P: Probe> {
     pub timer_stale: bool,
     /// The clock for the decision latency (arrival → boost carried out).
     clock: fn() -> Nanos,
-    /// Boosts paused for a local task: tid → (resume at, the window's end).
-    yielded: BTreeMap<u32, (Nanos, Nanos)>,
+    /// Boosts paused for a local task: tid → (resume at, the window's end, the last moment to resume).
+    yielded: BTreeMap<u32, (Nanos, Nanos, Nanos)>,
 }
+
+/// How many pauses past its window's end a boost paused for a local task may still be resumed (while the local
+/// task waits, or the fair class gave the thread its CPU back): about one slice of the fair class at the default
+/// `--yield-us`, the longest a thread that got its CPU back keeps it beside a competitor.
+pub const RESUME_CHECKS: Nanos = 4;
 
 impl<A: Actuate, P: Probe> Engine<A, P> {
     pub fn new(
@@ -105,7 +110,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
     /// The earliest moment the timer must fire: a window end, a paused boost's resumption, or the policy's
     /// deadline.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        let resume = self.yielded.values().map(|&(at, _)| at).min();
+        let resume = self.yielded.values().map(|&(at, _, _)| at).min();
         [self.tracker.next_window_end(), self.deadline, resume]
             .into_iter()
             .flatten()
@@ -313,16 +318,19 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         // its CPU for microseconds, while a ping-pong that drops out of its coscheduled burst needs its peer to
         // drop out too before it is back in step. The thread goes back to its own attributes for the pause (at
         // nice 19 instead, the policy took it for a demoted thread and kept it there: LAMMPS ran 3× slower) and
-        // the boost resumes for the rest of its window after it.
+        // the boost resumes for the rest of its window after it — at least one pause long, and resumable for
+        // `RESUME_CHECKS` pauses beyond the window: a pause that outlasted the window used to end the boost,
+        // leaving the rank in the fair class behind its competitors while its boosted peer spun for its answer
+        // and was parked (a spin-only ping-pong at K = 1 spent 13 ms in the fair class after each yield).
         let resume = now + self.settings.yield_ns;
-        let pause = self.settings.yield_ns > 0 && until > resume;
         let yielded = self.with_policy_changes(now, |ctx| ctx.restore(tid));
         if !yielded {
             return;
         }
         self.counters.boosts_yielded += 1;
-        if pause {
-            self.yielded.insert(tid, (resume, until));
+        if self.settings.yield_ns > 0 {
+            let last = until.max(resume + RESUME_CHECKS * self.settings.yield_ns);
+            self.yielded.insert(tid, (resume, until, last));
             self.timer_stale = true;
         }
     }
@@ -331,13 +339,13 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
     /// owner changed the thread meanwhile.
     fn resume_yielded(&mut self, now: Nanos) {
         // Exact, not coalesced like window ends: the pause is what the local task gets.
-        let due: Vec<(u32, Nanos)> = self
+        let due: Vec<(u32, Nanos, Nanos)> = self
             .yielded
             .iter()
-            .filter(|(_, &(at, _))| at <= now)
-            .map(|(&tid, &(_, until))| (tid, until))
+            .filter(|(_, &(at, _, _))| at <= now)
+            .map(|(&tid, &(_, until, last))| (tid, until, last))
             .collect();
-        for (tid, until) in due {
+        for (tid, until, last) in due {
             self.yielded.remove(&tid);
             let paused = self
                 .tracker
@@ -359,10 +367,15 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             // the slot).
             let running = self.probe.task(tid).is_some_and(|t| t.on_cpu != 0);
             let resume = now + self.settings.yield_ns;
-            if (waiting || running) && until > resume {
-                self.yielded.insert(tid, (resume, until));
-                self.timer_stale = true;
-            } else if !waiting && !running && until > now {
+            if waiting || running {
+                if resume <= last {
+                    self.yielded.insert(tid, (resume, until, last));
+                    self.timer_stale = true;
+                }
+            } else {
+                // The rest of its window, or one pause: a window that ended during the pause leaves the policy
+                // a window end to decide at (extend while the exchange goes on), not a boost dropped unseen.
+                let until = until.max(resume);
                 self.with_policy_changes(now, |ctx| ctx.boost(tid, until));
             }
         }
@@ -787,20 +800,31 @@ pub(crate) mod tests {
         assert_eq!(e.act.calls.len(), calls);
         assert_eq!(e.counters.boosts_yielded, 1);
         // The pause (0.5 ms) is over at 0.6 ms and the window (until 1 ms) has time left: the boost resumes
-        // for the rest of it.
+        // for the rest of it, and at least one pause (to 1.1 ms).
         assert_eq!(e.next_deadline(), Some(600_000));
         e.on_timer(600_000);
         assert_eq!(
             e.tracker.thread(10).unwrap().mode,
             Mode::Boosted {
                 since: 600_000,
-                until: 1_000_000
+                until: 1_100_000
             }
         );
-        // A pause that would outlast the window ends the boost for good.
+        // A pause that outlasts the window (0.7 + 0.5 > 1.1 ms) still resumes, for one pause: the window's end
+        // is then the policy's to decide at.
         e.on_local_wake(10, 700_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
-        assert_eq!(e.next_deadline(), None);
+        assert_eq!(e.next_deadline(), Some(1_200_000));
+        e.on_timer(1_200_000);
+        assert_eq!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted {
+                since: 1_200_000,
+                until: 1_700_000
+            }
+        );
+        e.on_timer(1_700_000); // Eager lets the window end
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
         // While a local task still waits for its CPU at the pause's end, the pause goes on; once the window is
         // over, the thread gets its own attributes back (never left at nice 19).
         e.settings.yield_ns = 200_000;
@@ -819,11 +843,16 @@ pub(crate) mod tests {
                 until: 3_000_000
             }
         );
-        // Paused again at 2.7 ms with the local task still waiting at 2.9 ms, when no pause fits in the window
-        // any more: the boost is over.
+        // Paused again at 2.7 ms with the local task waiting on: looked at every pause until RESUME_CHECKS
+        // pauses past the first resume (2.9 + 4 × 0.2 = 3.7 ms), then the boost is over.
         e.on_local_wake(10, 2_700_000);
         e.probe.waiting.borrow_mut().replace(2_700_000);
-        e.on_timer(2_900_000);
+        for at in [2_900_000, 3_100_000, 3_300_000, 3_500_000] {
+            e.on_timer(at);
+            assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+            assert_eq!(e.next_deadline(), Some(at + 200_000));
+        }
+        e.on_timer(3_700_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
         assert_eq!(e.next_deadline(), None);
         // A thread the kernel gave its CPU back during the pause is not boosted over it again: it is looked at
@@ -850,11 +879,14 @@ pub(crate) mod tests {
                 until: 5_000_000
             }
         );
-        // Running through to the window's end, it is left in the fair class.
+        // Running on past the window's end and the re-checks after it (4.95 + 4 × 0.2 = 5.75 ms), it is left in
+        // the fair class.
         e.on_local_wake(10, 4_750_000); // paused until 4.95 ms
         e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 1;
-        e.on_timer(4_950_000);
-        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        for at in [4_950_000, 5_150_000, 5_350_000, 5_550_000, 5_750_000] {
+            e.on_timer(at);
+            assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        }
         assert_eq!(e.next_deadline(), None);
     }
 

@@ -20,14 +20,17 @@
 //!   `d = rate / mean(baseline) − 1`.
 //! - The last `window` gains are a sample of what the other mode is worth. With `n` gains, mean `d̄` and
 //!   standard deviation `s` (`prior_sd` while `n < 3`: one probe says little about the noise),
-//!   the other mode **wins** when `d̄ > margin` and `d̄ − z s / √n > 0`: it becomes the chosen one and the
-//!   gains are forgotten. It **loses** when `d̄ + z s / √n < 0`: the probe gap doubles, up to `max_probe_gap`.
-//!   Otherwise the evidence is **inconclusive**. If the other mode's mean gain is above `-margin` the modes
-//!   look close, so probing costs little, and the next probe comes after `inconclusive_probe_gap` epochs. If
-//!   it is below, the other mode looks slower — just not surely, the epochs being noisy — and each probe costs
-//!   about `|d̄|` of an epoch: the gap stays as it is, and at least `first_probe_gap`. (Shortening it there stood a coscheduled spin-only
-//!   ping-pong aside for up to 11 of 20 epochs: its 100 ms epochs alias with the budget's burst-and-repay
-//!   cycle, so the gains of a mode that halves the rate spread from −90 % to +10 %.)
+//!   the other mode **wins** when `n >= 3`, `d̄ > margin` and `d̄ − z s / √n > 0`: it becomes the chosen one
+//!   and the gains are forgotten (fewer probes never switch: one probe whose baseline epochs fell on the
+//!   budget's repayments read +30 % and stood a spin-only ping-pong aside at half its rate). It **loses** when
+//!   `d̄ + z s / √n < 0`: the probe gap doubles, up to `max_probe_gap`. Otherwise the evidence is
+//!   **inconclusive**. If the other mode's mean gain is above `-margin` the modes look close, so probing costs
+//!   little, and the next probe comes after `inconclusive_probe_gap` epochs. If it is below, the other mode
+//!   looks slower — just not surely, the epochs being noisy — and each probe costs about `|d̄|` of an epoch: the
+//!   gap doubles as for a loss (at least to `2 first_probe_gap`). (Shortening it there stood a coscheduled
+//!   spin-only ping-pong aside for up to 11 of 20 epochs, keeping it 4 to 9 of 30: its 100 ms epochs alias with
+//!   the budget's burst-and-repay cycle, so the gains of a mode that halves the rate spread from −90 % to
+//!   +10 %.)
 //! - An epoch with no measurable progress (`None`: no TCP traffic seen) teaches nothing: it is not recorded.
 //!
 //! So a job that coscheduling speeds up pays one probe epoch in `first_probe_gap`, then exponentially fewer
@@ -263,7 +266,9 @@ impl SelfCheck {
             self.params.prior_sd
         };
         let half_width = self.params.z * sd / (n as f64).sqrt();
-        if mean > self.params.margin && mean - half_width > 0.0 {
+        // Switching needs the gains' own spread (n >= 3): a single probe against a few coscheduled epochs that
+        // fell on the budget's repayments read +30 % and stood a spin-only ping-pong aside, at half its rate.
+        if n >= 3 && mean > self.params.margin && mean - half_width > 0.0 {
             Verdict::Wins
         } else if mean + half_width < 0.0 {
             Verdict::Loses
@@ -332,7 +337,11 @@ impl SelfCheck {
                 self.probe_gap = if self.mean_gain().is_some_and(|d| d > -self.params.margin) {
                     self.params.inconclusive_probe_gap
                 } else {
-                    self.probe_gap.max(self.params.first_probe_gap)
+                    // Leaning towards the chosen mode: as for a loss, only not for sure.
+                    self.probe_gap
+                        .max(self.params.first_probe_gap)
+                        .saturating_mul(2)
+                        .min(self.params.max_probe_gap)
                 };
             }
         }
@@ -465,6 +474,29 @@ mod tests {
     }
 
     #[test]
+    fn no_switch_before_three_probes_however_large_the_gain() {
+        // +40 % and +35 %: beyond the prior noise (0.40 − 2 × 0.15 > 0), but two probes say nothing of the
+        // epochs' own spread; the third, at −50 %, shows it.
+        let mut c = SelfCheck::new(Params::default());
+        run(&mut c, 4, 100.0, 50.0);
+        c.end_epoch(Some(140.0));
+        assert_eq!(
+            (c.verdict(), c.chosen()),
+            (Verdict::Inconclusive, Mode::Coschedule)
+        );
+        run(&mut c, 2, 100.0, 50.0);
+        c.end_epoch(Some(135.0));
+        assert_eq!(
+            (c.verdict(), c.chosen()),
+            (Verdict::Inconclusive, Mode::Coschedule)
+        );
+        run(&mut c, 2, 100.0, 50.0);
+        c.end_epoch(Some(50.0));
+        assert_eq!(c.chosen(), Mode::Coschedule);
+        assert_eq!(c.tally().switches, 0);
+    }
+
+    #[test]
     fn noisy_probes_that_lean_towards_the_chosen_mode_do_not_hasten_the_next() {
         let mut c = SelfCheck::new(Params::default());
         // Probes at −90 % and +10 %: each a loss under the prior noise (−0.9 + 0.3 < 0; n = 2: −0.4 + 0.21 < 0),
@@ -482,8 +514,8 @@ mod tests {
         assert_eq!(c.verdict(), Verdict::Inconclusive);
         assert_eq!(
             c.probe_gap(),
-            16,
-            "the other mode still looks slower: no hastier probe"
+            32,
+            "the other mode still looks slower: spaced as after a loss"
         );
         assert_eq!(c.chosen(), Mode::Coschedule);
     }
@@ -496,11 +528,11 @@ mod tests {
         c.end_epoch(Some(101.0));
         assert_eq!((c.verdict(), c.probe_gap()), (Verdict::Inconclusive, 2));
         // −20 %: gains +0.01, −0.2, mean −0.095 ± 0.21: still inconclusive, but leaning towards coscheduling:
-        // back to the first gap, not every third epoch.
+        // spaced as after a loss from the first gap, not every third epoch.
         run(&mut c, 2, 100.0, 50.0);
         c.end_epoch(Some(80.0));
         assert_eq!(c.verdict(), Verdict::Inconclusive);
-        assert_eq!(c.probe_gap(), 4);
+        assert_eq!(c.probe_gap(), 8);
     }
 
     #[test]

@@ -70,9 +70,13 @@
 //! on window end (tid, now):
 //!     settle(job of tid)
 //!     contested = R unknown or R > 1.05
+//!     exchanging = may_boost and contested and an arrival since the boost, the last within a window
+//!     if now - since >= max_boost and exchanging and pause = --yield-us > 0:
+//!         restore(tid); deadline at now + pause: boost it again if neither boosted nor lowered meanwhile, the
+//!         budget allows, it still shares its CPU and an arrival came within a window of the pause's start
+//!         done                                                  (the CPU's other tasks had their turn)
 //!     if now - since >= max_boost: Tp = now                     (DCS spaces the next boost from this end)
-//!     if may_boost and contested and now - since < max_boost and an arrival since the boost, the last within
-//!        a window:
+//!     if exchanging and now - since < max_boost:
 //!         ext = min(2 ext, max_extend); until = now + ext
 //!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid; its session or its
 //!                                                                  cpu cgroups too if it is alone in them)
@@ -118,7 +122,7 @@ pub const SUMMARY: &str =
 pub const AGENT_ONLY: &[(&str, &str)] = &[
     ("boost_us", "length of a SCHED_FIFO boost window (the simulator's boost lasts until the process blocks)"),
     ("max_extend_us", "longest extension of a boost while arrivals keep coming"),
-    ("max_boost_ms", "longest a boost lasts, extensions included: what the local user waits at most"),
+    ("max_boost_ms", "longest a boost lasts, extensions included, before it steps aside: what the CPU's other tasks wait at most"),
     ("quantum_us", "DCS Tq; the simulator's OS model has its own quantum"),
     (
         "r_average_ms",
@@ -139,8 +143,9 @@ pub struct BoostFlags {
     #[arg(long, default_value_t = 4000)]
     pub max_extend_us: u64,
     /// Longest a boost may last from its start, extensions included: at this length its window ends whatever
-    /// the budget says (the next arrival may start a new one), so a CPU's other tasks — the local user's, the
-    /// kernel's softirq and RCU threads — wait at most this long behind one boost.
+    /// the budget says, so a CPU's other tasks — the local user's, the kernel's softirq and RCU threads — wait at
+    /// most this long behind one boost. If its exchange goes on and the budget allows, it steps aside for
+    /// --yield-us and is taken up again (with --yield-us 0 the next arrival may start a new one).
     #[arg(long, default_value_t = 20.0)]
     pub max_boost_ms: f64,
     /// Budget: multiplier of the fair CPU share 1/R, in ppm (1000000 = exactly fair).
@@ -462,6 +467,10 @@ pub const GROUP_DEMOTIONS: &str = "group_demotions";
 /// Counter: a lowered thread boosted at the moment DCS allowed it, after an arrival it refused only for its
 /// timing.
 pub const DEFERRED_BOOSTS: &str = "deferred_boosts";
+/// Counter: a boost that reached `--max-boost-ms` with its exchange going on stepped aside for `--yield-us`.
+pub const LIMIT_PAUSES: &str = "limit_pauses";
+/// Counter: a boost taken up again after its pause at `--max-boost-ms`.
+pub const RESUMED_AFTER_LIMIT: &str = "resumed_after_limit";
 /// Counter: a job's session given its own nice back once the job repaid.
 pub const GROUP_LIFTED: &str = "group_lifted";
 
@@ -516,6 +525,17 @@ const DEFERRED_BOOSTS_COUNTER: Counter = Counter {
     refusal: false,
     description: "lowered threads holding an unread message, boosted when DCS allowed after refusing their arrival",
 };
+const LIMIT_PAUSES_COUNTER: Counter = Counter {
+    name: LIMIT_PAUSES,
+    refusal: false,
+    description:
+        "boosts at --max-boost-ms with the exchange going on, stepped aside for --yield-us",
+};
+const RESUMED_AFTER_LIMIT_COUNTER: Counter = Counter {
+    name: RESUMED_AFTER_LIMIT,
+    refusal: false,
+    description: "boosts taken up again after their pause at --max-boost-ms",
+};
 const GROUP_LIFTED_COUNTER: Counter = Counter {
     name: GROUP_LIFTED,
     refusal: false,
@@ -535,6 +555,8 @@ pub const COUNTERS: &[Counter] = &[
     GROUP_DEMOTIONS_COUNTER,
     GROUP_LIFTED_COUNTER,
     DEFERRED_BOOSTS_COUNTER,
+    LIMIT_PAUSES_COUNTER,
+    RESUMED_AFTER_LIMIT_COUNTER,
 ];
 
 /// The statistics section of `--policy pred` and `--policy dyn`: the same, with the predictive rule's rows in
@@ -551,7 +573,21 @@ pub const PREDICTIVE_COUNTERS: &[Counter] = &[
     LIFTED_COUNTER,
     GROUP_DEMOTIONS_COUNTER,
     GROUP_LIFTED_COUNTER,
+    LIMIT_PAUSES_COUNTER,
+    RESUMED_AFTER_LIMIT_COUNTER,
 ];
+
+/// Why a boost was put off to a later moment (a policy deadline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Deferral {
+    /// A lowered thread's arrival that DCS refused only for its timing: boost it when DCS allows, if it still
+    /// waits for its CPU with the message unread.
+    Refused,
+    /// A boost that reached `--max-boost-ms` while its exchange went on stepped aside for `--yield-us`, so the
+    /// CPU's other tasks (the kernel's deferred work, a local task) had their turn: take it up again if the
+    /// exchange still goes on and the budget allows.
+    LimitPause,
+}
 
 /// Whose budget a job spends: its owner's, or for a job of root its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -615,9 +651,8 @@ pub struct Dcs {
     accounts: HashMap<u64, Account>,
     /// The extension step of each boosted thread (tid).
     ext: HashMap<u32, Nanos>,
-    /// Lowered threads whose arrival DCS refused only for its timing, by tid: when DCS allows their boost, and
-    /// their process.
-    deferred: HashMap<u32, (Nanos, u32)>,
+    /// Boosts to come back to, by tid: when, their process and why.
+    deferred: HashMap<u32, (Nanos, u32, Deferral)>,
     /// The predictive rule's last tick saw a managed thread share its CPU (R > 1): its samples can change a
     /// decision, so it ticks at `--tick-ms`; else at `--idle-tick-ms`.
     contended: bool,
@@ -1033,7 +1068,7 @@ impl Policy for Dcs {
                 // repaid in full (a parked rank held its peer's answer for 80 ms at K = 1, both ranks idle).
                 if lowered && may_boost && counter == REFUSED_DCS {
                     if let Some(at) = self.rule.fair_from(tgid, r_milli) {
-                        self.deferred.insert(tid, (at, tgid));
+                        self.deferred.insert(tid, (at, tgid, Deferral::Refused));
                         ctx.arm(at);
                     }
                 }
@@ -1060,12 +1095,28 @@ impl Policy for Dcs {
         let contested = !intf::alone(task.r_milli);
         let last_arrival = task.last_arrival_ns;
         let short = now.saturating_sub(since) < self.cfg.max_boost_ns;
+        let exchanging = may && contested && last_arrival > since && last_arrival + window > now;
+        let pause = ctx.yield_ns();
+        if !short && exchanging && pause > 0 {
+            // At its length limit with the exchange going on: step aside for a pause, as for a local task, so
+            // the kernel's deferred work and the CPU's other tasks run, then take the boost up again. Ending it
+            // instead (DCS spacing the next one `Tq R / 2^E` from here) left this rank in the fair class behind
+            // its competitors while its peer, still boosted, spun for an answer and was parked: the pair lost
+            // step every 20 ms (spin-only ping-pong 0.77 of the fair bound at K = 1 with the end, against 0.81
+            // with `--max-boost-ms 200`, docs/lab-dcs.md).
+            ctx.restore(tid);
+            self.note(ctx, tgid, tid, LIMIT_PAUSES);
+            self.deferred
+                .insert(tid, (now + pause, tgid, Deferral::LimitPause));
+            ctx.arm(now + pause);
+            return;
+        }
         if !short {
             // A boost that ran its full length counts for DCS as one that began now: the next may start only
             // `Tq R / 2^E` after it (the seed's spacing of boosts), and meanwhile the CPU's other tasks run.
             self.rule.record_boost(tgid, now);
         }
-        if may && contested && short && last_arrival > since && last_arrival + window > now {
+        if exchanging && short {
             // Arrivals keep coming: extend, doubling the step up to --max-extend-us so that a long exchange
             // costs the agent a few wake-ups, not one per window.
             let ext = self.ext.get(&tid).copied().unwrap_or(window);
@@ -1094,21 +1145,15 @@ impl Policy for Dcs {
 
     fn on_deadline(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
-        let due: Vec<(u32, u32)> = self
+        let due: Vec<(u32, u32, Deferral)> = self
             .deferred
             .iter()
-            .filter(|(_, &(at, _))| at <= now)
-            .map(|(&tid, &(_, tgid))| (tid, tgid))
+            .filter(|(_, &(at, _, _))| at <= now)
+            .map(|(&tid, &(_, tgid, why))| (tid, tgid, why))
             .collect();
-        for (tid, tgid) in due {
+        for (tid, tgid, why) in due {
             self.deferred.remove(&tid);
-            // Not boosted meanwhile (still lowered, or lifted by the refused arrival), still holding its
-            // message, still waiting for its CPU, and the budget still allows: what the arrival would have been
-            // given.
-            let waiting = matches!(
-                ctx.thread(tid).map(|t| t.mode),
-                Some(Mode::Niced { .. } | Mode::Normal)
-            );
+            let mode = ctx.thread(tid).map(|t| t.mode);
             let Some(task) = ctx.task(tid) else {
                 continue;
             };
@@ -1116,18 +1161,35 @@ impl Policy for Dcs {
                 .process(tgid)
                 .and_then(|p| self.budget_of(p.job))
                 .is_some_and(|b| b.budget.may_boost());
-            if waiting
+            let wanted = match why {
+                // Not boosted meanwhile (still lowered, or lifted by the refused arrival), still holding its
+                // message, still waiting for its CPU: what the arrival would have been given.
+                Deferral::Refused => {
+                    matches!(mode, Some(Mode::Niced { .. } | Mode::Normal))
+                        && has_unread(&task)
+                        && task.on_cpu == 0
+                }
+                // Neither boosted nor lowered during its pause, and its exchange still went on then (an
+                // arrival within a window of the pause's start): on its CPU or not, the boost goes on.
+                Deferral::LimitPause => {
+                    mode == Some(Mode::Normal)
+                        && task.last_arrival_ns + self.cfg.window_ns + ctx.yield_ns() >= now
+                }
+            };
+            if wanted
                 && may_boost
-                && has_unread(&task)
-                && task.on_cpu == 0
                 && intf::shares_cpu(task.r_milli)
                 && self.rule.wants(tgid, now, task.r_milli)
                 && self.boost(ctx, tgid, tid)
             {
-                self.note(ctx, tgid, tid, DEFERRED_BOOSTS);
+                let counter = match why {
+                    Deferral::Refused => DEFERRED_BOOSTS,
+                    Deferral::LimitPause => RESUMED_AFTER_LIMIT,
+                };
+                self.note(ctx, tgid, tid, counter);
             }
         }
-        if let Some(&(at, _)) = self.deferred.values().min() {
+        if let Some(&(at, _, _)) = self.deferred.values().min() {
             ctx.arm(at);
         }
     }
@@ -1655,28 +1717,64 @@ mod tests {
         assert!(!e.tracker.job(1).unwrap().group_lowered);
     }
 
-    #[test]
-    fn a_boost_ends_at_max_boost_however_long_arrivals_keep_coming() {
-        let mut e = setup();
+    /// Boosted at 1 ms; arrivals keep coming and the CPU time used is exactly the credit (the budget stays
+    /// full): every window end extends, until 20 ms after the boost began. Returns when the boost ended.
+    fn extended_to_max_boost(e: &mut Engine<FakeActuator, FakeProbe>) -> Nanos {
         e.on_arrival(&arrival(10, 2, MILLIS), MILLIS); // boosted at 1 ms, window 0.5 ms
-                                                       // Arrivals keep coming and the CPU time used is exactly the credit (the budget stays full): every window
-                                                       // end extends, until 20 ms after the boost began.
         let mut now = 1500 * US;
-        while let Mode::Boosted { until, .. } = mode(&e) {
+        while let Mode::Boosted { until, .. } = mode(e) {
             assert!(
                 now <= MILLIS + 20 * MILLIS + 4 * MILLIS,
                 "still boosted at {now} ns"
             );
             now = until;
-            task(&e, |t| t.last_arrival_ns = now - US);
+            task(e, |t| t.last_arrival_ns = now - US);
             e.on_timer(now);
         }
         assert!(now >= MILLIS + 20 * MILLIS, "ended early, at {now} ns");
-        assert!(count(&e, EXTENDED) >= 5);
-        // And DCS spaces the next boost from that end (Tq R / 2^E = 4 × 2 / 4 = 2 ms), not from its start.
-        e.on_arrival(&arrival(10, 2, now + MILLIS), now + MILLIS);
+        assert!(count(e, EXTENDED) >= 5);
+        now
+    }
+
+    #[test]
+    fn a_boost_steps_aside_at_max_boost_and_goes_on_while_its_exchange_does() {
+        let mut e = setup();
+        let end = extended_to_max_boost(&mut e);
+        // At the limit it steps aside for --yield-us (0.5 ms): its own attributes, the CPU's other tasks run.
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!(count(&e, LIMIT_PAUSES), 1);
+        assert_eq!(e.next_deadline(), Some(end + 500 * US));
+        // The exchange went on (an arrival a microsecond before the pause): the boost is taken up again at
+        // the pause's end, on its CPU or not, without DCS's spacing from the end.
+        task(&e, |t| t.on_cpu = 1);
+        e.on_timer(end + 500 * US);
+        assert!(matches!(mode(&e), Mode::Boosted { since, .. } if since == end + 500 * US));
+        assert_eq!(count(&e, RESUMED_AFTER_LIMIT), 1);
+        assert_eq!(e.counters.boosts_granted, 2);
+    }
+
+    #[test]
+    fn a_boost_paused_at_max_boost_is_not_taken_up_when_its_exchange_stopped() {
+        let mut e = setup();
+        let end = extended_to_max_boost(&mut e);
+        // The last arrival was more than a window before the pause began (the peer stopped): no boost.
+        task(&e, |t| t.last_arrival_ns = end - 2 * MILLIS);
+        e.on_timer(end + 500 * US);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!(count(&e, RESUMED_AFTER_LIMIT), 0);
         assert_eq!(e.counters.boosts_granted, 1);
-        e.on_arrival(&arrival(10, 2, now + 3 * MILLIS), now + 3 * MILLIS);
+    }
+
+    #[test]
+    fn without_pauses_a_boost_ends_at_max_boost_and_dcs_spaces_the_next() {
+        let mut e = setup();
+        e.settings.yield_ns = 0;
+        let end = extended_to_max_boost(&mut e);
+        assert_eq!(count(&e, LIMIT_PAUSES), 0);
+        // DCS spaces the next boost from that end (Tq R / 2^E = 4 × 2 / 4 = 2 ms), not from its start.
+        e.on_arrival(&arrival(10, 2, end + MILLIS), end + MILLIS);
+        assert_eq!(e.counters.boosts_granted, 1);
+        e.on_arrival(&arrival(10, 2, end + 3 * MILLIS), end + 3 * MILLIS);
         assert_eq!(e.counters.boosts_granted, 2);
     }
 
