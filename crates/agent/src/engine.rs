@@ -56,7 +56,7 @@ pub struct Engine<A: Actuate, P: Probe> {
 /// How many pauses past its window's end a boost paused for a local task may still be resumed (while the local
 /// task waits, or the fair class gave the thread its CPU back): about one slice of the fair class at the default
 /// `--yield-us`, the longest a thread that got its CPU back keeps it beside a competitor.
-pub const RESUME_CHECKS: Nanos = 4;
+const RESUME_CHECKS: u64 = 4;
 
 impl<A: Actuate, P: Probe> Engine<A, P> {
     pub fn new(

@@ -578,7 +578,7 @@ pub const PREDICTIVE_COUNTERS: &[Counter] = &[
 ];
 
 /// Why a boost was put off to a later moment (a policy deadline).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Deferral {
     /// A lowered thread's arrival that DCS refused only for its timing: boost it when DCS allows, if it still
     /// waits for its CPU with the message unread.
@@ -1189,7 +1189,7 @@ impl Policy for Dcs {
                 self.note(ctx, tgid, tid, counter);
             }
         }
-        if let Some(&(at, _, _)) = self.deferred.values().min() {
+        if let Some(at) = self.deferred.values().map(|&(at, _, _)| at).min() {
             ctx.arm(at);
         }
     }
