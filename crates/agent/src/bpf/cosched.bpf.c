@@ -441,11 +441,16 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	u32 prev_tid = prev->pid, next_tid = next->pid;
 	struct cosched_cpu *c = &cpus[cpu % COSCHED_STAT_CPUS];
 	struct cosched_task *t;
+	/* Still runnable, waiting for the scheduler: preempted (whatever its state: one preempted on its way to sleep
+	 * stays queued until it runs again), or switched out at TASK_RUNNING (a yield). Else it blocked. */
+	bool prev_runnable = preempt || prev_state == 0;
 
 	/* A local task's turn lasts from its wake-up until it blocks again, has run a slice (end_local_turn) or goes
 	 * stale: one switched in and preempted before it is done (a boost that took the CPU from it, the fair class's
 	 * own pick) still waits. The lab's 1 ms probe waited 25-50 ms behind boosts that way while the record said
 	 * it had run. */
+	/* One preempted on its way to sleep counts as blocked: its wake-up was answered, and the moment it needs to
+	 * finish going to sleep is not worth a boost's pause. */
 	if (prev_state != 0) {
 		u64 exec;
 
@@ -482,7 +487,13 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		else {
 			t->on_cpu = 0;
 			t->last_ran_ns = now;
-			t->preempted = prev_state == 0; /* TASK_RUNNING: still runnable, it waits for the scheduler */
+			t->preempted = prev_runnable;
+			/* Asleep after polling for a message in vain: it gave up spinning (not a blocking read of its
+			 * start-up, which a spin-only receiver also does once). */
+			if (!prev_runnable && t->last_poll_ns > t->last_got_ns) {
+				t->prev_block_ns = t->last_block_ns;
+				t->last_block_ns = now;
+			}
 			t->rt = prev->policy == 1 || prev->policy == 2;
 		}
 	}

@@ -37,7 +37,11 @@
 //! nice 19 until its balance is back to `resume` — its threads, and for a job alone in its session (its own
 //! autogroup, where its threads' nice does nothing against the other sessions) the session itself
 //! ([`Ctx::lower_job_group`], [`crate::autogroup`]). Spin-waiting ranks never give their CPU back by themselves,
-//! so without this a boosted job keeps its full CFS share on top of its boosts. A boost that ends because the
+//! so without this a boosted job keeps its full CFS share on top of its boosts. A job whose every runnable thread
+//! does give it back ([`gives_cpu_back`]: a spin-block receiver, asleep after an empty poll twice within a
+//! second) is spared: at nice 19 its spin phase starved and the job stalled (spin-block ping-pong at K = 1
+//! 0.80–0.89× no agent, job F 0.87–0.91; spared 0.94–0.97×, job F 1.02–1.04, docs/lab-dcs.md); its boosts stay
+//! refused until it has repaid. A boost that ends because the
 //! peer stopped answering (no arrival within the window) while the thread spin-waits *parks* its process at
 //! nice 19 too: its peer is off its CPU, so spinning on in CFS would spend this side's share on nothing and
 //! leave the two sides' budgets out of step. A demoted or parked thread is boosted again by the next arrival its
@@ -78,9 +82,11 @@
 //!     if now - since >= max_boost: Tp = now                     (DCS spaces the next boost from this end)
 //!     if exchanging and now - since < max_boost:
 //!         ext = min(2 ext, max_extend); until = now + ext
-//!     elif demote and not may_boost: demote(job)                  (nice 19 until repaid; its session or its
+//!     elif demote and not may_boost: demote(job); restore(tid) if still boosted
+//!                                                                 (nice 19 until repaid; its session or its
 //!                                                                  cpu cgroups too if it is alone in them)
-//!     elif demote and contested and spin_waiting(tid): park(process)  (nice 19 until an arrival)
+//!     elif demote and contested and spin_waiting(tid) and not gives_cpu_back(tid):
+//!         park(process)                                           (nice 19 until an arrival)
 //!     else restore(tid)
 //! every tick: for each job: settle(account of job)
 //!     if repaid and its group lowered: give the session or cgroups their own weight back
@@ -89,6 +95,8 @@
 //!         | not spin-waiting: restore
 //!     if overdrawn and no thread of the job boosted and one shares its CPU: demote(job)
 //! on thread start (tid, its creator demoted or parked): nice 19 too  (a forked child escaped the demotion)
+//! demote(tids): nice 19 on each tid that is runnable and not gives_cpu_back (asleep after an empty poll twice
+//!     within 1 s); a job whose every runnable thread gives its CPU back is spared (its spin phase would starve)
 //! settle(account, now):
 //!     fair = Σ over the threads of its jobs: Δfree / R_thread if runnable now, else min(its CPU since,
 //!            Δfree / R_thread)   (R_thread weighted, in thousandths: Δfree × 1000 / r_milli)
@@ -106,7 +114,8 @@
 use crate::config::{ms, us};
 use crate::intf;
 use crate::policy::{
-    has_unread, spin_waiting, Arrival, Counter, Ctx, Host, Mode, Policy, PolicyFlags,
+    gives_cpu_back, has_unread, spin_waiting, Arrival, Counter, Ctx, Host, Mode, Policy,
+    PolicyFlags,
 };
 use cosched_policy::budget::{Budget, BudgetParams};
 use cosched_policy::dcs::{DcsDecision, DcsParams, DcsState, NodeNow, QueueLengthMonitor};
@@ -473,6 +482,8 @@ pub const LIMIT_PAUSES: &str = "limit_pauses";
 pub const RESUMED_AFTER_LIMIT: &str = "resumed_after_limit";
 /// Counter: a job's session given its own nice back once the job repaid.
 pub const GROUP_LIFTED: &str = "group_lifted";
+/// Counter: an overdrawn job not lowered: every thread of it that wanted its CPU gives it back by itself.
+pub const DEMOTIONS_SPARED: &str = "demotions_spared";
 
 const NOT_NEEDED_COUNTER: Counter = Counter {
     name: NOT_NEEDED,
@@ -536,6 +547,12 @@ const RESUMED_AFTER_LIMIT_COUNTER: Counter = Counter {
     refusal: false,
     description: "boosts taken up again after their pause at --max-boost-ms",
 };
+const DEMOTIONS_SPARED_COUNTER: Counter = Counter {
+    name: DEMOTIONS_SPARED,
+    refusal: false,
+    description:
+        "overdrawn jobs not lowered: each runnable thread gave up spinning twice within a second",
+};
 const GROUP_LIFTED_COUNTER: Counter = Counter {
     name: GROUP_LIFTED,
     refusal: false,
@@ -557,6 +574,7 @@ pub const COUNTERS: &[Counter] = &[
     DEFERRED_BOOSTS_COUNTER,
     LIMIT_PAUSES_COUNTER,
     RESUMED_AFTER_LIMIT_COUNTER,
+    DEMOTIONS_SPARED_COUNTER,
 ];
 
 /// The statistics section of `--policy pred` and `--policy dyn`: the same, with the predictive rule's rows in
@@ -575,6 +593,7 @@ pub const PREDICTIVE_COUNTERS: &[Counter] = &[
     GROUP_LIFTED_COUNTER,
     LIMIT_PAUSES_COUNTER,
     RESUMED_AFTER_LIMIT_COUNTER,
+    DEMOTIONS_SPARED_COUNTER,
 ];
 
 /// Why a boost was put off to a later moment (a policy deadline).
@@ -782,7 +801,9 @@ impl Dcs {
     /// Lowers every thread of a job to nice 19 (overdrawn: the job yields on every CPU).
     fn demote_job(&mut self, ctx: &mut Ctx, job: u64, tgid: u32) {
         let tids = ctx.tids_of_job(job);
-        self.demote(ctx, job, tgid, tids);
+        if !self.demote(ctx, job, tgid, tids) {
+            return;
+        }
         // A job alone in its session competes as a group against the other sessions: nice 19 on its threads
         // does nothing there, its session's nice does.
         if !ctx.job_group_lowered(job) && ctx.lower_job_group(job) {
@@ -790,18 +811,35 @@ impl Dcs {
         }
     }
 
-    /// Lowers `tids` (of process `tgid`, job `job`) to nice 19.
-    fn demote(&mut self, ctx: &mut Ctx, job: u64, tgid: u32, tids: Vec<u32>) {
+    /// Lowers to nice 19 the threads of `tids` (of process `tgid`, job `job`) that would keep their CPU: those
+    /// that want it and do not give it back by themselves. Returns false when the job is spared
+    /// ([`DEMOTIONS_SPARED`]): every thread that wants its CPU gives it back by itself.
+    fn demote(&mut self, ctx: &mut Ctx, job: u64, tgid: u32, tids: Vec<u32>) -> bool {
+        let now = ctx.now();
         let mut any = false;
+        let (mut keeps_cpu, mut gives_back) = (false, false);
         for tid in tids {
             // Only a thread that wants its CPU yields it: one that is blocked uses none, and at nice 19 it would
-            // only wait behind every other task at its next wake-up.
-            let wants_cpu = ctx
-                .task(tid)
-                .is_none_or(|t| t.on_cpu != 0 || t.preempted != 0);
-            if wants_cpu && !matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. })) {
+            // only wait behind every other task at its next wake-up. One that blocks whenever it waits long
+            // (a spin-block receiver) gives its CPU back by itself; at nice 19 its spin phase starved and its job
+            // stalled (spin-block ping-pong at K = 1: 0.91x no agent with demotions, 1.00x without).
+            let task = ctx.task(tid);
+            let wants_cpu = task.is_none_or(|t| t.on_cpu != 0 || t.preempted != 0);
+            if !wants_cpu {
+                continue;
+            }
+            if task.is_some_and(|t| gives_cpu_back(&t, now)) {
+                gives_back = true;
+                continue;
+            }
+            keeps_cpu = true;
+            if !matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Niced { .. })) {
                 any |= ctx.nice(tid, 19);
             }
+        }
+        if gives_back && !keeps_cpu {
+            self.note(ctx, tgid, tgid, DEMOTIONS_SPARED);
+            return false;
         }
         if any {
             let tokens = self.tokens(job).unwrap_or(0);
@@ -812,6 +850,7 @@ impl Dcs {
                 format_args!("tokens_ms={:.3}", tokens as f64 / 1e6),
             );
         }
+        true
     }
 
     /// Why an arrival for `a.tid` (not boosted) gets no boost, as the counter to note; `None`: boost it.
@@ -1131,7 +1170,15 @@ impl Policy for Dcs {
             // The boost ended because the budget ran out: yield now and pay back, so that the job's next
             // coscheduled burst is paid for by time it does not run, not by its competitors' share.
             self.demote_job(ctx, job, tgid);
-        } else if self.cfg.demote && contested && spin_waiting(&task, now) {
+            if matches!(ctx.thread(tid).map(|t| t.mode), Some(Mode::Boosted { .. })) {
+                // Spared (it gives its CPU back by itself): the boost ends all the same.
+                ctx.restore(tid);
+            }
+        } else if self.cfg.demote
+            && contested
+            && spin_waiting(&task, now)
+            && !gives_cpu_back(&task, now)
+        {
             // Its peer stopped answering (off its CPU: out of budget, or preempted). Spinning on in CFS would
             // spend this process's share while nothing can arrive, and leave the two sides' budgets out of
             // step; park it at nice 19 until the next arrival boosts it.
@@ -1511,6 +1558,35 @@ mod tests {
     }
 
     #[test]
+    fn an_overdrawn_job_whose_thread_blocks_by_itself_is_spared_and_its_boost_ends() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        // As in a_boost_that_ran_out_of_budget_demotes_the_process, but the thread, on its CPU, fell asleep
+        // waiting at 0.6 and 0.8 ms (a spin-block receiver past its spin time): it gives its CPU back by itself.
+        cpu(&e, 30 * MILLIS);
+        task(&e, |t| {
+            t.on_cpu = 1;
+            t.last_arrival_ns = 1400 * US;
+            t.prev_block_ns = 600 * US;
+            t.last_block_ns = 800 * US;
+        });
+        e.on_timer(1500 * US);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!((count(&e, DEMOTIONS), count(&e, DEMOTIONS_SPARED)), (0, 1));
+        // The same thread that never blocked is lowered.
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        cpu(&e, 30 * MILLIS);
+        task(&e, |t| {
+            t.on_cpu = 1;
+            t.last_arrival_ns = 1400 * US;
+        });
+        e.on_timer(1500 * US);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        assert_eq!((count(&e, DEMOTIONS), count(&e, DEMOTIONS_SPARED)), (1, 0));
+    }
+
+    #[test]
     fn a_thread_created_by_a_demoted_one_starts_demoted_and_one_of_a_normal_one_does_not() {
         let mut e = setup();
         let start_thread = |e: &mut Engine<FakeActuator, FakeProbe>, tid: u32, nice: i32| {
@@ -1578,6 +1654,25 @@ mod tests {
         let e = spinning_at_window_end();
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
         assert_eq!((count(&e, PARKS), count(&e, DEMOTIONS)), (1, 1));
+    }
+
+    #[test]
+    fn a_spin_waiter_that_blocks_by_itself_is_not_parked() {
+        let mut e = setup();
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        // As in spinning_at_window_end, but it fell asleep waiting at 0.3 and 0.5 ms: it will again, past its
+        // spin time.
+        task(&e, |t| {
+            t.on_cpu = 1;
+            t.last_arrival_ns = 900 * US;
+            t.last_got_ns = 950 * US;
+            t.last_poll_ns = 1450 * US;
+            t.prev_block_ns = 300 * US;
+            t.last_block_ns = 500 * US;
+        });
+        e.on_timer(1500 * US);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!((count(&e, PARKS), count(&e, DEMOTIONS)), (0, 0));
     }
 
     #[test]
