@@ -23,11 +23,13 @@
 //!   the other mode **wins** when `n >= 3`, `d̄ > margin` and `d̄ − z s / √n > 0`: it becomes the chosen one
 //!   and the gains are forgotten (fewer probes never switch: one probe whose baseline epochs fell on the
 //!   budget's repayments read +30 % and stood a spin-only ping-pong aside at half its rate). It **loses** when
-//!   `d̄ + z s / √n < 0`: the probe gap doubles, up to `max_probe_gap`. Otherwise the evidence is
+//!   `d̄ + z s / √n < 0`: the probe gap doubles, and is at least `|d̄ + z s / √n| / probe_cost` (a probe costs
+//!   about `|d|` of an epoch: at that gap probes cost at most `probe_cost`, 1 %, of the run, `d` taken at the
+//!   end of its interval nearest to zero), up to `max_probe_gap`. Otherwise the evidence is
 //!   **inconclusive**. If the other mode's mean gain is above `-margin` the modes look close, so probing costs
 //!   little, and the next probe comes after `inconclusive_probe_gap` epochs. If it is below, the other mode
 //!   looks slower — just not surely, the epochs being noisy — and each probe costs about `|d̄|` of an epoch: the
-//!   gap doubles as for a loss (at least to `2 first_probe_gap`). (Shortening it there stood a coscheduled
+//!   gap grows as for a loss (at least to `2 first_probe_gap`). (Shortening it there stood a coscheduled
 //!   spin-only ping-pong aside for up to 11 of 20 epochs, keeping it 4 to 9 of 30: its 100 ms epochs alias with
 //!   the budget's burst-and-repay cycle, so the gains of a mode that halves the rate spread from −90 % to
 //!   +10 %.)
@@ -97,6 +99,10 @@ pub struct Params {
     pub inconclusive_probe_gap: u32,
     /// The most epochs between two probes (the gap doubles after each probe that the other mode loses).
     pub max_probe_gap: u32,
+    /// What probes may cost while the other mode looks slower, as a fraction of the run: a probe costs about
+    /// `|d|` of an epoch, so the gap is then at least `|d| / probe_cost` epochs, `d` taken at the end of its
+    /// confidence interval nearest to zero.
+    pub probe_cost: f64,
 }
 
 impl Default for Params {
@@ -110,6 +116,7 @@ impl Default for Params {
             first_probe_gap: 4,
             inconclusive_probe_gap: 2,
             max_probe_gap: 64,
+            probe_cost: 0.01,
         }
     }
 }
@@ -134,6 +141,12 @@ impl Params {
             return Err(format!(
                 "self-check z ({}) and prior_sd ({}) must be positive",
                 self.z, self.prior_sd
+            ));
+        }
+        if !(self.probe_cost.is_finite() && self.probe_cost > 0.0 && self.probe_cost <= 1.0) {
+            return Err(format!(
+                "self-check probe cost {} must be in (0, 1]",
+                self.probe_cost
             ));
         }
         if self.window < 3 {
@@ -253,19 +266,26 @@ impl SelfCheck {
         self.tally = tally;
     }
 
-    /// What the gains kept say: `d̄ ± z s / √n` against 0 and the margin.
-    pub fn verdict(&self) -> Verdict {
+    /// The mean gain kept and the half width of its confidence interval, `z s / √n` (`None` before the first
+    /// probe).
+    fn interval(&self) -> Option<(f64, f64)> {
         let n = self.gains.len();
-        let Some(mean) = self.mean_gain() else {
-            return Verdict::Inconclusive;
-        };
+        let mean = self.mean_gain()?;
         let sd = if n >= 3 {
             let var = self.gains.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
             var.sqrt()
         } else {
             self.params.prior_sd
         };
-        let half_width = self.params.z * sd / (n as f64).sqrt();
+        Some((mean, self.params.z * sd / (n as f64).sqrt()))
+    }
+
+    /// What the gains kept say: `d̄ ± z s / √n` against 0 and the margin.
+    pub fn verdict(&self) -> Verdict {
+        let n = self.gains.len();
+        let Some((mean, half_width)) = self.interval() else {
+            return Verdict::Inconclusive;
+        };
         // Switching needs the gains' own spread (n >= 3): a single probe against a few coscheduled epochs that
         // fell on the budget's repayments read +30 % and stood a spin-only ping-pong aside, at half its rate.
         if n >= 3 && mean > self.params.margin && mean - half_width > 0.0 {
@@ -327,25 +347,35 @@ impl SelfCheck {
                 self.baseline.push_back(rate);
                 self.probe_gap = self.params.first_probe_gap;
             }
-            Verdict::Loses => {
-                self.probe_gap = self
-                    .probe_gap
-                    .saturating_mul(2)
-                    .min(self.params.max_probe_gap);
-            }
+            Verdict::Loses => self.space_probes(self.probe_gap),
             Verdict::Inconclusive => {
-                self.probe_gap = if self.mean_gain().is_some_and(|d| d > -self.params.margin) {
-                    self.params.inconclusive_probe_gap
+                if self.mean_gain().is_some_and(|d| d > -self.params.margin) {
+                    self.probe_gap = self.params.inconclusive_probe_gap;
                 } else {
                     // Leaning towards the chosen mode: as for a loss, only not for sure.
-                    self.probe_gap
-                        .max(self.params.first_probe_gap)
-                        .saturating_mul(2)
-                        .min(self.params.max_probe_gap)
-                };
+                    self.space_probes(self.probe_gap.max(self.params.first_probe_gap));
+                }
             }
         }
         self.since_probe = 0;
+    }
+
+    /// After a probe the other mode lost (or leant to lose): the gap doubles from `gap`, and is at least what
+    /// keeps the probes' cost within `probe_cost` of the run, `|d̄ + z s / √n| / probe_cost` epochs (the likely
+    /// loss nearest to zero; nothing when that end is above zero), up to `max_probe_gap`. A spin-only
+    /// ping-pong loses half its rate in a probe at K = 1 (`d̄` −0.5, 0.2 at that end after one probe: 20 epochs)
+    /// and 85 % at K = 4; doubling alone probed it twice in a 2 s run.
+    fn space_probes(&mut self, gap: u32) {
+        let likely_loss = self
+            .interval()
+            .map_or(0.0, |(mean, hw)| -(mean + hw))
+            .max(0.0);
+        // Less a hair: −0.9 + 0.3 over 1 % is 60.000000001 in floating point, not 61.
+        let for_cost = (likely_loss / self.params.probe_cost - 1e-9).ceil() as u32;
+        self.probe_gap = gap
+            .saturating_mul(2)
+            .max(for_cost)
+            .min(self.params.max_probe_gap);
     }
 }
 
@@ -386,9 +416,10 @@ mod tests {
             ]
         );
         assert_eq!(c.tally().probes, 1);
-        // One probe at half the rate: −0.5 + 2 × 0.15 < 0, a conclusive loss; the gap doubles.
+        // One probe at half the rate: −0.5 + 2 × 0.15 = −0.2 < 0, a conclusive loss. Doubling gives 8 epochs;
+        // keeping the probes within 1 % of the run at a likely loss of 0.2 of an epoch each needs 20.
         assert_eq!(c.verdict(), Verdict::Loses);
-        assert_eq!(c.probe_gap(), 8);
+        assert_eq!(c.probe_gap(), 20);
         assert_eq!(c.chosen(), Mode::Coschedule);
     }
 
@@ -396,10 +427,10 @@ mod tests {
     fn a_job_coscheduling_speeds_up_pays_fewer_and_fewer_probes() {
         let mut c = SelfCheck::new(Params::default());
         let modes = run(&mut c, 20, 100.0, 50.0);
-        // Probes at epochs 4 and 13 (gaps 4, then 8): 2 of 20.
-        assert_eq!(aside(&modes), 2);
+        // One probe, at epoch 4 (the next 20 epochs later, at 25): 1 of 20.
+        assert_eq!(aside(&modes), 1);
         let modes = run(&mut c, 1000, 100.0, 50.0);
-        // Gaps 16, 32, then 64 for good: about one epoch in 65.
+        // Gaps 40 (doubled: the cost bound, 0.29 / 1 %, asks less), then 64 for good: about one epoch in 65.
         assert!(aside(&modes) <= 1000 / 64 + 2, "{} probes", aside(&modes));
         assert_eq!(c.probe_gap(), 64);
         assert_eq!(c.tally().switches, 0);
@@ -498,23 +529,27 @@ mod tests {
 
     #[test]
     fn noisy_probes_that_lean_towards_the_chosen_mode_do_not_hasten_the_next() {
-        let mut c = SelfCheck::new(Params::default());
-        // Probes at −90 % and +10 %: each a loss under the prior noise (−0.9 + 0.3 < 0; n = 2: −0.4 + 0.21 < 0),
-        // the gap doubles to 8, then 16.
-        for (gap, probe) in [(4, 10.0), (8, 110.0)] {
+        let params = Params {
+            max_probe_gap: 200,
+            ..Params::default()
+        };
+        let mut c = SelfCheck::new(params);
+        // Probes at −90 % and +10 %: each a loss under the prior noise. The first, −0.9 + 0.3 = −0.6: 60 epochs
+        // keep the probes within 1 % of the run; the second (n = 2: −0.4 + 0.21 = −0.19, 19 epochs) doubles it.
+        for (gap, probe, next) in [(4, 10.0, 60), (60, 110.0, 120)] {
             run(&mut c, gap, 100.0, 50.0);
             assert_eq!(c.mode(), Mode::StandAside);
             c.end_epoch(Some(probe));
             assert_eq!(c.verdict(), Verdict::Loses);
+            assert_eq!(c.probe_gap(), next);
         }
-        assert_eq!(c.probe_gap(), 16);
         // A third at −50 %: gains −0.9, +0.1, −0.5 have their own spread (0.50): −0.43 ± 0.58, not sure.
-        run(&mut c, 16, 100.0, 50.0);
+        run(&mut c, 120, 100.0, 50.0);
         c.end_epoch(Some(50.0));
         assert_eq!(c.verdict(), Verdict::Inconclusive);
         assert_eq!(
             c.probe_gap(),
-            32,
+            200,
             "the other mode still looks slower: spaced as after a loss"
         );
         assert_eq!(c.chosen(), Mode::Coschedule);
