@@ -448,9 +448,8 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	/* A local task's turn lasts from its wake-up until it blocks again, has run a slice (end_local_turn) or goes
 	 * stale: one switched in and preempted before it is done (a boost that took the CPU from it, the fair class's
 	 * own pick) still waits. The lab's 1 ms probe waited 25-50 ms behind boosts that way while the record said
-	 * it had run. */
-	/* One preempted on its way to sleep counts as blocked: its wake-up was answered, and the moment it needs to
-	 * finish going to sleep is not worth a boost's pause. */
+	 * it had run. One preempted on its way to sleep counts as blocked here (`prev_state`, not `prev_runnable`):
+	 * its wake-up was answered, and the moment it needs to finish going to sleep is not worth a boost's pause. */
 	if (prev_state != 0) {
 		u64 exec;
 

@@ -1559,29 +1559,26 @@ mod tests {
 
     #[test]
     fn an_overdrawn_job_whose_thread_blocks_by_itself_is_spared_and_its_boost_ends() {
-        let mut e = setup();
-        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
-        // As in a_boost_that_ran_out_of_budget_demotes_the_process, but the thread, on its CPU, fell asleep
-        // waiting at 0.6 and 0.8 ms (a spin-block receiver past its spin time): it gives its CPU back by itself.
-        cpu(&e, 30 * MILLIS);
-        task(&e, |t| {
-            t.on_cpu = 1;
-            t.last_arrival_ns = 1400 * US;
-            t.prev_block_ns = 600 * US;
-            t.last_block_ns = 800 * US;
-        });
-        e.on_timer(1500 * US);
+        // As in a_boost_that_ran_out_of_budget_demotes_the_process, the thread on its CPU; `(prev, last)`: when
+        // it fell asleep waiting (a spin-block receiver past its spin time), if it did.
+        let overdrawn_at_window_end = |blocks: Option<(Nanos, Nanos)>| {
+            let mut e = setup();
+            e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+            cpu(&e, 30 * MILLIS);
+            task(&e, |t| {
+                t.on_cpu = 1;
+                t.last_arrival_ns = 1400 * US;
+                (t.prev_block_ns, t.last_block_ns) = blocks.unwrap_or_default();
+            });
+            e.on_timer(1500 * US);
+            e
+        };
+        // Asleep at 0.6 and 0.8 ms: it gives its CPU back by itself.
+        let e = overdrawn_at_window_end(Some((600 * US, 800 * US)));
         assert_eq!(mode(&e), Mode::Normal);
         assert_eq!((count(&e, DEMOTIONS), count(&e, DEMOTIONS_SPARED)), (0, 1));
         // The same thread that never blocked is lowered.
-        let mut e = setup();
-        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
-        cpu(&e, 30 * MILLIS);
-        task(&e, |t| {
-            t.on_cpu = 1;
-            t.last_arrival_ns = 1400 * US;
-        });
-        e.on_timer(1500 * US);
+        let e = overdrawn_at_window_end(None);
         assert_eq!(mode(&e), Mode::Niced { nice: 19 });
         assert_eq!((count(&e, DEMOTIONS), count(&e, DEMOTIONS_SPARED)), (1, 0));
     }
@@ -1626,6 +1623,13 @@ mod tests {
     /// (before the boost), read at 0.95 ms, an empty poll at 1.45 ms (1.45 + 2 >= 1.5 now); the budget is full
     /// (no CPU used).
     fn spinning_at_window_end() -> Engine<FakeActuator, FakeProbe> {
+        spinning_at_window_end_with(|_| {})
+    }
+
+    /// [`spinning_at_window_end`], with `more` set on the thread before the window's end.
+    fn spinning_at_window_end_with(
+        more: impl FnOnce(&mut Task),
+    ) -> Engine<FakeActuator, FakeProbe> {
         let mut e = setup();
         e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
         task(&e, |t| {
@@ -1633,6 +1637,7 @@ mod tests {
             t.last_arrival_ns = 900 * US;
             t.last_got_ns = 950 * US;
             t.last_poll_ns = 1450 * US;
+            more(t);
         });
         e.on_timer(1500 * US);
         e
@@ -1658,19 +1663,11 @@ mod tests {
 
     #[test]
     fn a_spin_waiter_that_blocks_by_itself_is_not_parked() {
-        let mut e = setup();
-        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
-        // As in spinning_at_window_end, but it fell asleep waiting at 0.3 and 0.5 ms: it will again, past its
-        // spin time.
-        task(&e, |t| {
-            t.on_cpu = 1;
-            t.last_arrival_ns = 900 * US;
-            t.last_got_ns = 950 * US;
-            t.last_poll_ns = 1450 * US;
+        // It fell asleep waiting at 0.3 and 0.5 ms: it will again, past its spin time.
+        let e = spinning_at_window_end_with(|t| {
             t.prev_block_ns = 300 * US;
             t.last_block_ns = 500 * US;
         });
-        e.on_timer(1500 * US);
         assert_eq!(mode(&e), Mode::Normal);
         assert_eq!((count(&e, PARKS), count(&e, DEMOTIONS)), (0, 0));
     }
