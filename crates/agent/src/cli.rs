@@ -428,12 +428,13 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
     );
     if let Some(c) = &s.self_check {
         out += &format!(
-            "self-check {:<11} (favours {}; epochs coscheduling {}, standing aside {}; probes {}, switches {}, blind {}; the other mode's gain {}; changes not made {})\n",
+            "self-check {:<11} (favours {}; epochs coscheduling {}, standing aside {}; probes {} (held {}), switches {}, blind {}; the other mode's gain {}; changes not made {})\n",
             c.mode,
             c.chosen,
             c.epochs_coscheduling,
             c.epochs_standing_aside,
             c.probes,
+            c.probes_held,
             c.switches,
             c.blind_epochs,
             c.mean_gain.map_or("-".into(), |g| format!("{:+.1} %", g * 100.0)),

@@ -89,6 +89,9 @@ pub struct Agent {
     received: ReceivedBytes,
     /// When the self-check's running epoch began (`None`: no epoch runs — nothing is contended).
     epoch_started: Option<Nanos>,
+    /// Each managed thread's sleeps after an empty poll at the last epoch's end (the self-check's "waits by
+    /// blocking").
+    blocks_seen: HashMap<u32, u64>,
 }
 
 /// Checks what the agent needs before it changes anything.
@@ -192,6 +195,7 @@ impl Agent {
             self_check,
             received: ReceivedBytes::default(),
             epoch_started: None,
+            blocks_seen: HashMap::new(),
         })
     }
 
@@ -556,6 +560,7 @@ impl Agent {
             if contended {
                 // The first epoch starts: this look only sets the baseline.
                 self.received.since_last(&tgids);
+                self.blocks_seen = self.engine.thread_blocks().into_iter().collect();
                 self.epoch_started = Some(now);
             } else if self.epoch_started.take().is_some() {
                 check.reset();
@@ -574,6 +579,14 @@ impl Agent {
             .since_last(&tgids)
             .map(|bytes| bytes as f64 * 1e9 / now.saturating_sub(started).max(1) as f64);
         let ran = check.mode();
+        // Sleeps after an empty poll in this epoch, over the threads managed now (one that left took its own).
+        let counts = self.engine.thread_blocks();
+        let blocks = counts
+            .iter()
+            .map(|(tid, n)| n.saturating_sub(self.blocks_seen.get(tid).copied().unwrap_or(0)))
+            .sum();
+        self.blocks_seen = counts.into_iter().collect();
+        check.note_blocks(blocks);
         let next = check.end_epoch(rate);
         if self.cfg.log_actions {
             let line = format!(
@@ -608,6 +621,7 @@ impl Agent {
             probes: tally.probes,
             switches: tally.switches,
             blind_epochs: tally.blind_epochs,
+            probes_held: tally.probes_held,
             mean_gain: check.mean_gain(),
             actions_stood_aside: self.engine.counters.actions_stood_aside,
         })

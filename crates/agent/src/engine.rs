@@ -301,6 +301,15 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         self.with_policy(now, None, |p, ctx| p.on_tick(ctx));
     }
 
+    /// How many times each managed thread fell asleep after an empty poll (gave up spinning for a message),
+    /// as BPF counted since the thread became managed: (tid, count).
+    pub fn thread_blocks(&self) -> Vec<(u32, u64)> {
+        self.tracker
+            .threads()
+            .filter_map(|t| self.probe.task(t.tid).map(|task| (t.tid, task.blocks)))
+            .collect()
+    }
+
     /// Whether the tick has anything to decide: a managed thread is boosted or lowered, a boost is paused, or the
     /// policy says so ([`Policy::tick_needed`]).
     pub fn tick_needed(&self) -> bool {

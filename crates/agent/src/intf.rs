@@ -93,6 +93,8 @@ pub struct Task {
     pub last_block_ns: u64,
     /// The one before.
     pub prev_block_ns: u64,
+    /// How many times it fell asleep after an empty poll.
+    pub blocks: u64,
     pub _gap0: [u64; COSCHED_LINE_WORDS as usize],
     pub pending: u32,
     /// The pending arrival was handed over while the receiver ran (the sampled running view took it for idle).
@@ -202,7 +204,7 @@ unsafe impl Pod for Proc {}
 unsafe impl Pod for JobState {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 280);
+const _: () = assert!(std::mem::size_of::<Task>() == 288);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<JobState>() == 8);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);

@@ -209,6 +209,8 @@ pub struct SelfCheckStats {
     pub switches: u64,
     /// Epochs with no TCP progress to measure (not judged).
     pub blind_epochs: u64,
+    /// Epoch ends at which a probe of standing aside was due and held: the jobs spun while they waited.
+    pub probes_held: u64,
     /// The other mode's mean relative gain over the probes since the last switch (`None`: none yet).
     pub mean_gain: Option<f64>,
     /// Changes (boosts, demotions) the policy asked for while standing aside (not made).
@@ -279,6 +281,7 @@ impl AgentStats {
                 ("selfcheck_epochs_coscheduling", c.epochs_coscheduling),
                 ("selfcheck_epochs_standing_aside", c.epochs_standing_aside),
                 ("selfcheck_probes", c.probes),
+                ("selfcheck_probes_held", c.probes_held),
                 ("selfcheck_switches", c.switches),
                 ("selfcheck_actions_stood_aside", c.actions_stood_aside),
             ] {

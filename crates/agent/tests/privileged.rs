@@ -7,7 +7,7 @@
 //! Helper processes are this same test binary re-executed to run only `helper_entry`, with the role in the
 //! environment (`COSCHED_TEST_HELPER`), so no extra programs are needed.
 
-use cosched_agent::proto::{AgentStats, Client};
+use cosched_agent::proto::{AgentStats, Client, SelfCheckStats};
 use cosched_agent::sched::{self, SchedAttr, Target};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -393,6 +393,35 @@ fn helper_entry() {
                     Ok(0) => break,
                     Ok(_) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::hint::spin_loop(),
+                    Err(_) => break,
+                }
+            }
+        }
+        // Spin-block receiver pinned to CPU `cpu`: polls its socket for up to 1 ms, then blocks in `read` until
+        // data comes (the seed's spin-block wait, with a shorter spin).
+        "spinblockrecv" => {
+            let mut s = connect_pinned(arg);
+            s.set_nonblocking(true).unwrap();
+            let mut buf = [0u8; 4096];
+            let end = Instant::now() + Duration::from_secs(cosched_testkit::BOUND_S);
+            let mut spin_since = Instant::now();
+            while Instant::now() < end {
+                match s.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(_) => spin_since = Instant::now(),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        if spin_since.elapsed() < Duration::from_millis(1) {
+                            std::hint::spin_loop();
+                            continue;
+                        }
+                        s.set_nonblocking(false).unwrap();
+                        let got = s.read(&mut buf);
+                        s.set_nonblocking(true).unwrap();
+                        match got {
+                            Ok(n) if n > 0 => spin_since = Instant::now(),
+                            _ => break,
+                        }
+                    }
                     Err(_) => break,
                 }
             }
@@ -1424,16 +1453,14 @@ fn messages_are_watched_only_while_a_managed_thread_shares_its_cpu() {
 /// In [`AgentProc::start`]'s flags: keep the self-check on (every other test turns it off).
 const SELF_CHECK: &str = "<self-check>";
 
-#[test]
-fn the_self_check_measures_a_tcp_jobs_progress_and_probes_standing_aside() {
-    let _serial = privileged!();
-    if !two_cpus("needs two CPUs (a receiver and its competitor on one, the sender on another)") {
-        return;
-    }
-    // A managed spinning receiver sharing CPU 1 with a competitor (the gate opens: there is something to
-    // judge), fed over TCP from this thread on CPU 0. Short epochs, so a second holds many.
+/// Runs a managed receiver of helper role `role` on CPU 1 beside a competitor, fed over TCP from this thread on
+/// CPU 0 every 500 µs in bursts of 25 ms with 5 ms pauses (where a spin-block receiver blocks: about 30 times a
+/// second, above the self-check's 10), under an agent
+/// with the self-check on (20 ms epochs), until `done` holds for its self-check's state (at most 15 s); returns
+/// that state.
+fn self_check_of(role: &str, done: impl Fn(&SelfCheckStats) -> bool) -> SelfCheckStats {
     let agent = AgentProc::start(&[SELF_CHECK, "--self-check-epoch-ms", "20", "--grace-us", "0"]);
-    let (rx, mut s) = connected_helper("spinrecv", ",1", false);
+    let (rx, mut s) = connected_helper(role, ",1", false);
     s.set_nodelay(true).unwrap();
     agent.client().register(rx.pid(), "judged").unwrap();
     let comp = helper("spin:1");
@@ -1441,31 +1468,60 @@ fn the_self_check_measures_a_tcp_jobs_progress_and_probes_standing_aside() {
     pin(0);
     let t0 = Instant::now();
     let judged = loop {
-        for _ in 0..200 {
+        for _ in 0..50 {
             s.write_all(&[0u8; 64]).unwrap();
             std::thread::sleep(Duration::from_micros(500));
         }
+        std::thread::sleep(Duration::from_millis(5));
         let st = agent.stats();
-        if let Some(c) = st.self_check.as_ref() {
-            if c.probes >= 1 && c.epochs_coscheduling + c.epochs_standing_aside >= 20 {
-                break c.clone();
-            }
+        if let Some(c) = st.self_check.as_ref().filter(|c| done(c)) {
+            break c.clone();
         }
         assert!(
             t0.elapsed() < Duration::from_secs(15),
-            "after 15 s the self-check had not judged 20 epochs and one probe: {st:#?}"
+            "after 15 s the self-check of a {role} job had not got where the test waits for: {st:#?}"
         );
     };
-    eprintln!("{judged:?}");
+    eprintln!("{role}: {judged:?}");
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
+    drop(comp);
+    drop(rx);
+    judged
+}
+
+#[test]
+fn the_self_check_measures_a_tcp_jobs_progress_and_probes_standing_aside_for_a_job_that_blocks() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (a receiver and its competitor on one, the sender on another)") {
+        return;
+    }
+    // A spin-block receiver sharing CPU 1 with a competitor (the gate opens: there is something to judge): it
+    // gives its CPU back when it waits, so standing aside may be faster, and is probed.
+    let judged = self_check_of("spinblockrecv", |c| {
+        c.probes >= 1 && c.epochs_coscheduling + c.epochs_standing_aside >= 20
+    });
     // It ran both modes, and the receiver's TCP bytes were a measure: most epochs were judged, not blind.
     assert!(judged.epochs_standing_aside >= 1, "{judged:?}");
     assert!(
         judged.blind_epochs * 2 < judged.epochs_coscheduling + judged.epochs_standing_aside,
         "{judged:?}"
     );
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &all_cpus).unwrap();
-    drop(comp);
-    drop(rx);
+}
+
+#[test]
+fn the_self_check_never_stands_aside_for_a_job_that_spins_while_it_waits() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (a receiver and its competitor on one, the sender on another)") {
+        return;
+    }
+    // The same, with a receiver that never blocks: its first probe falls due after 4 epochs, and is held at
+    // every epoch's end after that.
+    let judged = self_check_of("spinrecv", |c| {
+        c.probes_held >= 10 && c.epochs_coscheduling >= 20
+    });
+    assert_eq!(judged.probes, 0, "{judged:?}");
+    assert_eq!(judged.epochs_standing_aside, 0, "{judged:?}");
+    assert_eq!(judged.chosen, "coschedule", "{judged:?}");
 }
 
 /// A thread that waited this long for its CPU shared it (the agent's BPF side counts 1 ms the same way).

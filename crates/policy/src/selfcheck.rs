@@ -34,6 +34,16 @@
 //!   the budget's burst-and-repay cycle, so the gains of a mode that halves the rate spread from −90 % to
 //!   +10 %.)
 //! - An epoch with no measurable progress (`None`: no TCP traffic seen) teaches nothing: it is not recorded.
+//! - Standing aside is probed only while the jobs **wait by blocking**: their threads gave up spinning for a
+//!   message and slept at least `min_blocks_per_s` times (10) over the last second of epochs
+//!   ([`note_blocks`](SelfCheck::note_blocks); a spin-block ping-pong at K = 1 blocks ~70 times a second, a
+//!   spin-only one 1–3 times, stray sleeps: one sleep is not a habit). A job that
+//!   spins while it waits makes progress only while its peers run at the same moment: without coscheduling it
+//!   spends its slices spinning for answers that cannot come (seed `000`'s spin-only job, two orders of
+//!   magnitude), so standing aside cannot speed it up, and a probe costs it the epoch and the time to get back
+//!   in step (a spin-only ping-pong at K = 1: 0.85 of the fair bound with probes, 0.90 without, 2 s runs). Its
+//!   due probe waits, and comes at the first epoch's end at which the jobs block again. Probes of coscheduling
+//!   (after a switch to standing aside) are never held.
 //!
 //! So a job that coscheduling speeds up pays one probe epoch in `first_probe_gap`, then exponentially fewer
 //! (a spin-only ping-pong at K = 1 loses half its rate in a probe: the first probe is conclusive), and a job
@@ -103,6 +113,9 @@ pub struct Params {
     /// `|d|` of an epoch, so the gap is then at least `|d| / probe_cost` epochs, `d` taken at the end of its
     /// confidence interval nearest to zero.
     pub probe_cost: f64,
+    /// How often the jobs' threads must fall asleep waiting for a message (per second, over the last second)
+    /// for standing aside to be probed.
+    pub min_blocks_per_s: f64,
 }
 
 impl Default for Params {
@@ -117,6 +130,7 @@ impl Default for Params {
             inconclusive_probe_gap: 2,
             max_probe_gap: 64,
             probe_cost: 0.01,
+            min_blocks_per_s: 10.0,
         }
     }
 }
@@ -147,6 +161,12 @@ impl Params {
             return Err(format!(
                 "self-check probe cost {} must be in (0, 1]",
                 self.probe_cost
+            ));
+        }
+        if !(self.min_blocks_per_s.is_finite() && self.min_blocks_per_s >= 0.0) {
+            return Err(format!(
+                "self-check min_blocks_per_s {} must be a number >= 0",
+                self.min_blocks_per_s
             ));
         }
         if self.window < 3 {
@@ -192,6 +212,8 @@ pub struct Tally {
     pub switches: u64,
     /// Epochs with no measurable progress.
     pub blind_epochs: u64,
+    /// Epoch ends at which a probe of standing aside was due and held: the jobs spin while they wait.
+    pub probes_held: u64,
 }
 
 /// The self-check's state.
@@ -206,6 +228,9 @@ pub struct SelfCheck {
     gains: VecDeque<f64>,
     since_probe: u32,
     probe_gap: u32,
+    /// How many times the jobs' threads fell asleep waiting, per epoch, over the last second of epochs (`None`:
+    /// never told; taken to block).
+    blocks: Option<VecDeque<u64>>,
     tally: Tally,
 }
 
@@ -220,8 +245,29 @@ impl SelfCheck {
             gains: VecDeque::with_capacity(params.window),
             since_probe: 0,
             probe_gap: params.first_probe_gap,
+            blocks: None,
             tally: Tally::default(),
         }
+    }
+
+    /// How many times the jobs' threads fell asleep waiting for a message (after an empty poll) in the epoch
+    /// that is ending; told before [`end_epoch`](Self::end_epoch). Never told, they are taken to block (every
+    /// probe runs).
+    pub fn note_blocks(&mut self, blocks: u64) {
+        let second = (crate::SECONDS / self.params.epoch_ns.max(1)).max(1) as usize;
+        let kept = self.blocks.get_or_insert_with(VecDeque::new);
+        if kept.len() >= second {
+            kept.pop_front();
+        }
+        kept.push_back(blocks);
+    }
+
+    /// Whether the jobs wait by blocking: at least `min_blocks_per_s` sleeps over the last second of epochs (the
+    /// epochs told so far, in the first second: one stray sleep early on is not a habit either).
+    pub fn waits_block(&self) -> bool {
+        self.blocks
+            .as_ref()
+            .is_none_or(|kept| kept.iter().sum::<u64>() as f64 >= self.params.min_blocks_per_s)
     }
 
     /// The parameters.
@@ -322,6 +368,11 @@ impl SelfCheck {
         self.baseline.push_back(rate);
         self.since_probe += 1;
         if self.since_probe >= self.probe_gap && self.baseline.len() >= MIN_BASELINE {
+            if self.chosen == Mode::Coschedule && !self.waits_block() {
+                // Spinning waiters: standing aside cannot be faster. The probe stays due.
+                self.tally.probes_held += 1;
+                return self.current;
+            }
             self.since_probe = 0;
             self.current = self.chosen.other();
         }
@@ -598,6 +649,70 @@ mod tests {
         assert_eq!(c.end_epoch(Some(f64::NAN)), Mode::Coschedule);
     }
 
+    /// [`run`], the jobs' threads falling asleep `blocks(epoch)` times in each epoch.
+    fn run_blocking(
+        check: &mut SelfCheck,
+        epochs: usize,
+        on: f64,
+        off: f64,
+        blocks: impl Fn(usize) -> u64,
+    ) -> Vec<Mode> {
+        let mut modes = Vec::new();
+        for epoch in 0..epochs {
+            check.note_blocks(blocks(epoch));
+            modes.extend(run(check, 1, on, off));
+        }
+        modes
+    }
+
+    #[test]
+    fn jobs_that_spin_while_they_wait_are_never_stood_aside() {
+        let mut c = SelfCheck::new(Params::default());
+        // Even where standing aside would read faster: a spinning job's rates in a probe say nothing it could
+        // gain, and the probe costs it. A stray sleep now and then (one in 5 epochs: 2 a second) is not waiting
+        // by blocking.
+        let stray = |epoch: usize| u64::from(epoch.is_multiple_of(5));
+        let modes = run_blocking(&mut c, 200, 85.0, 100.0, stray);
+        assert_eq!(aside(&modes), 0);
+        assert_eq!(c.tally().probes, 0);
+        assert_eq!(c.tally().probes_held, 200 - 4 + 1);
+        assert_eq!(c.chosen(), Mode::Coschedule);
+    }
+
+    #[test]
+    fn jobs_that_block_while_they_wait_are_probed_as_ever() {
+        let mut blocking = SelfCheck::new(Params::default());
+        let mut untold = SelfCheck::new(Params::default());
+        // A spin-block ping-pong at K = 1 blocks about 70 times a second: 7 an epoch.
+        let with_blocks = run_blocking(&mut blocking, 30, 85.0, 100.0, |_| 7);
+        assert_eq!(with_blocks, run(&mut untold, 30, 85.0, 100.0));
+        assert_eq!(blocking.chosen(), Mode::StandAside);
+        assert_eq!(blocking.tally().probes_held, 0);
+    }
+
+    #[test]
+    fn a_held_probe_runs_at_the_first_epoch_end_at_which_the_jobs_block_again() {
+        let mut c = SelfCheck::new(Params::default());
+        run_blocking(&mut c, 10, 100.0, 50.0, |_| 0);
+        assert_eq!(c.mode(), Mode::Coschedule);
+        // The blocks of the last second of epochs count (10 epochs): nine of none and one of 11 is 11 a second.
+        let modes = run_blocking(&mut c, 2, 100.0, 50.0, |_| 11);
+        assert_eq!(modes, vec![Mode::Coschedule, Mode::StandAside]);
+        assert_eq!(c.tally().probes, 1);
+    }
+
+    #[test]
+    fn probes_of_coscheduling_are_never_held() {
+        let mut c = SelfCheck::new(Params::default());
+        run(&mut c, 11, 85.0, 100.0);
+        assert_eq!(c.chosen(), Mode::StandAside);
+        // Standing aside, the jobs' waits are not watched: whatever the agent counts, coscheduling is probed.
+        let modes = run_blocking(&mut c, 10, 85.0, 100.0, |_| 0);
+        let coscheduling = modes.iter().filter(|m| **m == Mode::Coschedule).count();
+        assert!(coscheduling >= 1, "{modes:?}");
+        assert_eq!(c.tally().probes_held, 0);
+    }
+
     #[test]
     fn reset_coschedules_again_and_keeps_the_counts() {
         let mut c = SelfCheck::new(Params::default());
@@ -640,6 +755,13 @@ mod tests {
                     ..Params::default()
                 },
                 "z",
+            ),
+            (
+                Params {
+                    min_blocks_per_s: f64::NAN,
+                    ..Params::default()
+                },
+                "min_blocks_per_s",
             ),
             (
                 Params {

@@ -492,6 +492,7 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 			if (!prev_runnable && t->last_poll_ns > t->last_got_ns) {
 				t->prev_block_ns = t->last_block_ns;
 				t->last_block_ns = now;
+				t->blocks++;
 			}
 			t->rt = prev->policy == 1 || prev->policy == 2;
 		}

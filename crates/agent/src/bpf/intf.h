@@ -101,6 +101,8 @@ struct cosched_task {
 	u64 last_block_ns;     /* last switch-out asleep (blocked, not preempted) after an empty poll: it gave up
 	                        * spinning for a message, so it gives its CPU back by itself when it waits */
 	u64 prev_block_ns;     /* the one before (a spin-only receiver too falls asleep once in a while) */
+	u64 blocks;            /* how many times it fell asleep after an empty poll (the self-check's "waits by
+	                        * blocking": a rate, where one sleep is not a habit) */
 	u64 _gap0[COSCHED_LINE_WORDS];
 	/* arrival group: written by arrivals, on the sender's CPU (pending also cleared at the switch-in) */
 	u32 pending;           /* 1 between a flagged arrival and the next switch-in */
