@@ -37,16 +37,17 @@
 //! - Standing aside is probed only while the jobs **wait by blocking**: their threads gave up spinning for a
 //!   message and slept at least `min_blocks_per_s` times (10) over the last second of epochs
 //!   ([`note_blocks`](SelfCheck::note_blocks); a spin-block ping-pong at K = 1 blocks ~70 times a second, a
-//!   spin-only one 1–3 times, stray sleeps: one sleep is not a habit). A job that
-//!   spins while it waits makes progress only while its peers run at the same moment: without coscheduling it
-//!   spends its slices spinning for answers that cannot come (seed `000`'s spin-only job, two orders of
-//!   magnitude), so standing aside cannot speed it up, and a probe costs it the epoch and the time to get back
-//!   in step (a spin-only ping-pong at K = 1: 0.85 of the fair bound with probes, 0.90 without, 2 s runs). Its
-//!   due probe waits, and comes at the first epoch's end at which the jobs block again. Probes of coscheduling
-//!   (after a switch to standing aside) are never held.
+//!   spin-only one 1–3 times, stray sleeps: one sleep is not a habit). A job that spins while it waits makes
+//!   progress only while its peers run at the same moment: without coscheduling it spends its slices spinning
+//!   for answers that cannot come (seed `000`'s spin-only job, two orders of magnitude), so standing aside
+//!   cannot speed it up, and a probe costs it the epoch and the time to get back in step (a spin-only ping-pong
+//!   at K = 1, its boosts kept through local tasks' wake-ups: 0.85 of the fair bound with probes, 0.90 without,
+//!   2 s runs). Its due probe waits, and comes at the first epoch's end at which the jobs block again. Probes
+//!   of coscheduling (after a switch to standing aside) are never held.
 //!
-//! So a job that coscheduling speeds up pays one probe epoch in `first_probe_gap`, then exponentially fewer
-//! (a spin-only ping-pong at K = 1 loses half its rate in a probe: the first probe is conclusive), and a job
+//! So a job that coscheduling speeds up and that blocks pays one probe epoch in `first_probe_gap`, then
+//! exponentially fewer (a spin-block ping-pong at K = 4 loses most of its rate in a probe: the first probe is
+//! conclusive), one that spins pays none, and a job
 //! that it slows down stands aside once the paired gains say so with confidence `z`. Per-epoch rates of the
 //! ping-pong vary by ±15 % here (100 ms epochs), so a 10–15 % difference takes a few seconds to settle:
 //! the self-check is for jobs that run for seconds or more.
