@@ -1455,9 +1455,8 @@ const SELF_CHECK: &str = "<self-check>";
 
 /// Runs a managed receiver of helper role `role` on CPU 1 beside a competitor, fed over TCP from this thread on
 /// CPU 0 every 500 µs in bursts of 25 ms with 5 ms pauses (where a spin-block receiver blocks: about 30 times a
-/// second, above the self-check's 10), under an agent
-/// with the self-check on (20 ms epochs), until `done` holds for its self-check's state (at most 15 s); returns
-/// that state.
+/// second, above the self-check's 10), under an agent with the self-check on (20 ms epochs), until `done` holds
+/// for its self-check's state (at most 15 s); returns that state.
 fn self_check_of(role: &str, done: impl Fn(&SelfCheckStats) -> bool) -> SelfCheckStats {
     let agent = AgentProc::start(&[SELF_CHECK, "--self-check-epoch-ms", "20", "--grace-us", "0"]);
     let (rx, mut s) = connected_helper(role, ",1", false);

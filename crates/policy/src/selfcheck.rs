@@ -114,8 +114,8 @@ pub struct Params {
     /// `|d|` of an epoch, so the gap is then at least `|d| / probe_cost` epochs, `d` taken at the end of its
     /// confidence interval nearest to zero.
     pub probe_cost: f64,
-    /// How often the jobs' threads must fall asleep waiting for a message (per second, over the last second)
-    /// for standing aside to be probed.
+    /// How often the jobs' threads must fall asleep waiting for a message (per second, over the last second's
+    /// epochs, at least one) for standing aside to be probed.
     pub min_blocks_per_s: f64,
 }
 
@@ -255,20 +255,27 @@ impl SelfCheck {
     /// that is ending; told before [`end_epoch`](Self::end_epoch). Never told, they are taken to block (every
     /// probe runs).
     pub fn note_blocks(&mut self, blocks: u64) {
-        let second = (crate::SECONDS / self.params.epoch_ns.max(1)).max(1) as usize;
+        let window = self.block_window();
         let kept = self.blocks.get_or_insert_with(VecDeque::new);
-        if kept.len() >= second {
+        if kept.len() >= window {
             kept.pop_front();
         }
         kept.push_back(blocks);
     }
 
-    /// Whether the jobs wait by blocking: at least `min_blocks_per_s` sleeps over the last second of epochs (the
-    /// epochs told so far, in the first second: one stray sleep early on is not a habit either).
+    /// The epochs whose sleeps are counted: a second's worth, at least one.
+    fn block_window(&self) -> usize {
+        (crate::SECONDS / self.params.epoch_ns.max(1)).max(1) as usize
+    }
+
+    /// Whether the jobs wait by blocking: at least `min_blocks_per_s` sleeps a second over the window's span
+    /// (counted over the epochs told so far in the first second: one stray sleep early on is not a habit either).
     pub fn waits_block(&self) -> bool {
-        self.blocks
-            .as_ref()
-            .is_none_or(|kept| kept.iter().sum::<u64>() as f64 >= self.params.min_blocks_per_s)
+        let span_s =
+            (self.block_window() as u64 * self.params.epoch_ns) as f64 / crate::SECONDS as f64;
+        self.blocks.as_ref().is_none_or(|kept| {
+            kept.iter().sum::<u64>() as f64 >= self.params.min_blocks_per_s * span_s
+        })
     }
 
     /// The parameters.
@@ -700,6 +707,19 @@ mod tests {
         let modes = run_blocking(&mut c, 2, 100.0, 50.0, |_| 11);
         assert_eq!(modes, vec![Mode::Coschedule, Mode::StandAside]);
         assert_eq!(c.tally().probes, 1);
+    }
+
+    #[test]
+    fn with_epochs_longer_than_a_second_the_sleeps_are_counted_per_second() {
+        let mut c = SelfCheck::new(Params {
+            epoch_ns: 5 * crate::SECONDS,
+            ..Params::default()
+        });
+        // 40 sleeps in a 5 s epoch is 8 a second: below 10.
+        c.note_blocks(40);
+        assert!(!c.waits_block());
+        c.note_blocks(50);
+        assert!(c.waits_block());
     }
 
     #[test]
