@@ -162,6 +162,12 @@ impl Mechanism {
 /// `sched_runtime` to 0.1–100 ms).
 pub const SLICE_BOOST_NS: u64 = 100_000;
 
+/// The nice level of a paused boost ([`Mode::Paused`]). A thread just out of `SCHED_FIFO` has run nothing the
+/// fair class counts, so at its own nice it is picked again at once: a local task that waited behind its boost
+/// waited on through the pause (the lab's 1 ms probe 24-74 ms at K = 0 when its wake-up went unseen, traced
+/// with ftrace). At nice 19 every other task on the CPU goes first.
+pub const PAUSE_NICE: i32 = 19;
+
 /// The attributes a thread has in `mode` with its `slice_ns` override, given its own `orig`; `None` when that
 /// is exactly `orig` (restore it). A boost is `mechanism`'s ([`Mechanism`]), `rt_prio` that of a `SCHED_FIFO`
 /// one.
@@ -181,10 +187,12 @@ pub fn attributes(
             return Some(a);
         }
         (Mode::Normal, _) if slice_ns.is_none() => return None,
-        (Mode::Normal | Mode::Niced { .. }, _) => orig.restorable(),
+        (Mode::Normal | Mode::Niced { .. } | Mode::Paused, _) => orig.restorable(),
     };
-    if let Mode::Niced { nice } = mode {
-        a.sched_nice = nice;
+    match mode {
+        Mode::Niced { nice } => a.sched_nice = nice,
+        Mode::Paused => a.sched_nice = PAUSE_NICE,
+        _ => {}
     }
     if let Some(slice) = slice_ns {
         a.sched_runtime = slice;

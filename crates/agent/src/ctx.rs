@@ -359,7 +359,23 @@ impl Ctx<'_> {
             job.counters.boosts += 1;
         }
         self.answered |= answers_arrival;
-        self.log(tid, "boost", format_args!(""));
+        if self.settings.log_actions {
+            // Where it runs and whether a local task waits there, as BPF recorded it: what the boost was checked
+            // against (a local task kept waiting behind a boost shows here as `local=none`).
+            let cpu = self.probe.task(tid).map(|t| t.last_cpu);
+            let local = cpu
+                .and_then(|c| self.probe.local_waiting_since(c))
+                .map(|woke| format!("{}us", self.now.saturating_sub(woke) / 1000));
+            self.log(
+                tid,
+                "boost",
+                format_args!(
+                    "cpu={} local={}",
+                    cpu.map_or("?".to_string(), |c| c.to_string()),
+                    local.as_deref().unwrap_or("none")
+                ),
+            );
+        }
         if self
             .settings
             .panic_after_boosts
@@ -394,6 +410,30 @@ impl Ctx<'_> {
             self.fail(err);
         }
         self.log(tid, "restore", format_args!(""));
+        true
+    }
+
+    /// Pauses a boost ([`Mode::Paused`]): the thread goes to its own policy at
+    /// [`actuator::PAUSE_NICE`] until a boost resumes it or [`restore`](Self::restore) ends the pause (whoever
+    /// pauses must do one or the other). A thread whose own policy is not time-sharing, or any thread while the
+    /// self-check stands aside, gets its own attributes instead. Returns whether the boost ended.
+    pub fn pause(&mut self, tid: u32) -> bool {
+        let Some(t) = self.tracker.thread(tid) else {
+            return false;
+        };
+        if !matches!(t.mode, Mode::Boosted { .. }) {
+            return false;
+        }
+        if self.settings.stand_aside || !actuator::time_sharing(&t.orig) {
+            return self.restore(tid);
+        }
+        *self.timer_stale = true;
+        let slice_ns = t.slice_ns;
+        if !self.carry_out(tid, Mode::Paused, slice_ns) {
+            // Not carried out (the thread is gone, or refused): its own attributes, as after any failed change.
+            return self.restore(tid);
+        }
+        self.log(tid, "pause", format_args!(""));
         true
     }
 

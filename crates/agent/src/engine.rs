@@ -56,7 +56,7 @@ pub struct Engine<A: Actuate, P: Probe> {
 /// How many pauses past its window's end a boost paused for a local task may still be resumed (while the local
 /// task waits, or the fair class gave the thread its CPU back): about one slice of the fair class at the default
 /// `--yield-us`, the longest a thread that got its CPU back keeps it beside a competitor.
-const RESUME_CHECKS: u64 = 4;
+pub(crate) const RESUME_CHECKS: u64 = 4;
 
 impl<A: Actuate, P: Probe> Engine<A, P> {
     pub fn new(
@@ -190,7 +190,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         };
         let (porig, changed, pin, creator_mode) = (
             p.orig,
-            matches!(p.mode, Mode::Niced { .. }) || p.slice_ns.is_some(),
+            matches!(p.mode, Mode::Niced { .. } | Mode::Paused) || p.slice_ns.is_some(),
             p.affinity.clone(),
             p.mode,
         );
@@ -316,28 +316,42 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         self.tracker.steering() || !self.yielded.is_empty() || self.policy.tick_needed()
     }
 
-    /// A local task woke on the CPU that boosted thread `tid` holds: the boost ends now (the mechanism's rule,
-    /// whatever the policy: coscheduling must not take the local user's interactive response). The thread goes
-    /// back to its own attributes; the policy's next decision (an arrival, the tick) may boost it again.
+    /// A local task woke on the CPU that boosted thread `tid` holds: the boost pauses now (the mechanism's rule,
+    /// whatever the policy: coscheduling must not take the local user's interactive response) and resumes
+    /// after `--yield-us` (with `--yield-us 0` it ends: the thread gets its own attributes back, and the
+    /// policy's next decision, an arrival or the tick, may boost it again).
     pub fn on_local_wake(&mut self, tid: u32, now: Nanos) {
         let Some(Mode::Boosted { until, .. }) = self.tracker.thread(tid).map(|t| t.mode) else {
             return;
         };
         // The local task's turn is a pause, not the end of the burst: a waking interactive task usually needs
         // its CPU for microseconds, while a ping-pong that drops out of its coscheduled burst needs its peer to
-        // drop out too before it is back in step. The thread goes back to its own attributes for the pause (at
-        // nice 19 instead, the policy took it for a demoted thread and kept it there: LAMMPS ran 3× slower) and
-        // the boost resumes for the rest of its window after it — at least one pause long, and resumable for
+        // drop out too before it is back in step. The thread is paused ([`Mode::Paused`]: nice 19, so that the
+        // local task goes first, as it did not always at the thread's own nice; a mode of its own, as the policy
+        // took a thread at `Niced` for a demoted one and kept it there: LAMMPS ran 3× slower) and the boost
+        // resumes for the rest of its window after it — at least one pause long, and resumable for
         // `RESUME_CHECKS` pauses beyond the window: a pause that outlasted the window used to end the boost,
         // leaving the rank in the fair class behind its competitors while its boosted peer spun for its answer
         // and was parked (a spin-only ping-pong at K = 1 spent 13 ms in the fair class after each yield).
         let resume = now + self.settings.yield_ns;
-        let yielded = self.with_policy_changes(now, |ctx| ctx.restore(tid));
+        let pause = self.settings.yield_ns > 0;
+        let yielded = self.with_policy_changes(now, |ctx| {
+            if pause {
+                ctx.pause(tid)
+            } else {
+                ctx.restore(tid)
+            }
+        });
         if !yielded {
             return;
         }
         self.counters.boosts_yielded += 1;
-        if self.settings.yield_ns > 0 {
+        if pause
+            && self
+                .tracker
+                .thread(tid)
+                .is_some_and(|t| t.mode == Mode::Paused)
+        {
             let last = until.max(resume + RESUME_CHECKS * self.settings.yield_ns);
             self.yielded.insert(tid, (resume, until, last));
             self.timer_stale = true;
@@ -345,7 +359,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
     }
 
     /// Paused boosts whose pause is over come back for the rest of their window, unless the policy or the
-    /// owner changed the thread meanwhile.
+    /// owner changed the thread meanwhile; one that cannot come back ends (its own attributes).
     fn resume_yielded(&mut self, now: Nanos) {
         // Exact, not coalesced like window ends: the pause is what the local task gets.
         let due: Vec<(u32, Nanos, Nanos)> = self
@@ -359,7 +373,7 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             let paused = self
                 .tracker
                 .thread(tid)
-                .is_some_and(|t| t.mode == Mode::Normal);
+                .is_some_and(|t| t.mode == Mode::Paused);
             if !paused {
                 continue; // the policy decided otherwise meanwhile
             }
@@ -380,12 +394,15 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
                 if resume <= last {
                     self.yielded.insert(tid, (resume, until, last));
                     self.timer_stale = true;
+                } else {
+                    self.with_policy_changes(now, |ctx| ctx.restore(tid));
                 }
             } else {
                 // The rest of its window, or one pause: a window that ended during the pause leaves the policy
                 // a window end to decide at (extend while the exchange goes on), not a boost dropped unseen.
+                // Refused (a local task woke meanwhile, the self-check stands aside): the pause ends.
                 let until = until.max(resume);
-                self.with_policy_changes(now, |ctx| ctx.boost(tid, until));
+                self.with_policy_changes(now, |ctx| ctx.boost(tid, until) || ctx.restore(tid));
             }
         }
     }
@@ -797,10 +814,17 @@ pub(crate) mod tests {
             e.tracker.thread(10).unwrap().mode,
             Mode::Boosted { .. }
         ));
-        // A local task woke on 10's CPU at 0.1 ms, long before the window's end (1 ms): it steps aside now.
+        // A local task woke on 10's CPU at 0.1 ms, long before the window's end (1 ms): it steps aside now,
+        // paused at nice 19 so that the local task goes first.
         e.on_local_wake(10, 100_000);
-        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
-        assert_eq!(e.act.calls.last().unwrap(), "restore 10");
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
+        assert_eq!(
+            e.act.calls.last().unwrap(),
+            &format!(
+                "change 10 policy=0 nice={} runtime=0",
+                crate::actuator::PAUSE_NICE
+            )
+        );
         assert_eq!(e.counters.boosts_yielded, 1);
         // A report for a thread that is not boosted (11), or no longer (10), changes nothing.
         let calls = e.act.calls.len();
@@ -822,7 +846,7 @@ pub(crate) mod tests {
         // A pause that outlasts the window (0.7 + 0.5 > 1.1 ms) still resumes, for one pause: the window's end
         // is then the policy's to decide at.
         e.on_local_wake(10, 700_000);
-        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
         assert_eq!(e.next_deadline(), Some(1_200_000));
         e.on_timer(1_200_000);
         assert_eq!(
@@ -841,7 +865,7 @@ pub(crate) mod tests {
         e.on_local_wake(10, 2_100_000); // paused until 2.3 ms
         e.probe.waiting.borrow_mut().replace(2_100_000);
         e.on_timer(2_300_000); // still waiting: paused until 2.5 ms
-        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
         assert_eq!(e.next_deadline(), Some(2_500_000));
         e.probe.waiting.borrow_mut().take(); // it ran
         e.on_timer(2_500_000); // the rest of the window
@@ -853,16 +877,17 @@ pub(crate) mod tests {
             }
         );
         // Paused again at 2.7 ms with the local task waiting on: looked at every pause until RESUME_CHECKS
-        // pauses past the first resume (2.9 + 4 × 0.2 = 3.7 ms), then the boost is over.
+        // pauses past the first resume (2.9 + 4 × 0.2 = 3.7 ms), then the boost is over: its own attributes.
         e.on_local_wake(10, 2_700_000);
         e.probe.waiting.borrow_mut().replace(2_700_000);
         for at in [2_900_000, 3_100_000, 3_300_000, 3_500_000] {
             e.on_timer(at);
-            assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+            assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
             assert_eq!(e.next_deadline(), Some(at + 200_000));
         }
         e.on_timer(3_700_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.act.calls.last().unwrap(), "restore 10");
         assert_eq!(e.next_deadline(), None);
         // A thread the kernel gave its CPU back during the pause is not boosted over it again: it is looked at
         // again a pause later.
@@ -872,13 +897,13 @@ pub(crate) mod tests {
         e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 1;
         let calls = e.act.calls.len();
         e.on_timer(4_300_000);
-        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
         assert_eq!(e.act.calls.len(), calls, "no boost over a running thread");
         assert_eq!(e.next_deadline(), Some(4_500_000));
         // Still running at 4.5 ms; at 4.7 ms the fair class has given its CPU to another task: the boost resumes
         // for the rest of its window.
         e.on_timer(4_500_000);
-        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
         e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 0;
         e.on_timer(4_700_000);
         assert_eq!(
@@ -889,13 +914,15 @@ pub(crate) mod tests {
             }
         );
         // Running on past the window's end and the re-checks after it (4.95 + 4 × 0.2 = 5.75 ms), it is left in
-        // the fair class.
+        // the fair class, at its own attributes.
         e.on_local_wake(10, 4_750_000); // paused until 4.95 ms
         e.probe.tasks.borrow_mut().get_mut(&10).unwrap().on_cpu = 1;
-        for at in [4_950_000, 5_150_000, 5_350_000, 5_550_000, 5_750_000] {
+        for at in [4_950_000, 5_150_000, 5_350_000, 5_550_000] {
             e.on_timer(at);
-            assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+            assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
         }
+        e.on_timer(5_750_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
         assert_eq!(e.next_deadline(), None);
     }
 
@@ -1067,5 +1094,45 @@ pub(crate) mod tests {
         e.on_arrival(&arrival(10, 2, 0), 0);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
         assert_eq!((e.counters.boosts_granted, e.counters.refused_gone), (0, 1));
+    }
+
+    #[test]
+    fn a_thread_created_during_a_pause_starts_at_its_parents_own_nice() {
+        let mut e = engine(Box::new(Eager), &[10]);
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        e.on_local_wake(10, 100_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
+        // The kernel gave the child its creator's nice 19: the pause is the parent's, not the child's.
+        e.probe.tasks.borrow_mut().insert(
+            11,
+            intf::Task {
+                tgid: 10,
+                ..Default::default()
+            },
+        );
+        e.act.own.insert(
+            11,
+            SchedAttr {
+                sched_nice: crate::actuator::PAUSE_NICE,
+                ..Default::default()
+            },
+        );
+        e.on_thread_start(10, 11, 10);
+        assert_eq!(e.act.calls.last().unwrap(), "restore 11");
+        assert_eq!(e.tracker.thread(11).unwrap().mode, Mode::Normal);
+        assert!(!e.tracker.thread(11).unwrap().changed());
+    }
+
+    #[test]
+    fn without_pauses_a_local_task_ends_the_boost() {
+        let mut e = engine(Box::new(Eager), &[10]);
+        e.settings.yield_ns = 0;
+        e.on_arrival(&arrival(10, 2, 0), 0);
+        e.on_local_wake(10, 100_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Normal);
+        assert_eq!(e.act.calls.last().unwrap(), "restore 10");
+        assert_eq!(e.counters.boosts_yielded, 1);
+        // Nothing to resume.
+        assert_eq!(e.next_deadline(), None);
     }
 }

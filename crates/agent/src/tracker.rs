@@ -28,6 +28,10 @@ pub enum Mode {
     Boosted { since: Nanos, until: Nanos },
     /// Its own policy at nice `nice` (the DCS policy uses 19: overdrawn, or parked).
     Niced { nice: i32 },
+    /// A boost paused (for a local task's turn, or at the boost's length limit): its own policy at
+    /// [`PAUSE_NICE`](crate::actuator::PAUSE_NICE), so that the CPU's other tasks go first, until the boost
+    /// resumes or the pause ends with its own attributes. Not a demotion: policies do not read it as one.
+    Paused,
 }
 
 /// One managed thread.
