@@ -361,7 +361,8 @@ impl Ctx<'_> {
         self.answered |= answers_arrival;
         if self.settings.log_actions {
             // Where it runs and whether a local task waits there, as BPF recorded it: what the boost was checked
-            // against (a local task kept waiting behind a boost shows here as `local=none`).
+            // against (a local task kept waiting behind a boost whose wake-up BPF did not see shows here as
+            // `local=none` or as a record older than `COSCHED_LOCAL_WAIT_STALE_NS`).
             let cpu = self.probe.task(tid).map(|t| t.last_cpu);
             let local = cpu
                 .and_then(|c| self.probe.local_waiting_since(c))
