@@ -346,11 +346,11 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             return;
         }
         self.counters.boosts_yielded += 1;
-        if pause
-            && self
-                .tracker
-                .thread(tid)
-                .is_some_and(|t| t.mode == Mode::Paused)
+        // Paused (not ended: `--yield-us 0`, or the self-check stands aside): its resumption is due.
+        if self
+            .tracker
+            .thread(tid)
+            .is_some_and(|t| t.mode == Mode::Paused)
         {
             let last = until.max(resume + RESUME_CHECKS * self.settings.yield_ns);
             self.yielded.insert(tid, (resume, until, last));
@@ -1059,22 +1059,14 @@ pub(crate) mod tests {
         );
         // A thread it creates inherited nice 5 and the slice: it gets its parent's own attributes back, and
         // keeps the pin, which is undone like the parent's.
-        e.probe.tasks.borrow_mut().insert(
-            11,
-            intf::Task {
-                tgid: 10,
-                ..Default::default()
-            },
-        );
-        e.act.own.insert(
-            11,
+        new_thread_of_10(
+            &mut e,
             SchedAttr {
                 sched_nice: 5,
                 sched_runtime: 700_000,
                 ..Default::default()
             },
         );
-        e.on_thread_start(10, 11, 10);
         assert_eq!(
             &e.act.calls[3..],
             ["restore 11", "inherit-affinity 11 from 10"]
@@ -1085,6 +1077,19 @@ pub(crate) mod tests {
         assert_eq!(&e.act.calls[5..], ["restore 10", "restore 11"]);
         assert!(!e.tracker.thread(10).unwrap().changed());
         assert!(!e.tracker.thread(11).unwrap().changed());
+    }
+
+    /// Thread 10 creates thread 11 of its process, which starts with attributes `own` (what it inherited).
+    fn new_thread_of_10(e: &mut Engine<FakeActuator, FakeProbe>, own: SchedAttr) {
+        e.probe.tasks.borrow_mut().insert(
+            11,
+            intf::Task {
+                tgid: 10,
+                ..Default::default()
+            },
+        );
+        e.act.own.insert(11, own);
+        e.on_thread_start(10, 11, 10);
     }
 
     #[test]
@@ -1103,21 +1108,13 @@ pub(crate) mod tests {
         e.on_local_wake(10, 100_000);
         assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
         // The kernel gave the child its creator's nice 19: the pause is the parent's, not the child's.
-        e.probe.tasks.borrow_mut().insert(
-            11,
-            intf::Task {
-                tgid: 10,
-                ..Default::default()
-            },
-        );
-        e.act.own.insert(
-            11,
+        new_thread_of_10(
+            &mut e,
             SchedAttr {
                 sched_nice: crate::actuator::PAUSE_NICE,
                 ..Default::default()
             },
         );
-        e.on_thread_start(10, 11, 10);
         assert_eq!(e.act.calls.last().unwrap(), "restore 11");
         assert_eq!(e.tracker.thread(11).unwrap().mode, Mode::Normal);
         assert!(!e.tracker.thread(11).unwrap().changed());

@@ -155,9 +155,9 @@ pub struct BoostFlags {
     /// the budget says, so a CPU's other tasks — the local user's, the kernel's softirq and RCU threads — wait at
     /// most this long behind one boost. If its exchange goes on and the budget allows, it steps aside for
     /// --yield-us and is taken up again (with --yield-us 0 the next arrival may start a new one). This is the
-    /// local user's bound where the agent misses a wake-up (here: those made while the sandbox's own
-    /// agent held the CPU, whose threads no tracepoint reports): at 20 the lab's 1 ms probe waited up to 24.6 ms in 40 runs at K = 0, at 10 up
-    /// to 12.3 ms, the spin-only ping-pong no slower (docs/lab-local.md).
+    /// local user's bound where the agent misses a wake-up (here: those made while the sandbox's own agent held
+    /// the CPU, whose threads no tracepoint reports): at 20 the lab's 1 ms probe waited up to 24.6 ms in 40
+    /// runs at K = 0, at 10 up to 12.3 ms, the spin-only ping-pong no slower (docs/lab-local.md).
     #[arg(long, default_value_t = 10.0)]
     pub max_boost_ms: f64,
     /// Budget: multiplier of the fair CPU share 1/R, in ppm (1000000 = exactly fair).
@@ -1226,8 +1226,8 @@ impl Policy for Dcs {
                         && has_unread(&task)
                         && task.on_cpu == 0
                 }
-                // Neither boosted nor lowered during its pause, and its exchange still went on then (an
-                // arrival within a window of the pause's start): on its CPU or not, the boost goes on.
+                // Still paused (neither boosted nor lowered meanwhile), off its CPU, and its exchange still goes
+                // on (an arrival within a window and a pause of now): the boost goes on.
                 Deferral::LimitPause { last } => {
                     let pause = ctx.yield_ns();
                     if mode == Some(Mode::Paused) && task.on_cpu != 0 && now + pause <= last {
