@@ -14,6 +14,9 @@ pub const COSCHED_MAX_JOBS: u64 = 64;
 pub const COSCHED_LOCAL_WAIT_STALE_NS: u64 = 50_000_000;
 /// A local task's turn ends once it has run at least this long (or its own fair-class slice) since its wake-up.
 pub const COSCHED_LOCAL_TURN_MIN_NS: u64 = 1_000_000;
+/// A woken local task whose top-level scheduling entity weighs under 1/this of its CPU's runnable fair-class
+/// weight is not yielded to: the fair class gives it that little of the CPU with or without a boost.
+pub const COSCHED_LOCAL_LIGHT_RATIO: u64 = 64;
 /// Local tasks each CPU remembers as waiting at once (a second one woken there no longer hides the first).
 pub const COSCHED_LOCAL_SLOTS: u64 = 4;
 /// `R` in thousandths: one task's worth ([`Task::r_milli`]).
@@ -64,14 +67,16 @@ pub const COSCHED_STAT_BOOSTED: u64 = 13;
 pub const COSCHED_STAT_LOCAL_WAKES: u64 = 14;
 /// Arrivals the sampled running view (`--running-view-us`) took for a running receiver that was off its CPU.
 pub const COSCHED_STAT_STALE_MISSES: u64 = 15;
+/// Local tasks woken too light in their CPU's fair class to be yielded to ([`COSCHED_LOCAL_LIGHT_RATIO`]).
+pub const COSCHED_STAT_LOCAL_LIGHT: u64 = 16;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 16;
+pub const COSCHED_NR_STATS: u64 = 17;
 /// u64 words in a cache line: the gap between the field groups of [`Task`].
 pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
 pub const COSCHED_STAT_CPUS: u64 = 256;
 /// Counters per row.
-pub const COSCHED_STAT_STRIDE: u64 = 16;
+pub const COSCHED_STAT_STRIDE: u64 = 24;
 
 /// `struct cosched_task`: per-thread state, key = tid.
 #[repr(C)]
@@ -271,6 +276,7 @@ mod tests {
             ("COSCHED_MAX_JOBS", COSCHED_MAX_JOBS),
             ("COSCHED_LOCAL_WAIT_STALE_NS", COSCHED_LOCAL_WAIT_STALE_NS),
             ("COSCHED_LOCAL_TURN_MIN_NS", COSCHED_LOCAL_TURN_MIN_NS),
+            ("COSCHED_LOCAL_LIGHT_RATIO", COSCHED_LOCAL_LIGHT_RATIO),
             ("COSCHED_LOCAL_SLOTS", COSCHED_LOCAL_SLOTS),
             ("COSCHED_R_ONE_MILLI", COSCHED_R_ONE_MILLI),
             ("COSCHED_R_ALONE_MILLI", COSCHED_R_ALONE_MILLI),
@@ -302,6 +308,7 @@ mod tests {
             ("COSCHED_STAT_BOOSTED", COSCHED_STAT_BOOSTED),
             ("COSCHED_STAT_LOCAL_WAKES", COSCHED_STAT_LOCAL_WAKES),
             ("COSCHED_STAT_STALE_MISSES", COSCHED_STAT_STALE_MISSES),
+            ("COSCHED_STAT_LOCAL_LIGHT", COSCHED_STAT_LOCAL_LIGHT),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),

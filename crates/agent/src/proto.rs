@@ -157,6 +157,10 @@ pub struct AgentStats {
     /// them), and the local wake-ups BPF reported.
     pub boosts_yielded: u64,
     pub local_wakes: u64,
+    /// Local wake-ups not yielded to: the task weighed under 1/64 of its CPU's fair class (BPF
+    /// `light_in_fair_class`), so a pause would not have let it run sooner.
+    #[serde(default)]
+    pub local_wakes_light: u64,
     /// Boosts and extensions not given because a local task woke on the thread's CPU and waited there.
     pub boosts_held_for_local: u64,
     /// Threads left unmanaged because their job already had the most managed threads a job may have.
@@ -301,6 +305,7 @@ impl AgentStats {
             ("arrivals_stale_missed", self.arrivals_stale_missed),
             ("boosts_yielded", self.boosts_yielded),
             ("local_wakes", self.local_wakes),
+            ("local_wakes_light", self.local_wakes_light),
             ("boosts_held_for_local", self.boosts_held_for_local),
         ] {
             m.extra.insert(format!("agent_{name}"), n as f64);

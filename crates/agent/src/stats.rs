@@ -304,6 +304,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         boosts_yielded: s.counters.boosts_yielded,
         boosts_held_for_local: s.counters.boosts_held_for_local,
         local_wakes: stat(intf::COSCHED_STAT_LOCAL_WAKES),
+        local_wakes_light: stat(intf::COSCHED_STAT_LOCAL_LIGHT),
         threads_refused: s.counters.threads_refused,
         released_setuid: s.counters.released_setuid,
         arrivals_unattributed: s.counters.arrivals_unattributed,

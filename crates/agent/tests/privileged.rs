@@ -2244,6 +2244,119 @@ fn a_boost_steps_aside_for_a_local_task_that_wakes_on_its_cpu() {
     not(cosched_root),
     ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
 )]
+fn a_boost_yields_only_to_a_local_task_with_weight_in_the_fair_class() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (the boosted receiver, a competitor and a local sleeper on one, the sender on the other)")
+    {
+        return;
+    }
+    // A managed spinning receiver on CPU 1 beside a competitor (nice 0, this test's cgroup), boosted while
+    // messages come. A local thread of this test on CPU 1 sleeps 1 ms, 40 times from a cpu cgroup at
+    // `cpu.shares` 2, where the fair class gives it about 2/1026 of the CPU beside the competitor whether or not
+    // a boost runs (light: not yielded to, counted), then 150 times from one at 1024, the competitor's weight
+    // (yielded to). Its first wake-ups, before it joins the light cgroup, may be yielded to.
+    let agent = AgentProc::start(&[
+        "--boost-us",
+        "2000000",
+        "--max-extend-us",
+        "2000000",
+        "--grace-us",
+        "0",
+        "--watch-hold-ms",
+        "0",
+        // Credit for the whole test: boosts refused by the budget would leave nothing to yield.
+        "--open-ms",
+        "5000",
+        "--burst-ms",
+        "5000",
+    ]);
+    pin(0);
+    let (_rx, _comp, mut s) = boosted_spinner(&agent, 1);
+    // Messages every millisecond from CPU 0 keep the exchange, and so the boosts, going (a boost without
+    // traffic ends at `--max-boost-ms`).
+    let feeding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let feed = feeding.clone();
+    let feeder = std::thread::spawn(move || {
+        pin(0);
+        while feed.load(std::sync::atomic::Ordering::SeqCst) {
+            s.write_all(&[0u8; 64]).unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    let light = TestCgroup::new(1, "light", 2, 0);
+    let even = TestCgroup::new(2, "even", 1024, 0);
+    let sleep_in = |group: &TestCgroup, times: u32| {
+        let tasks = group.0.join("tasks");
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    pin(1);
+                    let me = nix::unistd::gettid().as_raw();
+                    std::fs::write(&tasks, me.to_string()).unwrap();
+                    for _ in 0..times {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    // Back to the root group, so the cgroup can go.
+                    std::fs::write("/sys/fs/cgroup/cpu/tasks", me.to_string()).unwrap();
+                })
+                .join()
+                .unwrap()
+        })
+    };
+    let before = agent.stats();
+    // 40 wake-ups: at 2/1026 of the CPU beside the competitor, each waits tens of ms for its turn.
+    sleep_in(&light, 40);
+    let after_light = agent.stats();
+    sleep_in(&even, 150);
+    let after_even = agent.stats();
+    feeding.store(false, std::sync::atomic::Ordering::SeqCst);
+    feeder.join().unwrap();
+    let (light_wakes, light_yields) = (
+        after_light.local_wakes_light - before.local_wakes_light,
+        after_light.boosts_yielded - before.boosts_yielded,
+    );
+    let even_yields = after_even.boosts_yielded - after_light.boosts_yielded;
+    eprintln!(
+        "light sleeper: {light_wakes} wake-ups judged light, {} boosts, {light_yields} yields; even sleeper: {even_yields} yields, \
+         {} judged light, {} local wake-ups on a boosted CPU, {} boosts granted, {} held for local",
+        after_light.boosts_granted - before.boosts_granted,
+        after_even.local_wakes_light - after_light.local_wakes_light,
+        after_even.local_wakes - after_light.local_wakes,
+        after_even.boosts_granted - after_light.boosts_granted,
+        after_even.boosts_held_for_local - after_light.boosts_held_for_local,
+    );
+    assert!(
+        light_wakes >= 30,
+        "a sleeper at cpu.shares 2 beside a nice-0 competitor was not judged light: {after_light:#?}"
+    );
+    let light_boosts = after_light.boosts_granted - before.boosts_granted;
+    assert!(
+        light_boosts >= 3,
+        "too few boosts ({light_boosts}) while the light sleeper slept for its yields to say anything"
+    );
+    assert!(
+        light_yields <= 3,
+        "boosts yielded {light_yields} times to a sleeper the fair class gives ~0.2 % of the CPU"
+    );
+    // Whether boosts then met its wake-ups depends on the exchange's timing; what must not happen is that a
+    // sleeper as heavy as the competitor is taken for light.
+    assert!(
+        after_even.local_wakes_light - after_light.local_wakes_light <= 5,
+        "a sleeper at the competitor's weight was judged light: {after_even:#?}"
+    );
+    assert_eq!(
+        even_yields,
+        after_even.local_wakes - after_light.local_wakes,
+        "a wake-up of the sleeper at the competitor's weight on a boosted CPU went without a yield"
+    );
+    drop((light, even));
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_local_task_that_computes_past_its_slice_holds_boosts_back_no_longer() {
     let _serial = privileged!();
     if !two_cpus("needs two CPUs (the receiver, a competitor and a local task on one, the sender on the other)")

@@ -28,6 +28,12 @@ typedef unsigned long long u64;
  * one wake-up held back every boost on its CPU all that while (this sandbox's own daemons did: gang scheduling
  * lost a quarter of its slots to them). */
 #define COSCHED_LOCAL_TURN_MIN_NS 1000000
+
+/* A woken local task whose top-level scheduling entity weighs less than 1/this of its CPU's runnable fair-class
+ * weight is not yielded to (cosched.bpf.c, light_in_fair_class): the fair class gives it under 1/64 of the CPU
+ * whether or not a boost runs. A nice-0 task beside a 262144-share cgroup is light; tasks of comparable weight
+ * (one autogroup beside another, nice 0 beside nice 19) are far from it. */
+#define COSCHED_LOCAL_LIGHT_RATIO 64
 /* R, the DCS count of tasks sharing a CPU, in thousandths (cosched_task.r_milli): weighted across cgroups and
  * autogroups, so it is not a whole number. At or below COSCHED_R_ALONE_MILLI a thread has its CPU to itself
  * (what else is runnable there weighs under 5 % of it): nothing to preempt. */
@@ -69,9 +75,10 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_LOCAL_WAKES 14    /* local tasks woken on a CPU a boosted managed thread held (boost told to yield) */
 #define COSCHED_STAT_STALE_MISSES 15  /* arrivals the sampled running view (running_view_ns) took for a running receiver
                                        * that was off its CPU: left to wait, as seed 002's NIC did */
-#define COSCHED_NR_STATS 16
+#define COSCHED_STAT_LOCAL_LIGHT 16   /* local tasks woken too light in their CPU's fair class to be yielded to */
+#define COSCHED_NR_STATS 17
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
-#define COSCHED_STAT_STRIDE 16     /* u64 per row (>= COSCHED_NR_STATS; 128 bytes, two cache lines) */
+#define COSCHED_STAT_STRIDE 24     /* u64 per row (>= COSCHED_NR_STATS; 192 bytes, three cache lines) */
 
 /* Per-thread state (tasks map, key = tid). Created by user space at registration (or by BPF on fork), then
  * written only by BPF, so user space never races a read-modify-write with it.
