@@ -438,3 +438,127 @@ impl crate::ctx::Probe for Observer {
 fn lookup<T: Pod>(map: &impl MapCore, key: &[u8]) -> Option<T> {
     T::from_bytes(&map.lookup(key, MapFlags::ANY).ok()??)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The local tasks BPF has recorded as having their turn on `cpu`.
+    fn recorded_locals(o: &Observer, cpu: u32) -> Vec<u32> {
+        let bss = o
+            .skel
+            .maps
+            .bss_data
+            .as_deref()
+            .expect("the program has a .bss");
+        let c = &bss.cpus[cpu as usize % bss.cpus.len()];
+        // SAFETY: as in `stats`: the mmapped .bss, each word read once, volatile.
+        (0..c.local_waiting.len())
+            .map(|i| unsafe { std::ptr::read_volatile(&c.local_waiting[i]) })
+            .filter(|&tid| tid != 0)
+            .collect()
+    }
+
+    /// Records `tid` in a free slot of `cpu`'s line as a local task that woke at `woke` having run `exec` ns in
+    /// all — what the wake-up hook writes — and returns whether a slot was free.
+    fn record_local(o: &mut Observer, cpu: u32, tid: u32, woke: u64, exec: u64) -> bool {
+        let bss = o
+            .skel
+            .maps
+            .bss_data
+            .as_deref_mut()
+            .expect("the program has a .bss");
+        let n = bss.cpus.len();
+        let c = &mut bss.cpus[cpu as usize % n];
+        for i in 0..c.local_waiting.len() {
+            // SAFETY: the mmapped .bss, shared with the program, which may write the line meanwhile: each word
+            // read and written once, volatile; a slot the program takes at the same moment is only a lost test.
+            unsafe {
+                if std::ptr::read_volatile(&c.local_waiting[i]) == 0 {
+                    std::ptr::write_volatile(&mut c.local_woke_ns[i], woke);
+                    std::ptr::write_volatile(&mut c.local_exec_ns[i], exec);
+                    std::ptr::write_volatile(&mut c.local_waiting[i], tid);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn monotonic_ns() -> u64 {
+        let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
+        t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+    }
+
+    #[test]
+    #[cfg_attr(
+        not(cosched_root),
+        ignore = "privileged: needs root (BPF); run the tests as root, as CI does"
+    )]
+    fn a_local_record_whose_task_sleeps_is_freed_at_the_next_switch_on_its_cpu() {
+        // This sandbox never reports switches out of its `process_api` threads: a record of such a task's
+        // wake-up stood until stale and held every boost on its CPU back. The record stands in here for one whose
+        // switch-out went unreported: a task asleep (`sleep 30`) recorded on CPU 0 as having its turn. The next
+        // switch on CPU 0 that is not the task's own must free it (`recheck_locals`).
+        let mut o = Observer::load(BpfOptions {
+            grace_ns: 0,
+            renotify_ns: 1_000_000,
+            running_view_ns: 0,
+            yield_to_local: true,
+        })
+        .unwrap();
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = sleeper.id();
+        let stat = || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let t0 = Instant::now();
+        while !stat()
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('S'))
+        {
+            assert!(t0.elapsed() < Duration::from_secs(5), "`sleep` never slept");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let exec: u64 = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        // Switches on CPU 0: a thread pinned there sleeps `n` times. A slot may be taken by a real wake-up when the
+        // record is planted, so that is tried a few times.
+        let pinned_switches = |n: u32| {
+            std::thread::spawn(move || {
+                let mut only0 = nix::sched::CpuSet::new();
+                only0.set(0).unwrap();
+                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &only0).unwrap();
+                for _ in 0..n {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+            .join()
+            .unwrap()
+        };
+        let mut planted = false;
+        for _ in 0..20 {
+            if record_local(&mut o, 0, pid, monotonic_ns(), exec) {
+                planted = true;
+                break;
+            }
+            pinned_switches(1);
+        }
+        assert!(planted, "no free slot on CPU 0's line in 20 tries");
+        pinned_switches(5);
+        let left = recorded_locals(&o, 0);
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        assert!(
+            !left.contains(&pid),
+            "the record of a sleeping task outlived switches on its CPU: {left:?}"
+        );
+    }
+}
