@@ -157,8 +157,8 @@ pub struct AgentStats {
     /// them), and the local wake-ups BPF reported.
     pub boosts_yielded: u64,
     pub local_wakes: u64,
-    /// Local wake-ups not yielded to: the task weighed under 1/64 of its CPU's fair class (BPF
-    /// `light_in_fair_class`), so a pause would not have let it run sooner.
+    /// Local wake-ups, on any CPU, of tasks that weighed under 1/64 of their CPU's fair class (BPF
+    /// `light_in_fair_class`): never yielded to nor recorded, as a pause would not let them run sooner.
     #[serde(default)]
     pub local_wakes_light: u64,
     /// Boosts and extensions not given because a local task woke on the thread's CPU and waited there.

@@ -604,14 +604,6 @@ static __always_inline u32 task_cpu_of(struct task_struct *p)
 	return ((struct task_struct___old *)p)->cpu;
 }
 
-/* A task woke up (it is queued on its CPU now). If that CPU is held by a boosted managed thread and the task is a
- * local one — a user task in the fair class that the agent does not manage — the boost is what keeps it waiting:
- * tell the agent, which pauses the boost, so the local user's response costs it one agent reaction, not the rest
- * of a window and its extensions (seeds: coscheduling must not take the local user's interactive response). A
- * local task is remembered on its CPU until it blocks again or has run a slice since (sched_switch clears it
- * then; a stale record after COSCHED_LOCAL_WAIT_STALE_NS counts for nothing), so a boost that takes the CPU before then yields too, and the
- * agent neither starts nor lengthens nor resumes a boost over it. Cost on every wake-up of the
- * machine: a flag test, and for a user task one hash lookup and one write to its CPU's line. */
 /* Whether woken task `p` weighs so little in its CPU's fair class that a boost is not what keeps it waiting: its
  * top-level scheduling entity there (itself, or the outermost cpu cgroup or autogroup holding it) carries less
  * than 1/COSCHED_LOCAL_LIGHT_RATIO of the fair class's runnable weight on that CPU. The fair class gives such a
@@ -634,6 +626,14 @@ static __always_inline bool light_in_fair_class(struct task_struct *p, struct rq
 	return own && own * COSCHED_LOCAL_LIGHT_RATIO < total;
 }
 
+/* A task woke up (it is queued on its CPU now). If that CPU is held by a boosted managed thread and the task is a
+ * local one — a user task in the fair class that the agent does not manage — the boost is what keeps it waiting:
+ * tell the agent, which pauses the boost, so the local user's response costs it one agent reaction, not the rest
+ * of a window and its extensions (seeds: coscheduling must not take the local user's interactive response). A
+ * local task is remembered on its CPU until it blocks again or has run a slice since (sched_switch clears it
+ * then; a stale record after COSCHED_LOCAL_WAIT_STALE_NS counts for nothing), so a boost that takes the CPU before then yields too, and the
+ * agent neither starts nor lengthens nor resumes a boost over it. Cost on every wake-up of the
+ * machine: a flag test, and for a user task one hash lookup and one write to its CPU's line. */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(cosched_wakeup, struct task_struct *p)
 {

@@ -75,7 +75,7 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_LOCAL_WAKES 14    /* local tasks woken on a CPU a boosted managed thread held (boost told to yield) */
 #define COSCHED_STAT_STALE_MISSES 15  /* arrivals the sampled running view (running_view_ns) took for a running receiver
                                        * that was off its CPU: left to wait, as seed 002's NIC did */
-#define COSCHED_STAT_LOCAL_LIGHT 16   /* local tasks woken too light in their CPU's fair class to be yielded to */
+#define COSCHED_STAT_LOCAL_LIGHT 16   /* local tasks woken too light in their CPU's fair class to be yielded to (any CPU) */
 #define COSCHED_NR_STATS 17
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 24     /* u64 per row (>= COSCHED_NR_STATS; 192 bytes, three cache lines) */
