@@ -2185,6 +2185,19 @@ fn one_job_gets_at_most_its_share_of_managed_threads_and_jobs_are_capped() {
     drop(agent);
 }
 
+/// Agent arguments for the local-task tests: boost windows of 2 s (only a yield, the length limit or the budget
+/// ends one), reacting to every arrival, the watch gate open at once.
+const LONG_WINDOWS: [&str; 8] = [
+    "--boost-us",
+    "2000000",
+    "--max-extend-us",
+    "2000000",
+    "--grace-us",
+    "0",
+    "--watch-hold-ms",
+    "0",
+];
+
 #[test]
 #[cfg_attr(
     not(cosched_root),
@@ -2200,16 +2213,7 @@ fn a_boost_steps_aside_for_a_local_task_that_wakes_on_its_cpu() {
     // A managed spinning receiver on CPU 1 beside a competitor, boosted for windows of 2 s; then a local task
     // of this test on CPU 1 sleeps 1 ms 200 times. Without the yield rule each of its wake-ups would wait for
     // the rest of a 2 s window (or the real-time throttle's 50 ms); with it, one agent reaction.
-    let agent = AgentProc::start(&[
-        "--boost-us",
-        "2000000",
-        "--max-extend-us",
-        "2000000",
-        "--grace-us",
-        "0",
-        "--watch-hold-ms",
-        "0",
-    ]);
+    let agent = AgentProc::start(&LONG_WINDOWS);
     pin(0);
     let (_rx, _comp, _s) = boosted_spinner(&agent, 1);
     let before = agent.stats();
@@ -2255,21 +2259,14 @@ fn a_boost_yields_only_to_a_local_task_with_weight_in_the_fair_class() {
     // `cpu.shares` 2, where the fair class gives it about 2/1026 of the CPU beside the competitor whether or not
     // a boost runs (light: not yielded to, counted), then 150 times from one at 1024, the competitor's weight
     // (yielded to). Its first wake-ups, before it joins the light cgroup, may be yielded to.
-    let agent = AgentProc::start(&[
-        "--boost-us",
-        "2000000",
-        "--max-extend-us",
-        "2000000",
-        "--grace-us",
-        "0",
-        "--watch-hold-ms",
-        "0",
-        // Credit for the whole test: boosts refused by the budget would leave nothing to yield.
-        "--open-ms",
-        "5000",
-        "--burst-ms",
-        "5000",
-    ]);
+    // Credit for the whole test: boosts refused by the budget would leave nothing to yield.
+    let agent = AgentProc::start(
+        &[
+            &LONG_WINDOWS[..],
+            &["--open-ms", "5000", "--burst-ms", "5000"],
+        ]
+        .concat(),
+    );
     pin(0);
     let (_rx, _comp, mut s) = boosted_spinner(&agent, 1);
     // Messages every millisecond from CPU 0 keep the exchange, and so the boosts, going (a boost without

@@ -371,18 +371,6 @@ static __always_inline void end_local_turn(struct cosched_cpu *c, struct task_st
 	}
 }
 
-/* A task's state word (`__state` since Linux 5.14, `state` before). */
-struct task_struct___pre514 {
-	long state;
-} __attribute__((preserve_access_index));
-
-static __always_inline u32 task_state_of(struct task_struct *p)
-{
-	if (bpf_core_field_exists(p->__state))
-		return BPF_CORE_READ(p, __state);
-	return BPF_CORE_READ((struct task_struct___pre514 *)p, state);
-}
-
 /* A switch on CPU line `c` from `prev_tid` to `next_tid`: a local task recorded there that is neither is not on
  * this CPU, whatever the trace said. Its own switch-out may never have been reported: on this sandbox, switches
  * into the threads of its `process_api` daemon are traced and switches out of them never are, so their records
@@ -406,7 +394,8 @@ static __always_inline void recheck_locals(struct cosched_cpu *c, u32 prev_tid, 
 			c->local_waiting[i] = 0;
 			continue;
 		}
-		over = task_state_of(p) != 0 /* TASK_RUNNING */ ||
+		/* `__state` (Linux 5.14+; bpf_task_from_pid needs 6.2 anyway). */
+		over = p->__state != 0 /* TASK_RUNNING */ ||
 		       p->se.sum_exec_runtime - c->local_exec_ns[i] >= local_turn_ns(p);
 		bpf_task_release(p);
 		if (over)
@@ -633,7 +622,8 @@ static __always_inline bool light_in_fair_class(struct task_struct *p, struct rq
  * local task is remembered on its CPU until it blocks again or has run a slice since (sched_switch clears it
  * then; a stale record after COSCHED_LOCAL_WAIT_STALE_NS counts for nothing), so a boost that takes the CPU before then yields too, and the
  * agent neither starts nor lengthens nor resumes a boost over it. Cost on every wake-up of the
- * machine: a flag test, and for a user task one hash lookup and one write to its CPU's line. */
+ * machine: a flag test, and for a user task one hash lookup, a walk up its group entities (light_in_fair_class)
+ * and one write to its CPU's line. */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(cosched_wakeup, struct task_struct *p)
 {
