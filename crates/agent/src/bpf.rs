@@ -36,6 +36,9 @@ pub struct BpfOptions {
     pub running_view_ns: u64,
     /// A local task waking on a boosted thread's CPU is reported (the boost then yields).
     pub yield_to_local: bool,
+    /// A local task the fair class leaves waiting on a job's CPU is reported (the CPU is then nudged;
+    /// only with `yield_to_local`).
+    pub nudge_local: bool,
 }
 
 /// CPUs online: a cpu cgroup's configured share spreads over them (BPF's weighted `R`).
@@ -72,6 +75,7 @@ impl Observer {
             ro.renotify_ns = opts.renotify_ns;
             ro.running_view_ns = opts.running_view_ns;
             ro.yield_to_local = u32::from(opts.yield_to_local);
+            ro.nudge_local = u32::from(opts.nudge_local);
             ro.nr_cpus = online_cpus();
             ro.agent_tgid = std::process::id();
         }
@@ -505,6 +509,7 @@ mod tests {
             renotify_ns: 1_000_000,
             running_view_ns: 0,
             yield_to_local: true,
+            nudge_local: true,
         })
         .unwrap();
         let mut sleeper = std::process::Command::new("sleep")

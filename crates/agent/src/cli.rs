@@ -46,6 +46,12 @@ pub struct CoreArgs {
     /// for its CPU, not the rest of a window and its extensions.
     #[arg(long)]
     pub no_yield_to_local: bool,
+    /// Leave a local task the fair class keeps waiting on a job's CPU to the next tick. By default BPF sees
+    /// such a wake-up (refused while the current task finishes its protected slice) and a real-time thread of
+    /// the agent's pinned to that CPU runs for a moment, so the fair class picks again at once (the local user
+    /// waits one agent reaction, not up to a tick: 4 ms at HZ = 250). Off with --no-yield-to-local too.
+    #[arg(long)]
+    pub no_nudge_local: bool,
     /// How long a boost steps aside for a local task that woke on its CPU before it resumes for the rest of
     /// its window (0: the boost ends there); also how long a boost at --max-boost-ms steps aside before it goes
     /// on.
@@ -290,6 +296,7 @@ impl AgentArgs {
             mechanism: a.mechanism,
             rt_prio: a.rt_prio,
             yield_to_local: !a.no_yield_to_local,
+            nudge_local: !a.no_yield_to_local && !a.no_nudge_local,
             yield_ns: match us(a.yield_us, "yield-us")? {
                 ns if ns <= 1_000_000_000 => ns,
                 _ => anyhow::bail!(

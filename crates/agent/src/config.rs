@@ -24,6 +24,8 @@ pub struct Config {
     /// A boost ends as soon as a local task (a user task in the fair class that the agent does not manage)
     /// wakes on the boosted thread's CPU.
     pub yield_to_local: bool,
+    /// A local task the fair class leaves waiting on a job's CPU gets that CPU nudged (`src/nudge.rs`).
+    pub nudge_local: bool,
     /// How long such a boost pauses before it resumes for the rest of its window (0: it ends); also how long a
     /// DCS boost at `--max-boost-ms` steps aside before it goes on.
     pub yield_ns: Nanos,
@@ -66,6 +68,7 @@ impl Config {
             format!("mechanism={}", self.mechanism.name()),
             format!("rt_prio={}", self.rt_prio),
             format!("yield_to_local={}", self.yield_to_local),
+            format!("nudge_local={}", self.nudge_local),
             format!("yield_us={}", self.yield_ns / 1000),
             format!("tick_ms={}", self.tick_ns as f64 / 1e6),
             format!("idle_tick_ms={}", self.idle_tick_ns as f64 / 1e6),

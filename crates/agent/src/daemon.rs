@@ -27,6 +27,7 @@ use crate::control::{self, Control};
 use crate::engine::{self, Engine, Settings};
 use crate::guardian::Guardian;
 use crate::intf::{self, Event};
+use crate::nudge::Nudgers;
 use crate::policy::Policy;
 use crate::proto::{AgentStats, Latency, Reply, Request, SelfCheckStats};
 use crate::sched::{self, SchedAttr};
@@ -92,6 +93,8 @@ pub struct Agent {
     /// Each managed thread's sleeps after an empty poll at the last epoch's end (the self-check's "waits by
     /// blocking").
     blocks_seen: HashMap<u32, u64>,
+    /// Nudgers for the CPUs where the fair class left a local task waiting (`--no-nudge-local`: none).
+    nudgers: Option<Nudgers>,
 }
 
 /// Checks what the agent needs before it changes anything.
@@ -133,6 +136,7 @@ impl Agent {
             running_view_ns: cfg.running_view_ns,
             renotify_ns: cfg.renotify_ns,
             yield_to_local: cfg.yield_to_local,
+            nudge_local: cfg.nudge_local,
         })?;
         let control = Control::bind(&cfg.socket, TOK_CONN)?;
 
@@ -165,6 +169,8 @@ impl Agent {
             sched::set_attr(me, &SchedAttr::fifo(cfg.agent_prio))?;
         }
         let started_ns = now_ns();
+        // A nudge preempts the fair class, not a boost (same priority: FIFO waits behind it).
+        let (cfg_nudge, cfg_rt_prio) = (cfg.nudge_local, cfg.rt_prio);
         let settings = Settings {
             mechanism: cfg.mechanism,
             rt_prio: cfg.rt_prio,
@@ -196,6 +202,7 @@ impl Agent {
             received: ReceivedBytes::default(),
             epoch_started: None,
             blocks_seen: HashMap::new(),
+            nudgers: cfg_nudge.then(|| Nudgers::new(cfg_rt_prio)),
         })
     }
 
@@ -339,6 +346,7 @@ impl Agent {
                     }
                     self.engine.on_local_wake(e.tid, now_ns())
                 }
+                intf::COSCHED_EV_LOCAL_REFUSED => self.nudge(&e),
                 _ => {}
             }
         }
@@ -659,6 +667,35 @@ impl Agent {
     }
 
     /// `--log-actions`: the loop's own lines (the engine prints the actions).
+    /// The fair class left local task `e.arg` waiting on CPU `e.cpu` (where `e.tid` runs): nudge that CPU.
+    fn nudge(&mut self, e: &Event) {
+        let Some(nudgers) = self.nudgers.as_mut() else {
+            return;
+        };
+        match nudgers.nudge(e.cpu) {
+            Ok(()) => self.engine.counters.local_nudges += 1,
+            Err(why) => {
+                eprintln!("cosched agent: {why}: CPU {} is not nudged", e.cpu);
+                self.engine.counters.last_error = Some(why);
+            }
+        }
+        if self.cfg.log_actions {
+            let comm = |tid: u32| {
+                std::fs::read_to_string(format!("/proc/{tid}/comm"))
+                    .map(|c| c.trim().to_string())
+                    .unwrap_or_default()
+            };
+            self.log(&format!(
+                "local task {} ({}) left waiting on CPU {} by the fair class ({} {} runs): CPU nudged",
+                e.arg,
+                comm(e.arg),
+                e.cpu,
+                e.tid,
+                comm(e.tid)
+            ));
+        }
+    }
+
     fn log(&self, what: &str) {
         if self.cfg.log_actions {
             crate::ctx::action_line(format_args!(

@@ -17,6 +17,13 @@ pub const COSCHED_LOCAL_TURN_MIN_NS: u64 = 1_000_000;
 /// A woken local task whose top-level scheduling entity weighs under 1/this of its CPU's runnable fair-class
 /// weight is not yielded to: the fair class gives it that little of the CPU with or without a boost.
 pub const COSCHED_LOCAL_LIGHT_RATIO: u64 = 64;
+/// At most one nudge event per CPU per this long (`src/nudge.rs`).
+pub const COSCHED_NUDGE_GAP_NS: u64 = 100_000;
+/// A CPU is a job's while a managed thread switched there this recently: only such CPUs are nudged.
+pub const COSCHED_JOB_CPU_NS: u64 = 100_000_000;
+/// `thread_info.flags` bits read as "a reschedule is pending" (TIF_NEED_RESCHED and its lazy twin in either
+/// layout: bits 4 and 5 on Linux 6.18, 3 and 4 on x86 before it).
+pub const COSCHED_RESCHED_TIF_MASK: u64 = 0x38;
 /// Local tasks each CPU remembers as waiting at once (a second one woken there no longer hides the first).
 pub const COSCHED_LOCAL_SLOTS: u64 = 4;
 /// `R` in thousandths: one task's worth ([`Task::r_milli`]).
@@ -48,6 +55,9 @@ pub const COSCHED_EV_LOCAL_WAKE: u64 = 5;
 /// A managed process exec'd a setuid or setgid program (its effective ids differ from its real ones): it leaves
 /// management (BPF already dropped its entries, so nothing it creates is adopted).
 pub const COSCHED_EV_CRED_CHANGE: u64 = 6;
+/// A local task woke on a job's CPU and the fair class left it waiting (`cpu`: that CPU; `arg`: the local
+/// task's tid): the agent nudges the CPU (`src/nudge.rs`).
+pub const COSCHED_EV_LOCAL_REFUSED: u64 = 7;
 
 pub const COSCHED_STAT_ARRIVALS: u64 = 0;
 pub const COSCHED_STAT_FLAGGED: u64 = 1;
@@ -69,8 +79,11 @@ pub const COSCHED_STAT_LOCAL_WAKES: u64 = 14;
 pub const COSCHED_STAT_STALE_MISSES: u64 = 15;
 /// Local tasks woken too light in their CPU's fair class to be yielded to ([`COSCHED_LOCAL_LIGHT_RATIO`]).
 pub const COSCHED_STAT_LOCAL_LIGHT: u64 = 16;
+/// Local tasks woken on a job's CPU whose wake-up the fair class refused (each one nudged, at most one per
+/// CPU per [`COSCHED_NUDGE_GAP_NS`]).
+pub const COSCHED_STAT_LOCAL_REFUSED: u64 = 17;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 17;
+pub const COSCHED_NR_STATS: u64 = 18;
 /// u64 words in a cache line: the gap between the field groups of [`Task`].
 pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
@@ -278,6 +291,9 @@ mod tests {
             ("COSCHED_LOCAL_TURN_MIN_NS", COSCHED_LOCAL_TURN_MIN_NS),
             ("COSCHED_LOCAL_LIGHT_RATIO", COSCHED_LOCAL_LIGHT_RATIO),
             ("COSCHED_LOCAL_SLOTS", COSCHED_LOCAL_SLOTS),
+            ("COSCHED_NUDGE_GAP_NS", COSCHED_NUDGE_GAP_NS),
+            ("COSCHED_JOB_CPU_NS", COSCHED_JOB_CPU_NS),
+            ("COSCHED_RESCHED_TIF_MASK", COSCHED_RESCHED_TIF_MASK),
             ("COSCHED_R_ONE_MILLI", COSCHED_R_ONE_MILLI),
             ("COSCHED_R_ALONE_MILLI", COSCHED_R_ALONE_MILLI),
             ("COSCHED_R_MAX_MILLI", COSCHED_R_MAX_MILLI),
@@ -292,6 +308,7 @@ mod tests {
             ("COSCHED_EV_WATCH", COSCHED_EV_WATCH),
             ("COSCHED_EV_LOCAL_WAKE", COSCHED_EV_LOCAL_WAKE),
             ("COSCHED_EV_CRED_CHANGE", COSCHED_EV_CRED_CHANGE),
+            ("COSCHED_EV_LOCAL_REFUSED", COSCHED_EV_LOCAL_REFUSED),
             ("COSCHED_STAT_ARRIVALS", COSCHED_STAT_ARRIVALS),
             ("COSCHED_STAT_FLAGGED", COSCHED_STAT_FLAGGED),
             ("COSCHED_STAT_ON_CPU", COSCHED_STAT_ON_CPU),
@@ -309,6 +326,7 @@ mod tests {
             ("COSCHED_STAT_LOCAL_WAKES", COSCHED_STAT_LOCAL_WAKES),
             ("COSCHED_STAT_STALE_MISSES", COSCHED_STAT_STALE_MISSES),
             ("COSCHED_STAT_LOCAL_LIGHT", COSCHED_STAT_LOCAL_LIGHT),
+            ("COSCHED_STAT_LOCAL_REFUSED", COSCHED_STAT_LOCAL_REFUSED),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),

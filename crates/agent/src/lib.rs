@@ -92,6 +92,7 @@ pub mod engine;
 pub mod guardian;
 pub mod intf;
 pub mod node;
+pub mod nudge;
 pub mod policy;
 pub mod proto;
 pub mod sched;

@@ -161,6 +161,13 @@ pub struct AgentStats {
     /// `light_in_fair_class`): never yielded to nor recorded, as a pause would not let them run sooner.
     #[serde(default)]
     pub local_wakes_light: u64,
+    /// Local wake-ups on a job's CPU that the fair class left waiting (no reschedule after the kernel's
+    /// decision: BPF `nudge_if_refused`), and the nudges the agent gave their CPUs for them (`crate::nudge`; at
+    /// most one per CPU per 100 µs, none with `--no-nudge-local`).
+    #[serde(default)]
+    pub local_wakes_refused: u64,
+    #[serde(default)]
+    pub local_nudges: u64,
     /// Boosts and extensions not given because a local task woke on the thread's CPU and waited there.
     pub boosts_held_for_local: u64,
     /// Threads left unmanaged because their job already had the most managed threads a job may have.
@@ -306,6 +313,8 @@ impl AgentStats {
             ("boosts_yielded", self.boosts_yielded),
             ("local_wakes", self.local_wakes),
             ("local_wakes_light", self.local_wakes_light),
+            ("local_wakes_refused", self.local_wakes_refused),
+            ("local_nudges", self.local_nudges),
             ("boosts_held_for_local", self.boosts_held_for_local),
         ] {
             m.extra.insert(format!("agent_{name}"), n as f64);

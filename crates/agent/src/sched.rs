@@ -5,8 +5,9 @@
 //! The seeds raise the receiver to the maximum time-sharing priority and preempt. On Linux (EEVDF) a temporary
 //! nice -20 does not preempt promptly (`notes/linux-mechanisms.md`), so a boost is `SCHED_FIFO` at a low real-time
 //! priority with `SCHED_FLAG_RESET_ON_FORK` (children start back in `SCHED_OTHER`), held for a short window and
-//! then replaced by the task's ORIGINAL attributes (policy, nice, priority, custom slice `sched_runtime`,
-//! reset-on-fork flag) as read just before the boost.
+//! then replaced by the task's ORIGINAL attributes (policy, nice, priority, custom slice `sched_runtime` — 0,
+//! the kernel's default, when it reads as the default: [`default_slice_as_zero`] — reset-on-fork flag) as read
+//! just before the boost.
 //!
 //! ## Pid reuse
 //! Every [`Target`] holds a pidfd of the thread (`PIDFD_THREAD`, Linux 6.9+) opened while the agent knew the
@@ -179,8 +180,61 @@ fn affinity_error(tid: u32, op: &'static str) -> SchedError {
     }
 }
 
-/// `sched_getattr(tid)`.
+/// `sched_getattr(tid)`, with a time-sharing thread's slice at the kernel's default read as 0 (see
+/// [`default_slice_as_zero`]).
 pub fn get_attr(tid: u32) -> Result<SchedAttr, SchedError> {
+    raw_attr(tid).map(|attr| default_slice_as_zero(attr, base_slice_ns()))
+}
+
+/// Whether `policy` is one of the fair class's (the ones with a slice).
+fn is_time_sharing(policy: u32) -> bool {
+    matches!(policy, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE)
+}
+
+/// `sched_getattr` reports a time-sharing thread's slice (`se.slice`) in `sched_runtime` whether the slice is
+/// the kernel's default or one set with `sched_setattr`, and writing that number back makes it a custom slice
+/// (`se.custom_slice = 1`) that no longer follows the default. So the value equal to the default `base_slice`
+/// is read as 0, which is what restores it as the default. A custom slice set to exactly the default becomes the
+/// default on restore: the same slice either way.
+pub fn default_slice_as_zero(mut attr: SchedAttr, base_slice: Option<u64>) -> SchedAttr {
+    if is_time_sharing(attr.sched_policy) && Some(attr.sched_runtime) == base_slice {
+        attr.sched_runtime = 0;
+    }
+    attr
+}
+
+/// The kernel's default slice for time-sharing threads (`sysctl_sched_base_slice`, ns; its debugfs file is not
+/// always readable): what a thread of the agent's own reads back after asking for the default (`sched_runtime` 0)
+/// with `sched_setattr`. Learned once; `None` if that failed (then slices are read as reported).
+pub fn base_slice_ns() -> Option<u64> {
+    static BASE_SLICE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *BASE_SLICE.get_or_init(|| {
+        // A thread of its own, so the agent's threads keep their attributes.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let me = nix::unistd::gettid().as_raw() as u32;
+                    let own = raw_attr(me).ok()?;
+                    let default_slice = SchedAttr {
+                        sched_policy: SCHED_OTHER,
+                        sched_nice: own.sched_nice,
+                        ..Default::default()
+                    };
+                    set_attr(me, &default_slice).ok()?;
+                    raw_attr(me)
+                        .ok()
+                        .map(|a| a.sched_runtime)
+                        .filter(|&ns| ns > 0)
+                })
+                .join()
+                .ok()
+                .flatten()
+        })
+    })
+}
+
+/// `sched_getattr(tid)` as the kernel reports it.
+fn raw_attr(tid: u32) -> Result<SchedAttr, SchedError> {
     let mut attr = SchedAttr::default();
     // SAFETY: the kernel writes at most `size` bytes into `attr`, which is exactly that large.
     let rc = unsafe {
@@ -603,6 +657,51 @@ mod tests {
         assert_eq!(
             write_back(&own, &demoted, &demoted, Some(19)),
             Some(own.restorable())
+        );
+    }
+
+    #[test]
+    fn a_slice_at_the_default_reads_as_zero_and_a_custom_one_as_set() {
+        let base = base_slice_ns().expect("the default slice is learned from a thread of our own");
+        // In a thread of its own: this one's attributes are the test harness's.
+        std::thread::spawn(move || {
+            let me = nix::unistd::gettid().as_raw() as u32;
+            let own = get_attr(me).unwrap();
+            assert_eq!(own.sched_runtime, 0, "a fresh thread has the default slice");
+            let custom = SchedAttr {
+                sched_policy: SCHED_OTHER,
+                sched_nice: own.sched_nice,
+                sched_runtime: base + 100_000,
+                ..Default::default()
+            };
+            match set_attr(me, &custom) {
+                Ok(()) => {
+                    assert_eq!(get_attr(me).unwrap().sched_runtime, base + 100_000);
+                    assert_eq!(raw_attr(me).unwrap().sched_runtime, base + 100_000);
+                }
+                Err(e) => eprintln!("skipping the custom-slice half: {e}"),
+            }
+        })
+        .join()
+        .unwrap();
+        // The rule itself: only a time-sharing policy's slice at the default is read as 0.
+        let other = SchedAttr {
+            sched_runtime: base,
+            ..Default::default()
+        };
+        assert_eq!(default_slice_as_zero(other, Some(base)).sched_runtime, 0);
+        assert_eq!(
+            default_slice_as_zero(other, Some(base + 1)).sched_runtime,
+            base
+        );
+        assert_eq!(default_slice_as_zero(other, None).sched_runtime, base);
+        let deadline = SchedAttr {
+            sched_policy: SCHED_DEADLINE,
+            ..other
+        };
+        assert_eq!(
+            default_slice_as_zero(deadline, Some(base)).sched_runtime,
+            base
         );
     }
 

@@ -26,6 +26,8 @@ pub struct Counters {
     pub boosts_yielded: u64,
     /// Boosts and extensions not given because a local task waited on the thread's CPU.
     pub boosts_held_for_local: u64,
+    /// CPUs nudged because the fair class left a local task waiting there (`crate::nudge`).
+    pub local_nudges: u64,
     /// Changes not made because the thread had exited.
     pub refused_gone: u64,
     /// Threads left unmanaged because their job already had the most threads a job may have.
@@ -58,6 +60,7 @@ impl Default for Counters {
             restores: 0,
             boosts_yielded: 0,
             boosts_held_for_local: 0,
+            local_nudges: 0,
             refused_gone: 0,
             threads_refused: 0,
             released_setuid: 0,
@@ -305,6 +308,8 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         boosts_held_for_local: s.counters.boosts_held_for_local,
         local_wakes: stat(intf::COSCHED_STAT_LOCAL_WAKES),
         local_wakes_light: stat(intf::COSCHED_STAT_LOCAL_LIGHT),
+        local_wakes_refused: stat(intf::COSCHED_STAT_LOCAL_REFUSED),
+        local_nudges: s.counters.local_nudges,
         threads_refused: s.counters.threads_refused,
         released_setuid: s.counters.released_setuid,
         arrivals_unattributed: s.counters.arrivals_unattributed,

@@ -7,6 +7,7 @@
 //! Helper processes are this same test binary re-executed to run only `helper_entry`, with the role in the
 //! environment (`COSCHED_TEST_HELPER`), so no extra programs are needed.
 
+use cosched_agent::intf;
 use cosched_agent::proto::{AgentStats, Client, SelfCheckStats};
 use cosched_agent::sched::{self, SchedAttr, Target};
 use std::io::{Read, Write};
@@ -2241,6 +2242,121 @@ fn a_boost_steps_aside_for_a_local_task_that_wakes_on_its_cpu() {
         worst < Duration::from_millis(20),
         "a local task on a boosted CPU waited {worst:?} to run (limit 20 ms)"
     );
+}
+
+/// A local thread of this test pinned to `cpu` that computes 3 ms and sleeps 1 ms, `times` times: beside a
+/// CPU-bound task it takes more than its half of the CPU, so it wakes behind in the fair class (negative lag)
+/// and EEVDF leaves it waiting at most of its wake-ups — refused wake-ups the agent can see.
+fn greedy_sleeper(cpu: usize, times: u32) {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                pin(cpu);
+                for _ in 0..times {
+                    let busy = Instant::now();
+                    while busy.elapsed() < Duration::from_millis(3) {
+                        std::hint::spin_loop();
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+            .join()
+            .unwrap()
+    })
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn a_local_task_the_fair_class_leaves_waiting_on_a_jobs_cpu_gets_that_cpu_nudged() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (a job's CPU and one without a job)") {
+        return;
+    }
+    for nudging in [true, false] {
+        let agent = if nudging {
+            AgentProc::start(&LONG_WINDOWS)
+        } else {
+            AgentProc::start(&[&LONG_WINDOWS[..], &["--no-nudge-local"]].concat())
+        };
+        // A managed spinning receiver on CPU 1, no messages (so no boosts: it runs in the fair class), and an
+        // unmanaged CPU hog on CPU 0.
+        // (Its stream stays open for the whole test: the receiver ends when it closes.)
+        let (job, _stream) = connected_helper("spinrecv", ",1", false);
+        agent.client().register(job.pid(), "spinner").unwrap();
+        // Every thread of the job on CPU 1 (the helper pins only its receiving thread).
+        for t in std::fs::read_dir(format!("/proc/{}/task", job.pid()))
+            .unwrap()
+            .flatten()
+        {
+            let tid = t.file_name().to_string_lossy().parse::<u32>().unwrap();
+            sched::set_affinity(tid, &sched::cpu_mask(&[1]).unwrap()).unwrap();
+        }
+        let _hog = helper("spin:0");
+        // Longer than a CPU stays the job's after a managed thread's last switch there (the receiver may have
+        // run on CPU 0 before it pinned itself).
+        std::thread::sleep(Duration::from_nanos(2 * intf::COSCHED_JOB_CPU_NS));
+        // CPU 0 runs no job: whatever the fair class does to a local task there is none of the agent's business.
+        let before = agent.stats();
+        greedy_sleeper(0, 60);
+        let off_job = agent.stats();
+        // CPU 1 is the job's.
+        greedy_sleeper(1, 300);
+        let on_job = agent.stats();
+        let refused =
+            |a: &AgentStats, b: &AgentStats| b.local_wakes_refused - a.local_wakes_refused;
+        let nudges = |a: &AgentStats, b: &AgentStats| b.local_nudges - a.local_nudges;
+        eprintln!(
+            "nudging {nudging}: CPU without a job {} refused, {} nudges; the job's CPU {} refused, {} nudges ({} boosts)",
+            refused(&before, &off_job),
+            nudges(&before, &off_job),
+            refused(&off_job, &on_job),
+            nudges(&off_job, &on_job),
+            on_job.boosts_granted
+        );
+        // The counts are the machine's: this sandbox's own tasks waking on the job's CPU meanwhile may add one
+        // or two. Watched like the job's CPU, the sleeper's 60 wake-ups would add a dozen or more.
+        assert!(
+            refused(&before, &off_job) <= 3,
+            "a CPU without a job was watched: {off_job:#?}"
+        );
+        if nudging {
+            let (r, n) = (refused(&off_job, &on_job), nudges(&off_job, &on_job));
+            assert!(
+                r >= 10,
+                "only {r} of 100 wake-ups of a sleeper over its share were seen refused beside the job: {on_job:#?}"
+            );
+            // Wake-ups 4 ms apart, nudges at most one per 100 us per CPU: every refused one is nudged (one of
+            // another task at the same moment may go without).
+            assert!(
+                n + 2 >= r && n <= r,
+                "refused wake-ups without their nudge: {on_job:#?}"
+            );
+            // The nudger is a thread of the agent's, pinned to CPU 1 at SCHED_FIFO.
+            let nudger = std::fs::read_dir(format!("/proc/{}/task", agent.kid.pid()))
+                .unwrap()
+                .flatten()
+                .find(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.trim() == "cosched-nudge1")
+                })
+                .map(|t| t.file_name().to_string_lossy().parse::<u32>().unwrap())
+                .expect("the agent's nudger for CPU 1");
+            assert_eq!(policy(nudger), libc::SCHED_FIFO);
+            assert_eq!(
+                sched::get_affinity(nudger).unwrap(),
+                sched::cpu_mask(&[1]).unwrap()
+            );
+        } else {
+            assert_eq!(
+                (on_job.local_wakes_refused, on_job.local_nudges),
+                (0, 0),
+                "--no-nudge-local still watched or nudged: {on_job:#?}"
+            );
+        }
+    }
 }
 
 #[test]

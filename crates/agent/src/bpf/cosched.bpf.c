@@ -11,7 +11,8 @@
  *                                run-queue length, reaction histogram; an exited thread's final switch-out
  *                                (TASK_DEAD) books its last stint and drops its entry (so a reused tid is
  *                                never "managed")
- *   sched_wakeup                 a local task woke on a CPU a boosted managed thread holds: the boost yields
+ *   sched_wakeup                 a local task woke on a CPU a boosted managed thread holds: the boost yields;
+ *                                one the fair class left waiting on a job's CPU: the CPU is nudged
  *   sched_migrate_task           a local task waiting since its wake-up moves its record to its new CPU
  *   sched_process_fork           children and threads of a managed task become managed
  *   sched_process_exec           a managed process that exec'd a setuid/setgid program leaves management
@@ -55,6 +56,7 @@ const volatile u64 running_view_ns = 0;   /* 0: whether a receiver runs is read 
 const volatile u32 nr_cpus = 1;            /* CPUs online (a group's configured share spreads over them) */
 const volatile u32 agent_tgid = 0;         /* the agent's own process: its CPU time is counted per CPU */
 const volatile u32 yield_to_local = 1;      /* a local task waking on a boosted thread's CPU ends the boost */
+const volatile u32 nudge_local = 1;         /* a local task the fair class leaves waiting on a job's CPU: nudge it */
 
 /* Statistics and the reaction histogram: plain globals, read by user space through the mmapped .bss. */
 u64 stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE] __attribute__((aligned(128)));
@@ -504,6 +506,11 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	}
 
 	t = bpf_map_lookup_elem(&tasks, &prev_tid);
+	if (t || bpf_map_lookup_elem(&tasks, &next_tid)) {
+		/* A job runs on this CPU (written at most every COSCHED_NUDGE_GAP_NS: the line is this CPU's). */
+		if (now - c->job_ns > COSCHED_NUDGE_GAP_NS)
+			c->job_ns = now;
+	}
 	if (t) {
 		stat_inc(COSCHED_STAT_SWITCHES);
 		/* The stint's CPU time as the kernel booked it (the same clock as cpuacct, schedstat and the F of the
@@ -615,6 +622,31 @@ static __always_inline bool light_in_fair_class(struct task_struct *p, struct rq
 	return own && own * COSCHED_LOCAL_LIGHT_RATIO < total;
 }
 
+/* Local task `p` woke on CPU `cpu` (line `c`), whose current task `curr` is in the fair class. The kernel has
+ * decided by now whether the wake-up preempts (the tracepoint follows wakeup_preempt): if `curr` has no
+ * reschedule pending, EEVDF left `p` waiting — most often because `curr` is still inside the slice the fair
+ * class protects (RUN_TO_PARITY) — and nothing looks again before the next tick (4 ms at HZ = 250), however soon
+ * the protection ends. On a CPU where a job runs, tell user space, whose nudger on that CPU preempts for a
+ * moment; the fair class then picks afresh (docs/lab-local.md, "Wake-ups the fair class refused"). At most one
+ * nudge per CPU per COSCHED_NUDGE_GAP_NS. */
+static __always_inline void nudge_if_refused(struct cosched_cpu *c, struct task_struct *curr, struct task_struct *p,
+					     u32 cpu, u64 now)
+{
+	if (!nudge_local || curr == p || !curr->pid)
+		return; /* the idle task runs: the wake-up always preempts it */
+	if (p->policy != 0 /* SCHED_NORMAL */)
+		return; /* SCHED_BATCH asked not to preempt at its wake-ups */
+	if (curr->thread_info.flags & COSCHED_RESCHED_TIF_MASK)
+		return; /* the wake-up preempts (or something else already does) */
+	if (now - c->job_ns >= COSCHED_JOB_CPU_NS)
+		return; /* no job here: the agent leaves the fair class alone */
+	stat_inc(COSCHED_STAT_LOCAL_REFUSED);
+	if (now - c->nudged_ns < COSCHED_NUDGE_GAP_NS)
+		return;
+	c->nudged_ns = now;
+	emit_event(COSCHED_EV_LOCAL_REFUSED, curr->pid, curr->tgid, cpu, p->pid, now, 0);
+}
+
 /* A task woke up (it is queued on its CPU now). If that CPU is held by a boosted managed thread and the task is a
  * local one — a user task in the fair class that the agent does not manage — the boost is what keeps it waiting:
  * tell the agent, which pauses the boost, so the local user's response costs it one agent reaction, not the rest
@@ -661,8 +693,12 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 	/* Who holds that CPU now: a boost is often applied to a thread already running there (no switch), so
 	 * the run queue's current task is asked, not a record of switch-ins. */
 	curr = rq->curr;
-	if (!curr || (curr->policy != 1 && curr->policy != 2))
+	if (!curr)
 		return 0;
+	if (curr->policy != 1 && curr->policy != 2) {
+		nudge_if_refused(c, curr, p, cpu, now);
+		return 0;
+	}
 	boosted = curr->pid;
 	bt = bpf_map_lookup_elem(&tasks, &boosted); /* real-time but not ours (the agent, others): not a boost */
 	if (!bt)
