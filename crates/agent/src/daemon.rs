@@ -169,8 +169,8 @@ impl Agent {
             sched::set_attr(me, &SchedAttr::fifo(cfg.agent_prio))?;
         }
         let started_ns = now_ns();
-        // A nudge preempts the fair class, not a boost (same priority: FIFO waits behind it).
-        let (cfg_nudge, cfg_rt_prio) = (cfg.nudge_local, cfg.rt_prio);
+        // At the boosts' priority: a nudge preempts the fair class, never a boost (FIFO waits behind it).
+        let nudgers = cfg.nudge_local.then(|| Nudgers::new(cfg.rt_prio));
         let settings = Settings {
             mechanism: cfg.mechanism,
             rt_prio: cfg.rt_prio,
@@ -202,7 +202,7 @@ impl Agent {
             received: ReceivedBytes::default(),
             epoch_started: None,
             blocks_seen: HashMap::new(),
-            nudgers: cfg_nudge.then(|| Nudgers::new(cfg_rt_prio)),
+            nudgers,
         })
     }
 
@@ -666,7 +666,6 @@ impl Agent {
         }
     }
 
-    /// `--log-actions`: the loop's own lines (the engine prints the actions).
     /// The fair class left local task `e.arg` waiting on CPU `e.cpu` (where `e.tid` runs): nudge that CPU.
     fn nudge(&mut self, e: &Event) {
         let Some(nudgers) = self.nudgers.as_mut() else {
@@ -696,6 +695,7 @@ impl Agent {
         }
     }
 
+    /// `--log-actions`: the loop's own lines (the engine prints the actions).
     fn log(&self, what: &str) {
         if self.cfg.log_actions {
             crate::ctx::action_line(format_args!(

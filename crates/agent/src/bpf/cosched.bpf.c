@@ -636,6 +636,8 @@ static __always_inline void nudge_if_refused(struct cosched_cpu *c, struct task_
 		return; /* the idle task runs: the wake-up always preempts it */
 	if (p->policy != 0 /* SCHED_NORMAL */)
 		return; /* SCHED_BATCH asked not to preempt at its wake-ups */
+	if (!bpf_core_field_exists(curr->thread_info.flags))
+		return; /* no thread_info in task_struct: the pending reschedule cannot be read here */
 	if (curr->thread_info.flags & COSCHED_RESCHED_TIF_MASK)
 		return; /* the wake-up preempts (or something else already does) */
 	if (now - c->job_ns >= COSCHED_JOB_CPU_NS)
