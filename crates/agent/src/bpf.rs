@@ -41,8 +41,9 @@ pub struct BpfOptions {
     pub nudge_local: bool,
 }
 
-/// CPUs online: a cpu cgroup's configured share spreads over them (BPF's weighted `R`).
-fn online_cpus() -> u32 {
+/// CPUs online: a cpu cgroup's configured share spreads over them (BPF's weighted `R`); the agent starts a
+/// nudger on each (`crate::nudge`).
+pub(crate) fn online_cpus() -> u32 {
     // SAFETY: sysconf reads a system constant and has no memory effects.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     u32::try_from(n).unwrap_or(1).max(1)

@@ -138,6 +138,14 @@ impl Agent {
             yield_to_local: cfg.yield_to_local,
             nudge_local: cfg.nudge_local,
         })?;
+        // One nudger per online CPU, started now, before any boost can stand in their way (`nudge.rs`); at the
+        // boosts' priority: a nudge preempts the fair class, never a boost (FIFO waits behind it).
+        let nudgers = cfg.nudge_local.then(|| {
+            Nudgers::start(
+                cfg.rt_prio,
+                &(0..crate::bpf::online_cpus()).collect::<Vec<_>>(),
+            )
+        });
         let control = Control::bind(&cfg.socket, TOK_CONN)?;
 
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
@@ -169,8 +177,6 @@ impl Agent {
             sched::set_attr(me, &SchedAttr::fifo(cfg.agent_prio))?;
         }
         let started_ns = now_ns();
-        // At the boosts' priority: a nudge preempts the fair class, never a boost (FIFO waits behind it).
-        let nudgers = cfg.nudge_local.then(|| Nudgers::new(cfg.rt_prio));
         let settings = Settings {
             mechanism: cfg.mechanism,
             rt_prio: cfg.rt_prio,

@@ -17,7 +17,10 @@
 //! the local task runs if it is the pick (eligible, earliest virtual deadline). No task's attributes change; the
 //! nudger's few microseconds are the agent's CPU time (BPF counts the agent's threads per CPU).
 //!
-//! Nudgers are started on a CPU's first nudge and stopped with the agent.
+//! The nudgers start with the agent, one per online CPU, before any boost exists, and stop with it. Started on a
+//! CPU's first nudge instead, from the agent's event loop, a new thread (born `SCHED_OTHER`: the agent's threads
+//! reset on fork) waited for its set-up behind boosted ranks while the loop waited for it, and no boost could be
+//! paused or ended meanwhile: a local probe waited 192 and 285 ms (2026-11-28, `docs/lab-local.md`).
 
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use std::collections::HashMap;
@@ -31,49 +34,49 @@ struct Nudger {
     thread: Option<JoinHandle<()>>,
 }
 
-/// The agent's nudgers, one per CPU it was asked to nudge.
+/// The agent's nudgers, one per CPU.
 pub struct Nudgers {
-    /// `SCHED_FIFO` priority of the nudger threads.
-    prio: u32,
     per_cpu: HashMap<u32, Nudger>,
-    /// CPUs whose nudger could not be started, with why (not retried).
-    failed: HashMap<u32, String>,
+    /// CPUs whose nudger could not be started, with why; each reported once by [`Nudgers::nudge`].
+    failed: HashMap<u32, Option<String>>,
     stop: Arc<AtomicBool>,
     /// Wake-ups the nudgers ran (on their CPU), all CPUs together.
     ran: Arc<AtomicU64>,
 }
 
 impl Nudgers {
-    /// Nudgers that will run at `SCHED_FIFO` priority `prio` (none is started yet).
-    pub fn new(prio: u32) -> Nudgers {
-        Nudgers {
-            prio: prio.clamp(1, 99),
+    /// Starts a nudger on each of `cpus`, at `SCHED_FIFO` priority `prio`; those that cannot start are
+    /// remembered with why ([`Nudgers::nudge`] says so once).
+    pub fn start(prio: u32, cpus: &[u32]) -> Nudgers {
+        let mut nudgers = Nudgers {
             per_cpu: HashMap::new(),
             failed: HashMap::new(),
             stop: Arc::new(AtomicBool::new(false)),
             ran: Arc::new(AtomicU64::new(0)),
-        }
-    }
-
-    /// Nudges `cpu`: its nudger (started now if it has none) wakes there. An error says why the CPU has no
-    /// nudger; it is given once per CPU (later calls for that CPU return `Ok` and do nothing).
-    pub fn nudge(&mut self, cpu: u32) -> Result<(), String> {
-        if self.failed.contains_key(&cpu) {
-            return Ok(());
-        }
-        if !self.per_cpu.contains_key(&cpu) {
-            match self.start(cpu) {
+        };
+        for &cpu in cpus {
+            match nudgers.start_one(cpu, prio.clamp(1, 99)) {
                 Ok(n) => {
-                    self.per_cpu.insert(cpu, n);
+                    nudgers.per_cpu.insert(cpu, n);
                 }
                 Err(why) => {
-                    self.failed.insert(cpu, why.clone());
-                    return Err(why);
+                    nudgers.failed.insert(cpu, Some(why));
                 }
             }
         }
-        self.per_cpu[&cpu]
-            .wake
+        nudgers
+    }
+
+    /// Nudges `cpu`: its nudger wakes there. A CPU without one (it could not start: said once, then nothing;
+    /// not online at the start: nothing) is not nudged.
+    pub fn nudge(&mut self, cpu: u32) -> Result<(), String> {
+        if let Some(why) = self.failed.get_mut(&cpu) {
+            return why.take().map_or(Ok(()), Err);
+        }
+        let Some(n) = self.per_cpu.get(&cpu) else {
+            return Ok(());
+        };
+        n.wake
             .write(1)
             .map(|_| ())
             .map_err(|e| format!("waking the nudger of CPU {cpu}: {e}"))
@@ -84,16 +87,16 @@ impl Nudgers {
         self.ran.load(Ordering::Relaxed)
     }
 
-    fn start(&self, cpu: u32) -> Result<Nudger, String> {
+    fn start_one(&self, cpu: u32, prio: u32) -> Result<Nudger, String> {
         let wake = Arc::new(
             EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC)
                 .map_err(|e| format!("eventfd for the nudger of CPU {cpu}: {e}"))?,
         );
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-        let (thread_wake, stop, ran, prio) =
-            (wake.clone(), self.stop.clone(), self.ran.clone(), self.prio);
+        let (thread_wake, stop, ran) = (wake.clone(), self.stop.clone(), self.ran.clone());
         let thread = std::thread::Builder::new()
             .name(format!("cosched-nudge{cpu}"))
+            .stack_size(64 * 1024)
             .spawn(move || {
                 let setup = pin_and_raise(cpu, prio);
                 let ok = setup.is_ok();
@@ -162,8 +165,8 @@ mod tests {
 
     #[test]
     fn a_nudge_runs_the_nudger_of_that_cpu_and_the_nudgers_stop_with_their_owner() {
-        let mut nudgers = Nudgers::new(1);
         let cpu = online_cpus() - 1;
+        let mut nudgers = Nudgers::start(1, &[cpu]);
         if let Err(why) = nudgers.nudge(cpu) {
             // SCHED_FIFO needs root (or an RT budget in the cpu cgroup): the privileged run covers it.
             eprintln!("skipping: {why}");
@@ -210,11 +213,13 @@ mod tests {
 
     #[test]
     fn a_cpu_whose_nudger_cannot_start_is_reported_once_and_then_left_alone() {
-        let mut nudgers = Nudgers::new(1);
         // No such CPU: pinning fails.
+        let mut nudgers = Nudgers::start(1, &[100_000]);
         let err = nudgers.nudge(100_000).unwrap_err();
         assert!(err.contains("CPU 100000"), "{err}");
         assert_eq!(nudgers.nudge(100_000), Ok(()));
+        // A CPU it was not started for: nothing.
+        assert_eq!(nudgers.nudge(7), Ok(()));
         assert_eq!(nudgers.ran(), 0);
     }
 }

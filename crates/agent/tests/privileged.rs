@@ -2281,6 +2281,28 @@ fn a_local_task_the_fair_class_leaves_waiting_on_a_jobs_cpu_gets_that_cpu_nudged
         } else {
             AgentProc::start(&[&LONG_WINDOWS[..], &["--no-nudge-local"]].concat())
         };
+        // The nudgers are there from the start, one per CPU, before any job or boost (started later, from the
+        // event loop, one waited for its set-up behind boosted ranks while the loop waited for it: no boost could
+        // end meanwhile).
+        let threads = || -> Vec<String> {
+            std::fs::read_dir(format!("/proc/{}/task", agent.kid.pid()))
+                .unwrap()
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+                .map(|c| c.trim().to_string())
+                .collect()
+        };
+        let cpus = std::thread::available_parallelism().unwrap().get();
+        let nudgers = threads()
+            .iter()
+            .filter(|c| c.starts_with("cosched-nudge"))
+            .count();
+        assert_eq!(
+            nudgers,
+            if nudging { cpus } else { 0 },
+            "nudger threads at the start: {:?}",
+            threads()
+        );
         // A managed spinning receiver on CPU 1, no messages (so no boosts: it runs in the fair class), and an
         // unmanaged CPU hog on CPU 0.
         // (Its stream stays open for the whole test: the receiver ends when it closes.)
