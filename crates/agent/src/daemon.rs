@@ -97,6 +97,13 @@ pub struct Agent {
     nudgers: Option<Nudgers>,
 }
 
+/// A task's name for the action log (empty once it is gone).
+fn comm_of(tid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{tid}/comm"))
+        .map(|c| c.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// Checks what the agent needs before it changes anything.
 pub fn preflight() -> anyhow::Result<()> {
     if !nix::unistd::geteuid().is_root() {
@@ -340,12 +347,10 @@ impl Agent {
                 intf::COSCHED_EV_CRED_CHANGE => self.on_cred_change(&e),
                 intf::COSCHED_EV_LOCAL_WAKE => {
                     if self.cfg.log_actions {
-                        let comm = std::fs::read_to_string(format!("/proc/{}/comm", e.arg))
-                            .unwrap_or_default();
                         self.log(&format!(
                             "local task {} ({}) woke on CPU {}: boosted tid {} yields",
                             e.arg,
-                            comm.trim(),
+                            comm_of(e.arg),
                             e.cpu,
                             e.tid
                         ));
@@ -685,18 +690,13 @@ impl Agent {
             }
         }
         if self.cfg.log_actions {
-            let comm = |tid: u32| {
-                std::fs::read_to_string(format!("/proc/{tid}/comm"))
-                    .map(|c| c.trim().to_string())
-                    .unwrap_or_default()
-            };
             self.log(&format!(
                 "local task {} ({}) left waiting on CPU {} by the fair class ({} {} runs): CPU nudged",
                 e.arg,
-                comm(e.arg),
+                comm_of(e.arg),
                 e.cpu,
                 e.tid,
-                comm(e.tid)
+                comm_of(e.tid)
             ));
         }
     }

@@ -186,8 +186,9 @@ pub fn get_attr(tid: u32) -> Result<SchedAttr, SchedError> {
     raw_attr(tid).map(|attr| default_slice_as_zero(attr, base_slice_ns()))
 }
 
-/// Whether `policy` is one of the fair class's (the ones with a slice).
-fn is_time_sharing(policy: u32) -> bool {
+/// Whether `policy` is one of the fair class's, the ones with a slice (SCHED_IDLE included: not the set the
+/// agent boosts, `actuator::time_sharing`).
+fn fair_class_policy(policy: u32) -> bool {
     matches!(policy, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE)
 }
 
@@ -197,7 +198,7 @@ fn is_time_sharing(policy: u32) -> bool {
 /// is read as 0, which is what restores it as the default. A custom slice set to exactly the default becomes the
 /// default on restore: the same slice either way.
 pub fn default_slice_as_zero(mut attr: SchedAttr, base_slice: Option<u64>) -> SchedAttr {
-    if is_time_sharing(attr.sched_policy) && Some(attr.sched_runtime) == base_slice {
+    if fair_class_policy(attr.sched_policy) && Some(attr.sched_runtime) == base_slice {
         attr.sched_runtime = 0;
     }
     attr

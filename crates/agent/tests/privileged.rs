@@ -2284,18 +2284,22 @@ fn a_local_task_the_fair_class_leaves_waiting_on_a_jobs_cpu_gets_that_cpu_nudged
         // The nudgers are there from the start, one per CPU, before any job or boost (started later, from the
         // event loop, one waited for its set-up behind boosted ranks while the loop waited for it: no boost could
         // end meanwhile).
-        let threads = || -> Vec<String> {
+        // The agent's threads: (tid, name).
+        let threads = || -> Vec<(u32, String)> {
             std::fs::read_dir(format!("/proc/{}/task", agent.kid.pid()))
                 .unwrap()
                 .flatten()
-                .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
-                .map(|c| c.trim().to_string())
+                .filter_map(|t| {
+                    let tid = t.file_name().to_str()?.parse().ok()?;
+                    let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+                    Some((tid, comm.trim().to_string()))
+                })
                 .collect()
         };
         let cpus = std::thread::available_parallelism().unwrap().get();
         let nudgers = threads()
             .iter()
-            .filter(|c| c.starts_with("cosched-nudge"))
+            .filter(|(_, c)| c.starts_with("cosched-nudge"))
             .count();
         assert_eq!(
             nudgers,
@@ -2357,14 +2361,9 @@ fn a_local_task_the_fair_class_leaves_waiting_on_a_jobs_cpu_gets_that_cpu_nudged
                 "refused wake-ups without their nudge: {on_job:#?}"
             );
             // The nudger is a thread of the agent's, pinned to CPU 1 at SCHED_FIFO.
-            let nudger = std::fs::read_dir(format!("/proc/{}/task", agent.kid.pid()))
-                .unwrap()
-                .flatten()
-                .find(|t| {
-                    std::fs::read_to_string(t.path().join("comm"))
-                        .is_ok_and(|c| c.trim() == "cosched-nudge1")
-                })
-                .map(|t| t.file_name().to_string_lossy().parse::<u32>().unwrap())
+            let (nudger, _) = threads()
+                .into_iter()
+                .find(|(_, c)| c == "cosched-nudge1")
                 .expect("the agent's nudger for CPU 1");
             assert_eq!(policy(nudger), libc::SCHED_FIFO);
             assert_eq!(
