@@ -567,4 +567,160 @@ mod tests {
             "the record of a sleeping task outlived switches on its CPU: {left:?}"
         );
     }
+
+    /// Writes `tid` into asleep slot `slot` of `cpu`'s line, as having blocked at `at` — what the switch hook
+    /// writes when a local task blocks after a turn. The program may take the slot for a real sleeper meanwhile,
+    /// so callers write it again while they need it.
+    fn plant_asleep(o: &mut Observer, cpu: u32, slot: usize, tid: u32, at: u64) {
+        let bss = o
+            .skel
+            .maps
+            .bss_data
+            .as_deref_mut()
+            .expect("the program has a .bss");
+        let n = bss.cpus.len();
+        let c = &mut bss.cpus[cpu as usize % n];
+        // SAFETY: as in `record_local`.
+        unsafe {
+            std::ptr::write_volatile(&mut c.local_asleep_ns[slot], at);
+            std::ptr::write_volatile(&mut c.local_asleep[slot], tid);
+        }
+    }
+
+    /// The calling thread's kernel tid.
+    fn gettid() -> u32 {
+        nix::unistd::gettid().as_raw() as u32
+    }
+
+    fn pin_to(cpu: usize) {
+        let mut set = nix::sched::CpuSet::new();
+        set.set(cpu).unwrap();
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).unwrap();
+    }
+
+    #[test]
+    #[cfg_attr(
+        not(cosched_root),
+        ignore = "privileged: needs root (BPF); run the tests as root, as CI does"
+    )]
+    fn a_local_task_woken_unseen_is_found_waiting_by_a_managed_threads_polls_on_its_cpu() {
+        // On this sandbox nothing is traced while a thread of its own daemon runs, so a local task woken then has
+        // no record. Stood in for here: two local threads remembered as asleep on CPU 0 without a seen wake-up —
+        // a CPU hog there (runnable, waiting whenever another thread runs) and a thread really asleep — and a
+        // managed thread on CPU 0 that polls an empty socket. Its polls must find the hog waiting (counted,
+        // recorded as waiting, its CPU nudged: the poller runs in the fair class) and never the sleeper.
+        if online_cpus() < 2 {
+            eprintln!("skipped: needs two CPUs (the hog, sleeper and poller on one, this thread on the other)");
+            return;
+        }
+        let mut o = Observer::load(BpfOptions {
+            grace_ns: 0,
+            renotify_ns: 1_000_000,
+            running_view_ns: 0,
+            yield_to_local: true,
+            nudge_local: true,
+        })
+        .unwrap();
+        o.set_message_hooks(true).unwrap();
+        o.set_watching(true);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let hog = {
+            let (stop, tid_tx) = (stop.clone(), tid_tx.clone());
+            std::thread::spawn(move || {
+                pin_to(0);
+                tid_tx.send(gettid()).unwrap();
+                // Bounded: stops when told or at the deadline.
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline
+                {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        let (wake_tx, wake_rx) = std::sync::mpsc::channel::<()>();
+        let sleeper = std::thread::spawn(move || {
+            pin_to(0);
+            tid_tx.send(gettid()).unwrap();
+            let _ = wake_rx.recv_timeout(Duration::from_secs(5));
+        });
+        let (a, b) = (tid_rx.recv().unwrap(), tid_rx.recv().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+        let unseen_before = o.stats()[intf::COSCHED_STAT_LOCAL_UNSEEN as usize];
+        // Which of the two is the hog: the one running or runnable (`R` in its stat line).
+        let running = |tid: u32| {
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+                .unwrap_or_default()
+                .rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('R'))
+        };
+        let (hog_tid, sleeper_tid) = if running(a) { (a, b) } else { (b, a) };
+        assert!(
+            running(hog_tid) && !running(sleeper_tid),
+            "the hog must run and the sleeper sleep"
+        );
+        // The poller: managed before it polls an empty socket on CPU 0 for 300 ms.
+        let (ptid_tx, ptid_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let runner = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                pin_to(0);
+                let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                socket.set_nonblocking(true).unwrap();
+                ptid_tx.send(gettid()).unwrap();
+                let _ = go_rx.recv_timeout(Duration::from_secs(5));
+                let mut buf = [0u8; 16];
+                let until = Instant::now() + Duration::from_millis(300);
+                while Instant::now() < until && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = socket.recv(&mut buf); // empty: EAGAIN
+                }
+            })
+        };
+        let managed = ptid_rx.recv().unwrap();
+        o.add_task(managed, std::process::id()).unwrap();
+        go_tx.send(()).unwrap();
+        // Kept planted (from a thread on CPU 1, so CPU 0 is left to the three) while the poller polls.
+        pin_to(1);
+        while !runner.is_finished() {
+            let now = monotonic_ns();
+            plant_asleep(&mut o, 0, 0, hog_tid, now);
+            plant_asleep(&mut o, 0, 1, sleeper_tid, now);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        runner.join().unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = wake_tx.send(());
+        hog.join().unwrap();
+        sleeper.join().unwrap();
+        let mut events = Vec::new();
+        o.drain(&mut events).unwrap();
+        let unseen = o.stats()[intf::COSCHED_STAT_LOCAL_UNSEEN as usize] - unseen_before;
+        let answered_for = |tid: u32| {
+            events
+                .iter()
+                .filter(|e| {
+                    [intf::COSCHED_EV_LOCAL_REFUSED, intf::COSCHED_EV_LOCAL_WAKE]
+                        .contains(&u64::from(e.kind))
+                        && e.arg == tid
+                })
+                .count()
+        };
+        eprintln!(
+            "unseen wake-ups found: {unseen}; nudges asked for the hog {}, for the sleeper {}",
+            answered_for(hog_tid),
+            answered_for(sleeper_tid)
+        );
+        assert!(unseen >= 1, "the waiting hog was never found");
+        assert!(
+            answered_for(hog_tid) >= 1,
+            "the hog was found but its CPU never nudged"
+        );
+        assert_eq!(
+            answered_for(sleeper_tid),
+            0,
+            "a task asleep was taken for a waiting one"
+        );
+    }
 }

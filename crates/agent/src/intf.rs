@@ -21,6 +21,11 @@ pub const COSCHED_LOCAL_LIGHT_RATIO: u64 = 64;
 pub const COSCHED_NUDGE_GAP_NS: u64 = 100_000;
 /// A CPU is a job's while a managed thread switched there this recently: only such CPUs are nudged.
 pub const COSCHED_JOB_CPU_NS: u64 = 100_000_000;
+/// A managed thread's empty poll or boosted switch-in looks at most this often whether a local task asleep on its
+/// CPU woke without any hook seeing it (nothing is traced while this sandbox's own daemon runs).
+pub const COSCHED_ASLEEP_CHECK_NS: u64 = 100_000;
+/// A local task is remembered as asleep on its CPU for this long after it last blocked there.
+pub const COSCHED_LOCAL_ASLEEP_STALE_NS: u64 = 1_000_000_000;
 /// `thread_info.flags` bits read as "a reschedule is pending" (TIF_NEED_RESCHED and its lazy twin in either
 /// layout: bits 4 and 5 on Linux 6.18, 3 and 4 on x86 before it).
 pub const COSCHED_RESCHED_TIF_MASK: u64 = 0x38;
@@ -82,8 +87,11 @@ pub const COSCHED_STAT_LOCAL_LIGHT: u64 = 16;
 /// Local tasks woken on a job's CPU whose wake-up the fair class refused (each one nudged, at most one per
 /// CPU per [`COSCHED_NUDGE_GAP_NS`]).
 pub const COSCHED_STAT_LOCAL_REFUSED: u64 = 17;
+/// Local tasks found runnable and waiting on a job's CPU after a wake-up no hook saw (each one then handled as a
+/// seen one: the boost there yields, or the CPU is nudged).
+pub const COSCHED_STAT_LOCAL_UNSEEN: u64 = 18;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 18;
+pub const COSCHED_NR_STATS: u64 = 19;
 /// u64 words in a cache line: the gap between the field groups of [`Task`].
 pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
@@ -293,6 +301,11 @@ mod tests {
             ("COSCHED_LOCAL_SLOTS", COSCHED_LOCAL_SLOTS),
             ("COSCHED_NUDGE_GAP_NS", COSCHED_NUDGE_GAP_NS),
             ("COSCHED_JOB_CPU_NS", COSCHED_JOB_CPU_NS),
+            ("COSCHED_ASLEEP_CHECK_NS", COSCHED_ASLEEP_CHECK_NS),
+            (
+                "COSCHED_LOCAL_ASLEEP_STALE_NS",
+                COSCHED_LOCAL_ASLEEP_STALE_NS,
+            ),
             ("COSCHED_RESCHED_TIF_MASK", COSCHED_RESCHED_TIF_MASK),
             ("COSCHED_R_ONE_MILLI", COSCHED_R_ONE_MILLI),
             ("COSCHED_R_ALONE_MILLI", COSCHED_R_ALONE_MILLI),
@@ -327,6 +340,7 @@ mod tests {
             ("COSCHED_STAT_STALE_MISSES", COSCHED_STAT_STALE_MISSES),
             ("COSCHED_STAT_LOCAL_LIGHT", COSCHED_STAT_LOCAL_LIGHT),
             ("COSCHED_STAT_LOCAL_REFUSED", COSCHED_STAT_LOCAL_REFUSED),
+            ("COSCHED_STAT_LOCAL_UNSEEN", COSCHED_STAT_LOCAL_UNSEEN),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),

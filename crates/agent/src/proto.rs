@@ -168,6 +168,11 @@ pub struct AgentStats {
     pub local_wakes_refused: u64,
     #[serde(default)]
     pub local_nudges: u64,
+    /// Local tasks found runnable and waiting on a job's CPU after a wake-up no hook saw (BPF
+    /// `unseen_waiting_local`: on this sandbox nothing is traced while its own daemon runs), each then answered
+    /// like a seen one.
+    #[serde(default)]
+    pub local_wakes_unseen: u64,
     /// Boosts and extensions not given because a local task woke on the thread's CPU and waited there.
     pub boosts_held_for_local: u64,
     /// Threads left unmanaged because their job already had the most managed threads a job may have.
@@ -315,6 +320,7 @@ impl AgentStats {
             ("local_wakes_light", self.local_wakes_light),
             ("local_wakes_refused", self.local_wakes_refused),
             ("local_nudges", self.local_nudges),
+            ("local_wakes_unseen", self.local_wakes_unseen),
             ("boosts_held_for_local", self.boosts_held_for_local),
         ] {
             m.extra.insert(format!("agent_{name}"), n as f64);

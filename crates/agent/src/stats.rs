@@ -310,6 +310,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         local_wakes_light: stat(intf::COSCHED_STAT_LOCAL_LIGHT),
         local_wakes_refused: stat(intf::COSCHED_STAT_LOCAL_REFUSED),
         local_nudges: s.counters.local_nudges,
+        local_wakes_unseen: stat(intf::COSCHED_STAT_LOCAL_UNSEEN),
         threads_refused: s.counters.threads_refused,
         released_setuid: s.counters.released_setuid,
         arrivals_unattributed: s.counters.arrivals_unattributed,

@@ -18,7 +18,8 @@
  *   sched_process_exec           a managed process that exec'd a setuid/setgid program leaves management
  *   sched_process_exit           marks a managed thread exiting (its final switch-out is its last)
  *   sock_recv_length             socket -> receiving thread (runs in its context); empty polls of spinning
- *                                receivers; last successful receive
+ *                                receivers, which also look for local tasks woken unseen on their CPU;
+ *                                last successful receive
  *   sk_data_ready                arrival; for TCP this runs in NET_RX softirq on the SENDER's CPU, which is
  *                                why the owner comes from the socket map and not from `current`.
  *
@@ -307,6 +308,18 @@ static __always_inline u32 hist_bucket(u64 ns)
 /* The same boosted thread is asked again on a CPU at most this often (the agent's reaction is tens of µs). */
 #define YIELD_REASK_NS 200000ULL
 
+/* The task's CPU (task_cpu()). */
+struct task_struct___old {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline u32 task_cpu_of(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->thread_info.cpu))
+		return p->thread_info.cpu;
+	return ((struct task_struct___old *)p)->cpu;
+}
+
 /* Remembers local task `tid` as waiting on CPU line `c` since `woke`, when it had run `exec` ns in all: its own
  * slot if it has one, else the first free one, else the one that woke first (a stale one if any; else the
  * likeliest to run next). */
@@ -419,6 +432,120 @@ static __always_inline u32 waiting_local(struct cosched_cpu *c, u64 now)
 	return 0;
 }
 
+/* Whether woken task `p` weighs so little in its CPU's fair class that a boost is not what keeps it waiting: its
+ * top-level scheduling entity there (itself, or the outermost cpu cgroup or autogroup holding it) carries less
+ * than 1/COSCHED_LOCAL_LIGHT_RATIO of the fair class's runnable weight on that CPU. The fair class gives such a
+ * task that small a part of the CPU with or without the boost, so pausing a boost for it only hands the CPU to
+ * the heavier tasks beside it: in the lab, whose experiment cgroups hold 262144 shares, this sandbox's own
+ * daemons (1024, the root cpu cgroup) waited 7-8 ms behind a competitor after a boost paused for them, and the
+ * paused rank's peer spun alone (a spin-only ping-pong at K = 1 lost a quarter of its rate to ~20 such pauses in
+ * 2 s). Tasks of comparable weight — every session's autogroup on a desktop, the lab's probe at the
+ * experiment's shares — are not light. */
+static __always_inline bool light_in_fair_class(struct task_struct *p, struct rq *rq)
+{
+	struct sched_entity *se = &p->se;
+	u64 own, total;
+	u32 depth;
+
+	for (depth = 0; depth < 8 && se->parent; depth++)
+		se = se->parent;
+	own = se->load.weight;
+	total = rq->cfs.load.weight;
+	return own && own * COSCHED_LOCAL_LIGHT_RATIO < total;
+}
+
+/* Local task `tid` blocked on CPU line `c` at `now`: remembered as asleep there (its own slot, else a free one,
+ * else the one asleep longest), so that a wake-up of it no hook sees is still found (unseen_waiting_local). */
+static __always_inline void remember_asleep(struct cosched_cpu *c, u32 tid, u64 now)
+{
+	u32 slot = 0, i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		if (c->local_asleep[i] == tid) {
+			slot = i;
+			break;
+		}
+		if (c->local_asleep[slot] &&
+		    (!c->local_asleep[i] || c->local_asleep_ns[i] < c->local_asleep_ns[slot]))
+			slot = i;
+	}
+	c->local_asleep[slot] = tid;
+	c->local_asleep_ns[slot] = now;
+}
+
+static __always_inline bool asleep_here(struct cosched_cpu *c, u32 tid)
+{
+	u32 i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++)
+		if (c->local_asleep[i] == tid)
+			return true;
+	return false;
+}
+
+static __always_inline bool recorded_waiting(struct cosched_cpu *c, u32 tid)
+{
+	u32 i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++)
+		if (c->local_waiting[i] == tid)
+			return true;
+	return false;
+}
+
+/* A local task remembered as asleep on CPU `cpu` (line `c`) that is runnable and waiting there without a record:
+ * it woke where no hook saw it (intf.h, COSCHED_ASLEEP_CHECK_NS). Recorded as waiting from `now` and its tid
+ * returned, with its scheduling policy in `*policy`; 0 if none, or if the CPU was looked at less than
+ * COSCHED_ASLEEP_CHECK_NS ago. Costs one task lookup per sleeper remembered, at most once per check period. */
+static __always_inline u32 unseen_waiting_local(struct cosched_cpu *c, u32 cpu, u64 now, u32 *policy)
+{
+	u32 i, found = 0;
+
+	if (now - c->asleep_checked_ns < COSCHED_ASLEEP_CHECK_NS)
+		return 0;
+	c->asleep_checked_ns = now;
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		u32 tid = c->local_asleep[i];
+		struct task_struct *p;
+		bool waiting;
+		u64 exec;
+		u32 pol;
+
+		if (!tid || found)
+			continue;
+		if (now - c->local_asleep_ns[i] > COSCHED_LOCAL_ASLEEP_STALE_NS) {
+			c->local_asleep[i] = 0;
+			continue;
+		}
+		if (recorded_waiting(c, tid))
+			continue; /* its wake-up was seen */
+		p = bpf_task_from_pid(tid);
+		if (!p) {
+			c->local_asleep[i] = 0;
+			continue;
+		}
+		/* Woken (TASK_RUNNING), queued, not running, and on this CPU (not woken onto another); and, as at a
+		 * seen wake-up, not too light for a pause to serve it (a task judged so then is not recorded either:
+		 * this sandbox's launchers, heavy at their first wake-up and light beside the experiment after). */
+		waiting = p->__state == 0 && p->on_rq == 1 && !p->on_cpu && task_cpu_of(p) == cpu;
+		if (waiting) {
+			struct rq *rq = rq_of(p);
+
+			waiting = rq && !light_in_fair_class(p, rq);
+		}
+		exec = p->se.sum_exec_runtime;
+		pol = p->policy;
+		bpf_task_release(p);
+		if (!waiting)
+			continue;
+		stat_inc(COSCHED_STAT_LOCAL_UNSEEN);
+		remember_local(c, tid, now, exec);
+		*policy = pol;
+		found = tid;
+	}
+	return found;
+}
+
 /* Tell user space that the boosted thread `tid` holds the CPU a local task `local` waits for. */
 static __always_inline void ask_to_yield(struct cosched_cpu *c, u32 tid, u32 tgid, u32 cpu, u32 local, u64 now)
 {
@@ -487,7 +614,10 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	if (prev_state != 0) {
 		u64 exec;
 
-		forget_local(c, prev_tid, &exec);
+		/* A local task whose wake-up was seen (and found not light), or one already remembered asleep here:
+		 * remembered asleep, so its next wake-up is found even where no hook sees it. */
+		if (forget_local(c, prev_tid, &exec) || asleep_here(c, prev_tid))
+			remember_asleep(c, prev_tid, now);
 	} else
 		end_local_turn(c, prev);
 	recheck_locals(c, prev_tid, next_tid);
@@ -550,8 +680,13 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 			/* A boost that takes the CPU from a local task still waiting since its wake-up (the boosted
 			 * thread woke, or came back from a higher real-time task, after the local one) yields at once
 			 * too: the wake-up hook saw no boost to stop then. */
-			u32 local = yield_to_local ? waiting_local(c, now) : 0;
+			u32 local = 0, policy = 0;
 
+			if (yield_to_local) {
+				local = waiting_local(c, now);
+				if (!local)
+					local = unseen_waiting_local(c, cpu, now, &policy);
+			}
 			if (local)
 				ask_to_yield(c, next_tid, t->tgid, cpu, local, now);
 		}
@@ -588,40 +723,6 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	return 0;
 }
 
-/* The task's CPU (task_cpu()). */
-struct task_struct___old {
-	unsigned int cpu;
-} __attribute__((preserve_access_index));
-
-static __always_inline u32 task_cpu_of(struct task_struct *p)
-{
-	if (bpf_core_field_exists(p->thread_info.cpu))
-		return p->thread_info.cpu;
-	return ((struct task_struct___old *)p)->cpu;
-}
-
-/* Whether woken task `p` weighs so little in its CPU's fair class that a boost is not what keeps it waiting: its
- * top-level scheduling entity there (itself, or the outermost cpu cgroup or autogroup holding it) carries less
- * than 1/COSCHED_LOCAL_LIGHT_RATIO of the fair class's runnable weight on that CPU. The fair class gives such a
- * task that small a part of the CPU with or without the boost, so pausing a boost for it only hands the CPU to
- * the heavier tasks beside it: in the lab, whose experiment cgroups hold 262144 shares, this sandbox's own
- * daemons (1024, the root cpu cgroup) waited 7-8 ms behind a competitor after a boost paused for them, and the
- * paused rank's peer spun alone (a spin-only ping-pong at K = 1 lost a quarter of its rate to ~20 such pauses in
- * 2 s). Tasks of comparable weight — every session's autogroup on a desktop, the lab's probe at the
- * experiment's shares — are not light. */
-static __always_inline bool light_in_fair_class(struct task_struct *p, struct rq *rq)
-{
-	struct sched_entity *se = &p->se;
-	u64 own, total;
-	u32 depth;
-
-	for (depth = 0; depth < 8 && se->parent; depth++)
-		se = se->parent;
-	own = se->load.weight;
-	total = rq->cfs.load.weight;
-	return own && own * COSCHED_LOCAL_LIGHT_RATIO < total;
-}
-
 /* Local task `p` woke on CPU `cpu` (line `c`), whose current task `curr` is in the fair class. The kernel has
  * decided by now whether the wake-up preempts (the tracepoint follows wakeup_preempt): if `curr` has no
  * reschedule pending, EEVDF left `p` waiting — most often because `curr` is still inside the slice the fair
@@ -629,12 +730,12 @@ static __always_inline bool light_in_fair_class(struct task_struct *p, struct rq
  * the protection ends. On a CPU where a job runs, tell user space, whose nudger on that CPU preempts for a
  * moment; the fair class then picks afresh (docs/lab-local.md, "Wake-ups the fair class refused"). At most one
  * nudge per CPU per COSCHED_NUDGE_GAP_NS. */
-static __always_inline void nudge_if_refused(struct cosched_cpu *c, struct task_struct *curr, struct task_struct *p,
-					     u32 cpu, u64 now)
+static __always_inline void nudge_if_refused(struct cosched_cpu *c, struct task_struct *curr, u32 local,
+					     u32 local_policy, u32 cpu, u64 now)
 {
-	if (!nudge_local || curr == p || !curr->pid)
+	if (!nudge_local || curr->pid == local || !curr->pid)
 		return; /* the idle task runs: the wake-up always preempts it */
-	if (p->policy != 0 /* SCHED_NORMAL */)
+	if (local_policy != 0 /* SCHED_NORMAL */)
 		return; /* SCHED_BATCH asked not to preempt at its wake-ups */
 	if (!bpf_core_field_exists(curr->thread_info.flags))
 		return; /* no thread_info in task_struct: the pending reschedule cannot be read here */
@@ -646,7 +747,26 @@ static __always_inline void nudge_if_refused(struct cosched_cpu *c, struct task_
 	if (now - c->nudged_ns < COSCHED_NUDGE_GAP_NS)
 		return;
 	c->nudged_ns = now;
-	emit_event(COSCHED_EV_LOCAL_REFUSED, curr->pid, curr->tgid, cpu, p->pid, now, 0);
+	emit_event(COSCHED_EV_LOCAL_REFUSED, curr->pid, curr->tgid, cpu, local, now, 0);
+}
+
+/* Managed thread `tid` (process `tgid`) runs on this CPU: a local task woken here unseen (unseen_waiting_local)
+ * is answered as its wake-up would have been — a boost of `tid` yields to it, and in the fair class the CPU is
+ * nudged if nothing reschedules. */
+static __always_inline void answer_unseen_wake(u32 tid, u32 tgid, u64 now)
+{
+	u32 cpu = bpf_get_smp_processor_id(), local, policy = 0;
+	struct cosched_cpu *c = &cpus[cpu % COSCHED_STAT_CPUS];
+	struct task_struct *curr;
+
+	local = unseen_waiting_local(c, cpu, now, &policy);
+	if (!local)
+		return;
+	curr = bpf_get_current_task_btf();
+	if (curr->policy == 1 || curr->policy == 2)
+		ask_to_yield(c, tid, tgid, cpu, local, now);
+	else
+		nudge_if_refused(c, curr, local, policy, cpu, now);
 }
 
 /* A task woke up (it is queued on its CPU now). If that CPU is held by a boosted managed thread and the task is a
@@ -698,7 +818,7 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 	if (!curr)
 		return 0;
 	if (curr->policy != 1 && curr->policy != 2) {
-		nudge_if_refused(c, curr, p, cpu, now);
+		nudge_if_refused(c, curr, tid, p->policy, cpu, now);
 		return 0;
 	}
 	boosted = curr->pid;
@@ -878,6 +998,10 @@ int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 			/* A waiter polling a socket is its receiver, even before anything arrived on it. */
 			learn_socket(t, tid, sk, now);
 		}
+		/* A spinning thread, boosted or not, holds its CPU without switching: its polls are where a local
+		 * task woken there unseen is looked for. */
+		if (yield_to_local)
+			answer_unseen_wake(tid, t->tgid, now);
 		return 0;
 	}
 	if (ret <= 0)

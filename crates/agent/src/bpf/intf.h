@@ -43,6 +43,15 @@ typedef unsigned long long u64;
  * the protection, and the local task runs if it is the pick. */
 #define COSCHED_NUDGE_GAP_NS 100000      /* at most one nudge event per CPU per this long */
 #define COSCHED_JOB_CPU_NS 100000000     /* a CPU is a job's while a managed thread switched there this recently */
+/* Wake-ups no hook sees. On this sandbox nothing is traced while a thread of its own daemon (`process_api`'s
+ * `tokio-rt-worker`) is the current task of a CPU, interrupts included: a local task woken then by its timer
+ * has no record, and a boost that starts before it runs never yields (the lab's 1 ms probe waited 12-26 ms
+ * behind one at K = 0, docs/lab-local.md). So a local task that blocks after a turn is remembered as asleep on
+ * its CPU (for COSCHED_LOCAL_ASLEEP_STALE_NS since its last block), and a managed thread's empty poll or
+ * boosted switch-in there looks at most every COSCHED_ASLEEP_CHECK_NS whether one of them is runnable and
+ * waiting: if so it is recorded as waiting from then on, and the boost yields or the CPU is nudged. */
+#define COSCHED_ASLEEP_CHECK_NS 100000
+#define COSCHED_LOCAL_ASLEEP_STALE_NS 1000000000
 /* thread_info.flags bits meaning "a reschedule is pending": TIF_NEED_RESCHED and TIF_NEED_RESCHED_LAZY at 4 and 5
  * (the generic TIF layout of Linux 6.18; 3 and 4 in x86's own before it). All three bits, so that either layout
  * reads a pending reschedule as pending; a false "pending" only costs a nudge not sent. Measured on 6.18: bit 4
@@ -93,7 +102,8 @@ typedef unsigned long long u64;
                                        * that was off its CPU: left to wait, as seed 002's NIC did */
 #define COSCHED_STAT_LOCAL_LIGHT 16   /* local tasks woken too light in their CPU's fair class to be yielded to (any CPU) */
 #define COSCHED_STAT_LOCAL_REFUSED 17 /* local tasks woken on a job's CPU whose wake-up the fair class refused */
-#define COSCHED_NR_STATS 18
+#define COSCHED_STAT_LOCAL_UNSEEN 18  /* local tasks found waiting on a job's CPU after a wake-up no hook saw */
+#define COSCHED_NR_STATS 19
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 24     /* u64 per row (>= COSCHED_NR_STATS; 192 bytes, three cache lines) */
 
@@ -161,9 +171,10 @@ struct cosched_gate {
  * the agent then saw no local task waiting and could resume a paused boost over the first. */
 #define COSCHED_LOCAL_SLOTS 4
 
-/* Per-CPU state (the `cpus` global, 128 bytes per CPU): the local tasks waiting on it since their wake-up, the
+/* Per-CPU state (the `cpus` global, 184 bytes per CPU): the local tasks waiting on it since their wake-up, the
  * last time a boosted thread there was asked to step aside for one (so the agent is told once, not at every
- * wake-up of a busy local task), and when a job last ran there and the CPU was last nudged. */
+ * wake-up of a busy local task), when a job last ran there and the CPU was last nudged, and the local tasks
+ * asleep there whose next wake-up the hooks may miss. */
 struct cosched_cpu {
 	u32 local_waiting[COSCHED_LOCAL_SLOTS]; /* local tasks woken on this CPU whose turn is not over, 0: free */
 	u64 local_woke_ns[COSCHED_LOCAL_SLOTS]; /* when each woke */
@@ -175,6 +186,9 @@ struct cosched_cpu {
 	u64 agent_exec_in;     /* sum_exec_runtime of the agent thread on this CPU at its switch-in, 0: none runs */
 	u64 job_ns;            /* last switch of a managed thread on this CPU (at most every COSCHED_NUDGE_GAP_NS) */
 	u64 nudged_ns;         /* last nudge event for this CPU */
+	u32 local_asleep[COSCHED_LOCAL_SLOTS]; /* local tasks that blocked on this CPU after a turn, 0: free */
+	u64 local_asleep_ns[COSCHED_LOCAL_SLOTS]; /* when each last blocked */
+	u64 asleep_checked_ns; /* last look at this CPU's sleepers for a wake-up the hooks missed */
 };
 
 /* Per-process state (procs map, key = tgid). */
