@@ -346,16 +346,20 @@ impl Agent {
                 intf::COSCHED_EV_WATCH => self.attach_message_hooks(),
                 intf::COSCHED_EV_CRED_CHANGE => self.on_cred_change(&e),
                 intf::COSCHED_EV_LOCAL_WAKE => {
+                    let seen = now_ns();
+                    self.engine.on_local_wake(e.tid, seen);
                     if self.cfg.log_actions {
+                        // Where the local task's wait goes: the event's way to this loop, then the pause.
                         self.log(&format!(
-                            "local task {} ({}) woke on CPU {}: boosted tid {} yields",
+                            "local task {} ({}) woke on CPU {}: boosted tid {} yields (event {} us old, pause {} us)",
                             e.arg,
                             comm_of(e.arg),
                             e.cpu,
-                            e.tid
+                            e.tid,
+                            seen.saturating_sub(e.time_ns) / 1000,
+                            now_ns().saturating_sub(seen) / 1000
                         ));
                     }
-                    self.engine.on_local_wake(e.tid, now_ns())
                 }
                 intf::COSCHED_EV_LOCAL_REFUSED => self.nudge(&e),
                 _ => {}
