@@ -320,39 +320,22 @@ static __always_inline u32 task_cpu_of(struct task_struct *p)
 	return ((struct task_struct___old *)p)->cpu;
 }
 
-/* The slot of a CPU line's set of local tasks (`tids`, each with its time in `since`) for `tid`: its own if it has
- * one, else the first free one, else the one with the oldest time. */
-static __always_inline u32 slot_for(const u32 *tids, const u64 *since, u32 tid)
-{
-	u32 slot = 0, i;
-
-	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
-		if (tids[i] == tid)
-			return i;
-		if (tids[slot] && (!tids[i] || since[i] < since[slot]))
-			slot = i;
-	}
-	return slot;
-}
-
-/* Whether `tid` is in a CPU line's set of local tasks `tids`. */
-static __always_inline bool holds(const u32 *tids, u32 tid)
-{
-	u32 i;
-
-	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++)
-		if (tids[i] == tid)
-			return true;
-	return false;
-}
-
 /* Remembers local task `tid` as waiting on CPU line `c` since `woke`, when it had run `exec` ns in all: its own
  * slot if it has one, else the first free one, else the one that woke first (a stale one if any; else the
  * likeliest to run next). */
 static __always_inline void remember_local(struct cosched_cpu *c, u32 tid, u64 woke, u64 exec)
 {
-	u32 slot = slot_for(c->local_waiting, c->local_woke_ns, tid);
+	u32 slot = 0, i;
 
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		if (c->local_waiting[i] == tid) {
+			slot = i;
+			break;
+		}
+		if (c->local_waiting[slot] &&
+		    (!c->local_waiting[i] || c->local_woke_ns[i] < c->local_woke_ns[slot]))
+			slot = i;
+	}
 	c->local_waiting[slot] = tid;
 	c->local_woke_ns[slot] = woke;
 	c->local_exec_ns[slot] = exec;
@@ -475,10 +458,39 @@ static __always_inline bool light_in_fair_class(struct task_struct *p, struct rq
  * else the one asleep longest), so that a wake-up of it no hook sees is still found (unseen_waiting_local). */
 static __always_inline void remember_asleep(struct cosched_cpu *c, u32 tid, u64 now)
 {
-	u32 slot = slot_for(c->local_asleep, c->local_asleep_ns, tid);
+	u32 slot = 0, i;
 
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		if (c->local_asleep[i] == tid) {
+			slot = i;
+			break;
+		}
+		if (c->local_asleep[slot] &&
+		    (!c->local_asleep[i] || c->local_asleep_ns[i] < c->local_asleep_ns[slot]))
+			slot = i;
+	}
 	c->local_asleep[slot] = tid;
 	c->local_asleep_ns[slot] = now;
+}
+
+static __always_inline bool asleep_here(struct cosched_cpu *c, u32 tid)
+{
+	u32 i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++)
+		if (c->local_asleep[i] == tid)
+			return true;
+	return false;
+}
+
+static __always_inline bool recorded_waiting(struct cosched_cpu *c, u32 tid)
+{
+	u32 i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++)
+		if (c->local_waiting[i] == tid)
+			return true;
+	return false;
 }
 
 /* A local task remembered as asleep on CPU `cpu` (line `c`) that is runnable and waiting there without a record:
@@ -505,7 +517,7 @@ static __always_inline u32 unseen_waiting_local(struct cosched_cpu *c, u32 cpu, 
 			c->local_asleep[i] = 0;
 			continue;
 		}
-		if (holds(c->local_waiting, tid))
+		if (recorded_waiting(c, tid))
 			continue; /* its wake-up was seen */
 		p = bpf_task_from_pid(tid);
 		if (!p) {
@@ -604,7 +616,7 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 
 		/* A local task whose wake-up was seen (and found not light), or one already remembered asleep here:
 		 * remembered asleep, so its next wake-up is found even where no hook sees it. */
-		if (forget_local(c, prev_tid, &exec) || holds(c->local_asleep, prev_tid))
+		if (forget_local(c, prev_tid, &exec) || asleep_here(c, prev_tid))
 			remember_asleep(c, prev_tid, now);
 	} else
 		end_local_turn(c, prev);
