@@ -2478,10 +2478,12 @@ fn a_boost_yields_only_to_a_local_task_with_weight_in_the_fair_class() {
         after_even.local_wakes_light - after_light.local_wakes_light <= 5,
         "a sleeper at the competitor's weight was judged light: {after_even:#?}"
     );
-    assert_eq!(
-        even_yields,
-        after_even.local_wakes - after_light.local_wakes,
-        "a wake-up of the sleeper at the competitor's weight on a boosted CPU went without a yield"
+    // Every reported wake-up is yielded to, but for the few whose boost ended in user space (its window) while
+    // the report was on its way: BPF saw the thread still real-time, the agent finds it no longer boosted.
+    let even_wakes = after_even.local_wakes - after_light.local_wakes;
+    assert!(
+        even_yields + 3.max(even_wakes / 50) >= even_wakes && even_yields <= even_wakes,
+        "{even_yields} yields for {even_wakes} wake-ups of the sleeper at the competitor's weight on a boosted CPU"
     );
     drop((light, even));
 }
