@@ -385,6 +385,7 @@ impl Agent {
                     }
                 }
                 intf::COSCHED_EV_LOCAL_REFUSED => self.nudge(&e),
+                intf::COSCHED_EV_LOCAL_DONE => self.engine.on_local_done(e.tid, now_ns()),
                 _ => {}
             }
         }

@@ -358,6 +358,28 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
         }
     }
 
+    /// The local tasks that boosted thread `tid` was paused for have had their turn on its CPU (BPF
+    /// `COSCHED_EV_LOCAL_DONE`): its pause is over now, not at `--yield-us` — a 1 ms sleeper needs its CPU for
+    /// microseconds, and for the rest of a 500 µs pause the thread sat at nice 19 behind the CPU's other tasks
+    /// while its peer waited for it. What comes next is the pause's own end ([`Self::resume_yielded`]).
+    pub fn on_local_done(&mut self, tid: u32, now: Nanos) {
+        let Some(entry) = self.yielded.get_mut(&tid) else {
+            return;
+        };
+        if entry.0 <= now {
+            return; // due anyway
+        }
+        entry.0 = now;
+        self.resume_yielded(now);
+        if self
+            .tracker
+            .thread(tid)
+            .is_some_and(|t| t.mode != Mode::Paused)
+        {
+            self.counters.pauses_ended_by_local += 1;
+        }
+    }
+
     /// Paused boosts whose pause is over come back for the rest of their window, unless the policy or the
     /// owner changed the thread meanwhile; one that cannot come back ends (its own attributes).
     fn resume_yielded(&mut self, now: Nanos) {
@@ -792,6 +814,38 @@ pub(crate) mod tests {
             Mode::Boosted { .. }
         ));
         assert_eq!(e.counters.boosts_granted, 2);
+    }
+
+    #[test]
+    fn a_pause_ends_as_soon_as_the_local_tasks_turn_is_over() {
+        let mut e = engine(Box::new(Eager), &[10, 11]);
+        e.on_arrival(&arrival(10, 2, 0), 0); // boosted until 1 ms
+        e.on_local_wake(10, 100_000); // paused until 0.6 ms
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
+        // The local task blocked again at 0.12 ms (BPF's report): the rest of the window at once, not at 0.6 ms.
+        e.on_local_done(10, 120_000);
+        assert_eq!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted {
+                since: 120_000,
+                until: 1_000_000
+            }
+        );
+        assert_eq!(e.counters.pauses_ended_by_local, 1);
+        // A report for a thread that is not paused (11, never boosted; 10, boosted again) changes nothing.
+        let calls = e.act.calls.len();
+        e.on_local_done(11, 130_000);
+        e.on_local_done(10, 130_000);
+        assert_eq!(e.act.calls.len(), calls);
+        assert_eq!(e.counters.pauses_ended_by_local, 1);
+        // Another local task still waiting on that CPU (the probe's record): the pause goes on, looked at again a
+        // pause later, as at the pause's own end.
+        e.on_local_wake(10, 200_000);
+        e.probe.waiting.borrow_mut().replace(190_000);
+        e.on_local_done(10, 210_000);
+        assert_eq!(e.tracker.thread(10).unwrap().mode, Mode::Paused);
+        assert_eq!(e.next_deadline(), Some(710_000));
+        assert_eq!(e.counters.pauses_ended_by_local, 1);
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub const COSCHED_EV_CRED_CHANGE: u64 = 6;
 /// A local task woke on a job's CPU and the fair class left it waiting (`cpu`: that CPU; `arg`: the local
 /// task's tid): the agent nudges the CPU (`src/nudge.rs`).
 pub const COSCHED_EV_LOCAL_REFUSED: u64 = 7;
+/// The local tasks that the thread last asked to yield on CPU `cpu` (`tid`) waited for have had their turn there
+/// (blocked again, or ran a slice): its pause may end now rather than at `--yield-us`.
+pub const COSCHED_EV_LOCAL_DONE: u64 = 8;
 
 pub const COSCHED_STAT_ARRIVALS: u64 = 0;
 pub const COSCHED_STAT_FLAGGED: u64 = 1;
@@ -322,6 +325,7 @@ mod tests {
             ("COSCHED_EV_LOCAL_WAKE", COSCHED_EV_LOCAL_WAKE),
             ("COSCHED_EV_CRED_CHANGE", COSCHED_EV_CRED_CHANGE),
             ("COSCHED_EV_LOCAL_REFUSED", COSCHED_EV_LOCAL_REFUSED),
+            ("COSCHED_EV_LOCAL_DONE", COSCHED_EV_LOCAL_DONE),
             ("COSCHED_STAT_ARRIVALS", COSCHED_STAT_ARRIVALS),
             ("COSCHED_STAT_FLAGGED", COSCHED_STAT_FLAGGED),
             ("COSCHED_STAT_ON_CPU", COSCHED_STAT_ON_CPU),

@@ -157,6 +157,10 @@ pub struct AgentStats {
     /// them), and the local wake-ups BPF reported.
     pub boosts_yielded: u64,
     pub local_wakes: u64,
+    /// Pauses for a local task ended as soon as BPF saw every local task waiting on that CPU have its turn
+    /// (`COSCHED_EV_LOCAL_DONE`), before `--yield-us`.
+    #[serde(default)]
+    pub pauses_ended_by_local: u64,
     /// Local wake-ups, on any CPU, of tasks that weighed under 1/64 of their CPU's fair class (BPF
     /// `light_in_fair_class`): never yielded to nor recorded, as a pause would not let them run sooner.
     #[serde(default)]
@@ -316,6 +320,7 @@ impl AgentStats {
             ("arrivals_on_cpu", self.arrivals_on_cpu),
             ("arrivals_stale_missed", self.arrivals_stale_missed),
             ("boosts_yielded", self.boosts_yielded),
+            ("pauses_ended_by_local", self.pauses_ended_by_local),
             ("local_wakes", self.local_wakes),
             ("local_wakes_light", self.local_wakes_light),
             ("local_wakes_refused", self.local_wakes_refused),

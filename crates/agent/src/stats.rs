@@ -24,6 +24,8 @@ pub struct Counters {
     pub restores: u64,
     /// Boosts ended early because a local task woke on the boosted thread's CPU.
     pub boosts_yielded: u64,
+    /// Pauses for a local task ended as soon as its turn was over (BPF `COSCHED_EV_LOCAL_DONE`).
+    pub pauses_ended_by_local: u64,
     /// Boosts and extensions not given because a local task waited on the thread's CPU.
     pub boosts_held_for_local: u64,
     /// CPUs nudged because the fair class left a local task waiting there (`crate::nudge`).
@@ -59,6 +61,7 @@ impl Default for Counters {
             boosts_granted: 0,
             restores: 0,
             boosts_yielded: 0,
+            pauses_ended_by_local: 0,
             boosts_held_for_local: 0,
             local_nudges: 0,
             refused_gone: 0,
@@ -305,6 +308,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         boost_errors: s.counters.boost_errors,
         restores: s.counters.restores,
         boosts_yielded: s.counters.boosts_yielded,
+        pauses_ended_by_local: s.counters.pauses_ended_by_local,
         boosts_held_for_local: s.counters.boosts_held_for_local,
         local_wakes: stat(intf::COSCHED_STAT_LOCAL_WAKES),
         local_wakes_light: stat(intf::COSCHED_STAT_LOCAL_LIGHT),

@@ -2244,6 +2244,50 @@ fn a_boost_steps_aside_for_a_local_task_that_wakes_on_its_cpu() {
     );
 }
 
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn a_pause_for_a_local_task_ends_when_its_turn_is_over() {
+    let _serial = privileged!();
+    if !two_cpus(
+        "needs two CPUs (the boosted receiver and a local sleeper on one, the sender on the other)",
+    ) {
+        return;
+    }
+    // As above, with pauses of 20 ms: a local task of this test on CPU 1 sleeps 1 ms 100 times. Each wake-up
+    // pauses the boost; its turn over (it sleeps again), the boost comes back at once, so the next wake-up meets
+    // a boost again. Were the pause to last its 20 ms, about 5 of the 100 wake-ups would find a boost to pause.
+    let agent = AgentProc::start(&[&LONG_WINDOWS[..], &["--yield-us", "20000"]].concat());
+    pin(0);
+    let (_rx, _comp, _s) = boosted_spinner(&agent, 1);
+    let before = agent.stats();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                pin(1);
+                for _ in 0..100 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+            .join()
+            .unwrap()
+    });
+    let after = agent.stats();
+    let yields = after.boosts_yielded - before.boosts_yielded;
+    let ended = after.pauses_ended_by_local - before.pauses_ended_by_local;
+    eprintln!("100 wake-ups: {yields} yields, {ended} pauses ended by the local task's turn");
+    assert!(
+        yields >= 30,
+        "only {yields} of 100 wake-ups met a boost: pauses of 20 ms lasted their length ({after:#?})"
+    );
+    assert!(
+        ended * 2 >= yields,
+        "{ended} of {yields} pauses ended with the local task's turn ({after:#?})"
+    );
+}
+
 /// A local thread of this test pinned to `cpu` that computes 3 ms and sleeps 1 ms, `times` times: beside a
 /// CPU-bound task it takes more than its half of the CPU, so it wakes behind in the fair class (negative lag)
 /// and EEVDF leaves it waiting at most of its wake-ups — refused wake-ups the agent can see.

@@ -621,6 +621,14 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 	} else
 		end_local_turn(c, prev);
 	recheck_locals(c, prev_tid, next_tid);
+	/* The boosted thread asked to yield here has let every local task waiting here have its turn: user space may
+	 * end its pause now. Without this a pause lasted --yield-us (500 us) for a probe that needed a few us, the
+	 * job's rank at nice 19 behind the CPU's competitor all that while. Once per ask. */
+	if (c->asked_tid && !waiting_local(c, now)) {
+		if (now - c->asked_ns < COSCHED_LOCAL_WAIT_STALE_NS)
+			emit_event(COSCHED_EV_LOCAL_DONE, c->asked_tid, 0, cpu, 0, now, 0);
+		c->asked_tid = 0;
+	}
 	/* The agent's own CPU time on this CPU: time neither a job nor its competitors could use, which the budget
 	 * takes out of the wall time it shares by R (or the competitors alone would pay for the agent). */
 	if (agent_tgid) {

@@ -80,6 +80,7 @@ typedef unsigned long long u64;
 #define COSCHED_EV_LOCAL_WAKE 5    /* a local (unmanaged, user, fair-class) task woke on a CPU a boosted thread holds */
 #define COSCHED_EV_CRED_CHANGE 6   /* a managed process exec'd a setuid/setgid program: it leaves management */
 #define COSCHED_EV_LOCAL_REFUSED 7 /* a local task woke on a job's CPU and the fair class left it waiting: nudge */
+#define COSCHED_EV_LOCAL_DONE 8    /* the local tasks a boosted thread was asked to yield to have had their turn */
 
 /* Statistic indices into each row of `stats[COSCHED_STAT_CPUS][COSCHED_STAT_STRIDE]` (user space sums the rows).
  * Never lose data silently: every drop and miss is counted. */
