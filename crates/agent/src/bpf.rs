@@ -448,15 +448,22 @@ fn lookup<T: Pod>(map: &impl MapCore, key: &[u8]) -> Option<T> {
 mod tests {
     use super::*;
 
-    /// The local tasks BPF has recorded as having their turn on `cpu`.
-    fn recorded_locals(o: &Observer, cpu: u32) -> Vec<u32> {
+    /// `cpu`'s line of the program's per-CPU state, in its mmapped `.bss` (which the program writes meanwhile:
+    /// callers read and write each word once, volatile).
+    fn cpu_line(o: &mut Observer, cpu: u32) -> &mut crate::skel::types::cosched_cpu {
         let bss = o
             .skel
             .maps
             .bss_data
-            .as_deref()
+            .as_deref_mut()
             .expect("the program has a .bss");
-        let c = &bss.cpus[cpu as usize % bss.cpus.len()];
+        let n = bss.cpus.len();
+        &mut bss.cpus[cpu as usize % n]
+    }
+
+    /// The local tasks BPF has recorded as having their turn on `cpu`.
+    fn recorded_locals(o: &mut Observer, cpu: u32) -> Vec<u32> {
+        let c = cpu_line(o, cpu);
         // SAFETY: as in `stats`: the mmapped .bss, each word read once, volatile.
         (0..c.local_waiting.len())
             .map(|i| unsafe { std::ptr::read_volatile(&c.local_waiting[i]) })
@@ -467,14 +474,7 @@ mod tests {
     /// Records `tid` in a free slot of `cpu`'s line as a local task that woke at `woke` having run `exec` ns in
     /// all — what the wake-up hook writes — and returns whether a slot was free.
     fn record_local(o: &mut Observer, cpu: u32, tid: u32, woke: u64, exec: u64) -> bool {
-        let bss = o
-            .skel
-            .maps
-            .bss_data
-            .as_deref_mut()
-            .expect("the program has a .bss");
-        let n = bss.cpus.len();
-        let c = &mut bss.cpus[cpu as usize % n];
+        let c = cpu_line(o, cpu);
         for i in 0..c.local_waiting.len() {
             // SAFETY: the mmapped .bss, shared with the program, which may write the line meanwhile: each word
             // read and written once, volatile; a slot the program takes at the same moment is only a lost test.
@@ -559,7 +559,7 @@ mod tests {
         }
         assert!(planted, "no free slot on CPU 0's line in 20 tries");
         pinned_switches(5);
-        let left = recorded_locals(&o, 0);
+        let left = recorded_locals(&mut o, 0);
         let _ = sleeper.kill();
         let _ = sleeper.wait();
         assert!(
@@ -572,14 +572,7 @@ mod tests {
     /// writes when a local task blocks after a turn. The program may take the slot for a real sleeper meanwhile,
     /// so callers write it again while they need it.
     fn plant_asleep(o: &mut Observer, cpu: u32, slot: usize, tid: u32, at: u64) {
-        let bss = o
-            .skel
-            .maps
-            .bss_data
-            .as_deref_mut()
-            .expect("the program has a .bss");
-        let n = bss.cpus.len();
-        let c = &mut bss.cpus[cpu as usize % n];
+        let c = cpu_line(o, cpu);
         // SAFETY: as in `record_local`.
         unsafe {
             std::ptr::write_volatile(&mut c.local_asleep_ns[slot], at);

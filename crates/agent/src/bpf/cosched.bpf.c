@@ -320,22 +320,39 @@ static __always_inline u32 task_cpu_of(struct task_struct *p)
 	return ((struct task_struct___old *)p)->cpu;
 }
 
+/* The slot of a CPU line's set of local tasks (`tids`, each with its time in `since`) for `tid`: its own if it has
+ * one, else the first free one, else the one with the oldest time. */
+static __always_inline u32 slot_for(const u32 *tids, const u64 *since, u32 tid)
+{
+	u32 slot = 0, i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
+		if (tids[i] == tid)
+			return i;
+		if (tids[slot] && (!tids[i] || since[i] < since[slot]))
+			slot = i;
+	}
+	return slot;
+}
+
+/* Whether `tid` is in a CPU line's set of local tasks `tids`. */
+static __always_inline bool holds(const u32 *tids, u32 tid)
+{
+	u32 i;
+
+	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}
+
 /* Remembers local task `tid` as waiting on CPU line `c` since `woke`, when it had run `exec` ns in all: its own
  * slot if it has one, else the first free one, else the one that woke first (a stale one if any; else the
  * likeliest to run next). */
 static __always_inline void remember_local(struct cosched_cpu *c, u32 tid, u64 woke, u64 exec)
 {
-	u32 slot = 0, i;
+	u32 slot = slot_for(c->local_waiting, c->local_woke_ns, tid);
 
-	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
-		if (c->local_waiting[i] == tid) {
-			slot = i;
-			break;
-		}
-		if (c->local_waiting[slot] &&
-		    (!c->local_waiting[i] || c->local_woke_ns[i] < c->local_woke_ns[slot]))
-			slot = i;
-	}
 	c->local_waiting[slot] = tid;
 	c->local_woke_ns[slot] = woke;
 	c->local_exec_ns[slot] = exec;
@@ -458,39 +475,23 @@ static __always_inline bool light_in_fair_class(struct task_struct *p, struct rq
  * else the one asleep longest), so that a wake-up of it no hook sees is still found (unseen_waiting_local). */
 static __always_inline void remember_asleep(struct cosched_cpu *c, u32 tid, u64 now)
 {
-	u32 slot = 0, i;
+	u32 slot = slot_for(c->local_asleep, c->local_asleep_ns, tid);
 
-	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++) {
-		if (c->local_asleep[i] == tid) {
-			slot = i;
-			break;
-		}
-		if (c->local_asleep[slot] &&
-		    (!c->local_asleep[i] || c->local_asleep_ns[i] < c->local_asleep_ns[slot]))
-			slot = i;
-	}
 	c->local_asleep[slot] = tid;
 	c->local_asleep_ns[slot] = now;
 }
 
-static __always_inline bool asleep_here(struct cosched_cpu *c, u32 tid)
+/* Local task `tid`, remembered as asleep on CPU line `c`, woke: kept (its next block finds it and remembers it
+ * asleep again) but marked awake (time 0), so that once its turn is over and the fair class preempts it, it is not
+ * taken for a fresh wake-up no hook saw — a local task computing on its CPU got turn after turn that way and held
+ * every boost there back until it blocked. An awake slot is the first given away (slot_for: the oldest time). */
+static __always_inline void mark_awake(struct cosched_cpu *c, u32 tid)
 {
 	u32 i;
 
 	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++)
 		if (c->local_asleep[i] == tid)
-			return true;
-	return false;
-}
-
-static __always_inline bool recorded_waiting(struct cosched_cpu *c, u32 tid)
-{
-	u32 i;
-
-	for (i = 0; i < COSCHED_LOCAL_SLOTS; i++)
-		if (c->local_waiting[i] == tid)
-			return true;
-	return false;
+			c->local_asleep_ns[i] = 0;
 }
 
 /* A local task remembered as asleep on CPU `cpu` (line `c`) that is runnable and waiting there without a record:
@@ -511,13 +512,13 @@ static __always_inline u32 unseen_waiting_local(struct cosched_cpu *c, u32 cpu, 
 		u64 exec;
 		u32 pol;
 
-		if (!tid || found)
+		if (!tid || found || !c->local_asleep_ns[i] /* awake: its wake-up was found */)
 			continue;
 		if (now - c->local_asleep_ns[i] > COSCHED_LOCAL_ASLEEP_STALE_NS) {
 			c->local_asleep[i] = 0;
 			continue;
 		}
-		if (recorded_waiting(c, tid))
+		if (holds(c->local_waiting, tid))
 			continue; /* its wake-up was seen */
 		p = bpf_task_from_pid(tid);
 		if (!p) {
@@ -540,6 +541,7 @@ static __always_inline u32 unseen_waiting_local(struct cosched_cpu *c, u32 cpu, 
 			continue;
 		stat_inc(COSCHED_STAT_LOCAL_UNSEEN);
 		remember_local(c, tid, now, exec);
+		c->local_asleep_ns[i] = 0; /* awake (mark_awake) */
 		*policy = pol;
 		found = tid;
 	}
@@ -616,7 +618,7 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 
 		/* A local task whose wake-up was seen (and found not light), or one already remembered asleep here:
 		 * remembered asleep, so its next wake-up is found even where no hook sees it. */
-		if (forget_local(c, prev_tid, &exec) || asleep_here(c, prev_tid))
+		if (forget_local(c, prev_tid, &exec) || holds(c->local_asleep, prev_tid))
 			remember_asleep(c, prev_tid, now);
 	} else
 		end_local_turn(c, prev);
@@ -820,6 +822,7 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 	/* Remembered until its turn is over (it blocks again, or has run a slice: sched_switch), so a boost that
 	 * starts before then yields as well. */
 	remember_local(c, tid, now, p->se.sum_exec_runtime);
+	mark_awake(c, tid);
 	/* Who holds that CPU now: a boost is often applied to a thread already running there (no switch), so
 	 * the run queue's current task is asked, not a record of switch-ins. */
 	curr = rq->curr;
