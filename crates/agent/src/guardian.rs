@@ -216,6 +216,11 @@ impl Guardian {
             h.lease_ns = lease_ms.saturating_mul(1_000_000);
             h.heartbeat_ns.store(monotonic_ns(), Ordering::SeqCst);
         }
+        // The kernel's default slice, learned now — single-threaded, in the fair class — so that both processes
+        // have it: every restore reads it (`sched::get_attr`), and learning it spawns a thread, which the guardian
+        // (SCHED_FIFO with reset-on-fork) would start in the fair class, where boosted spinners on every CPU kept
+        // it waiting until the kernel's fair server ran it: restores came 0.83-1.0 s after a kill -9, not at once.
+        let _ = sched::base_slice_ns();
         // SAFETY: fork; the child only runs `guard`, which uses plain syscalls and /proc reads, and never
         // returns.
         let pid = unsafe { libc::fork() };

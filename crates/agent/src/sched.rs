@@ -206,7 +206,9 @@ pub fn default_slice_as_zero(mut attr: SchedAttr, base_slice: Option<u64>) -> Sc
 
 /// The kernel's default slice for time-sharing threads (`sysctl_sched_base_slice`, ns; its debugfs file is not
 /// always readable): what a thread of the agent's own reads back after asking for the default (`sched_runtime` 0)
-/// with `sched_setattr`. Learned once; `None` if that failed (then slices are read as reported).
+/// with `sched_setattr`. Learned once; `None` if that failed (then slices are read as reported). Learn it before
+/// going real-time with reset-on-fork ([`crate::guardian::Guardian::start`] does, for agent and guardian): the
+/// thread would start in the fair class and wait there behind any real-time spinners.
 pub fn base_slice_ns() -> Option<u64> {
     static BASE_SLICE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *BASE_SLICE.get_or_init(|| {

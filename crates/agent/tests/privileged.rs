@@ -1942,7 +1942,7 @@ fn agent_and_guardian_killed_together_are_restored_by_the_next_agent() {
     not(cosched_root),
     ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
 )]
-fn the_guardian_outranks_every_boost_and_restores_spinners_on_every_cpu_within_a_second() {
+fn the_guardian_outranks_every_boost_and_restores_spinners_on_every_cpu_within_300_ms() {
     let _serial = privileged!();
     // A 5 s window and a 20 s budget burst: each spinner stays boosted however long the next CPU's setup takes
     // (with the default 160 ms burst the first spinner's budget ran out while a busy machine set up the second).
@@ -1993,9 +1993,11 @@ fn the_guardian_outranks_every_boost_and_restores_spinners_on_every_cpu_within_a
     };
     let killed = Instant::now();
     signal(agent.kid.pid(), nix::sys::signal::Signal::SIGKILL);
+    // At once, not a second later: a fair-class thread of the guardian's (it once spawned one to learn the
+    // default slice) waited for the kernel's fair server behind the spinners, 0.83-1.0 s.
     let took = wait_until(
         "the guardian's restore with every CPU held by a boosted spinner",
-        Duration::from_secs(1),
+        Duration::from_millis(300),
         || boosted.iter().all(|&tid| policy(tid) != libc::SCHED_FIFO),
     );
     eprintln!(
