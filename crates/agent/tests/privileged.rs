@@ -2401,9 +2401,11 @@ fn a_local_task_the_fair_class_leaves_waiting_on_a_jobs_cpu_gets_that_cpu_nudged
                 "only {r} of 100 wake-ups of a sleeper over its share were seen refused beside the job: {on_job:#?}"
             );
             // Wake-ups 4 ms apart, nudges at most one per 100 us per CPU: every refused one is nudged (one of
-            // another task at the same moment may go without).
+            // another task at the same moment may go without). BPF counts a refusal at once and the agent its
+            // nudge once it has read the event, so one refused just before a window's first snapshot may have its
+            // nudge counted in the window (CI: 34 refused, 35 nudges).
             assert!(
-                n + 2 >= r && n <= r,
+                n + 2 >= r && n <= r + 1,
                 "refused wake-ups without their nudge: {on_job:#?}"
             );
             // The nudger is a thread of the agent's, pinned to CPU 1 at SCHED_FIFO.
