@@ -328,7 +328,7 @@ impl Observer {
                 unsafe {
                     intf::Gate {
                         watching: std::ptr::read_volatile(&bss.gate.watching),
-                        _pad: 0,
+                        managing: std::ptr::read_volatile(&bss.gate.managing),
                         contended_ns: std::ptr::read_volatile(&bss.gate.contended_ns),
                     }
                 }
@@ -341,6 +341,16 @@ impl Observer {
         if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
             // SAFETY: the mmapped .bss; a single aligned u32 store, which BPF's loads see whole.
             unsafe { std::ptr::write_volatile(&mut bss.gate.watching, u32::from(on)) };
+        }
+    }
+
+    /// Tells the scheduler hooks whether a job is managed (`gate.managing`): without one they return at once,
+    /// so an idle agent costs the machine's context switches only the hooks' entry. On before the first job's
+    /// map entries go in, off once no job is left.
+    pub fn set_managing(&mut self, on: bool) {
+        if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
+            // SAFETY: as in `set_watching`.
+            unsafe { std::ptr::write_volatile(&mut bss.gate.managing, u32::from(on)) };
         }
     }
 
@@ -513,6 +523,8 @@ mod tests {
             nudge_local: true,
         })
         .unwrap();
+        // As while a job is managed: the scheduler hooks do their work only then.
+        o.set_managing(true);
         let mut sleeper = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -616,6 +628,8 @@ mod tests {
         .unwrap();
         o.set_message_hooks(true).unwrap();
         o.set_watching(true);
+        // As while a job is managed: the scheduler hooks do their work only then.
+        o.set_managing(true);
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let deadline = Instant::now() + Duration::from_secs(5);
         let (tid_tx, tid_rx) = std::sync::mpsc::channel();

@@ -459,6 +459,7 @@ impl Agent {
         self.engine.probe.forget_proc(tgid);
         if !self.engine.tracker.job_alive(p.job) {
             self.engine.probe.remove_job(p.job);
+            self.sync_managing();
         }
         let now = now_ns();
         stats::retire_process(&mut self.engine.tracker, &p, booked, now);
@@ -481,7 +482,10 @@ impl Agent {
             },
             Ok(Request::Stats) => Reply::Stats(Box::new(self.stats())),
             Ok(Request::Register { pid, name }) => {
-                match sched::owned_by(pid, uid).and_then(|()| self.register(pid, name)) {
+                let registered = sched::owned_by(pid, uid).and_then(|()| self.register(pid, name));
+                // A registration that failed half-way may have turned the scheduler hooks on for nothing.
+                self.sync_managing();
+                match registered {
                     Ok(job) => Reply::Registered { job },
                     Err(e) => Reply::Error {
                         message: format!("{e:#}"),
@@ -493,6 +497,12 @@ impl Agent {
         if let Err(e) = control::reply_to(stream, &reply) {
             self.engine.counters.last_error = Some(format!("control socket: {e}"));
         }
+    }
+
+    /// The scheduler hooks work while some job is managed and return at once otherwise (`gate.managing`).
+    fn sync_managing(&mut self) {
+        let managing = self.engine.tracker.live_jobs() > 0;
+        self.engine.probe.set_managing(managing);
     }
 
     /// Manages `pid` and all its current threads (and, through BPF, every task it creates from now on).
@@ -537,6 +547,9 @@ impl Agent {
             );
         }
         let job = self.engine.tracker.new_job_id();
+        // The scheduler hooks book every stint of the job's threads from their first switch: on before the map
+        // entries go in.
+        self.engine.probe.set_managing(true);
         let obs = &self.engine.probe;
         obs.add_job(job)?;
         if let Err(e) = obs.add_proc(pid, job) {

@@ -144,7 +144,8 @@ pub struct Task {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Gate {
     pub watching: u32,
-    pub _pad: u32,
+    /// 1 while the agent manages a job (user space's): the scheduler hooks return at once otherwise.
+    pub managing: u32,
     pub contended_ns: u64,
 }
 

@@ -2433,6 +2433,73 @@ fn a_local_task_the_fair_class_leaves_waiting_on_a_jobs_cpu_gets_that_cpu_nudged
     not(cosched_root),
     ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
 )]
+fn an_agent_without_a_job_leaves_every_other_tasks_wake_ups_alone() {
+    let _serial = privileged!();
+    if !two_cpus("needs two CPUs (a competitor and a light local sleeper on one)") {
+        return;
+    }
+    // The scheduler hooks run on every context switch of the machine; without a job they have nothing to book
+    // and no boost to pause, so they must return at once (`gate.managing`). What shows it: a local thread on
+    // CPU 1 that sleeps 1 ms 40 times from a cpu cgroup at `cpu.shares` 2 beside a nice-0 competitor is light
+    // in the fair class, which the wake-up hook counts (`local_wakes_light`) whenever it does its work — never
+    // before the first job, always while one is managed, never again once the last has ended.
+    let agent = AgentProc::start(&[]);
+    let _competitor = helper("spin:1");
+    let light = TestCgroup::new(1, "light", 2, 0);
+    let sleep_light = |times: u32| {
+        let tasks = light.0.join("tasks");
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    pin(1);
+                    let me = nix::unistd::gettid().as_raw();
+                    std::fs::write(&tasks, me.to_string()).unwrap();
+                    for _ in 0..times {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    // Back to the root group, so the cgroup can go.
+                    std::fs::write("/sys/fs/cgroup/cpu/tasks", me.to_string()).unwrap();
+                })
+                .join()
+                .unwrap()
+        })
+    };
+    let light_wakes = |sleeps: u32| {
+        let before = agent.stats().local_wakes_light;
+        sleep_light(sleeps);
+        agent.stats().local_wakes_light - before
+    };
+    let idle = light_wakes(40);
+    let job = Kid(Command::new("sleep").arg("30").spawn().unwrap());
+    agent.client().register(job.pid(), "idle").unwrap();
+    let managing = light_wakes(40);
+    drop(job);
+    wait_until("the job's end", Duration::from_secs(5), || {
+        agent.stats().jobs.iter().all(|j| j.finished)
+    });
+    let ended = light_wakes(40);
+    eprintln!(
+        "light wake-ups judged: {idle} before any job, {managing} with one, {ended} after it ended"
+    );
+    assert_eq!(
+        idle, 0,
+        "the wake-up hook judged a local task's wake-ups before the agent managed any job"
+    );
+    assert!(
+        managing >= 30,
+        "with a job managed, the wake-up hook judged only {managing} of 40 wake-ups of a light sleeper"
+    );
+    assert_eq!(
+        ended, 0,
+        "the wake-up hook still judged local wake-ups after the agent's last job ended"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
 fn a_boost_yields_only_to_a_local_task_with_weight_in_the_fair_class() {
     let _serial = privileged!();
     if !two_cpus("needs two CPUs (the boosted receiver, a competitor and a local sleeper on one, the sender on the other)")

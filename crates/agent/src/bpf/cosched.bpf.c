@@ -599,15 +599,32 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	u64 now = bpf_ktime_get_ns();
 	u32 cpu = bpf_get_smp_processor_id();
 	u32 prev_tid = prev->pid, next_tid = next->pid;
 	struct cosched_cpu *c = &cpus[cpu % COSCHED_STAT_CPUS];
-	struct cosched_task *t;
+	struct cosched_task *t, *tn;
+	u64 now;
 	/* Still runnable, waiting for the scheduler: preempted (whatever its state: one preempted on its way to sleep
 	 * stays queued until it runs again), or switched out at TASK_RUNNING (a yield). Else it blocked. */
 	bool prev_runnable = preempt || prev_state == 0;
 
+	/* The agent's own CPU time on this CPU: time neither a job nor its competitors could use, which the budget
+	 * takes out of the wall time it shares by R (or the competitors alone would pay for the agent). */
+	if (agent_tgid) {
+		if (prev->tgid == agent_tgid && c->agent_exec_in) {
+			u64 exec = prev->se.sum_exec_runtime;
+
+			if (exec > c->agent_exec_in)
+				c->agent_ns += exec - c->agent_exec_in;
+			c->agent_exec_in = 0;
+		}
+		if (next->tgid == agent_tgid)
+			c->agent_exec_in = next->se.sum_exec_runtime;
+	}
+	/* No job: nothing to book, no boost to pause for a local task (gate.managing in intf.h). */
+	if (!gate.managing)
+		return 0;
+	now = bpf_ktime_get_ns();
 	/* A local task's turn lasts from its wake-up until it blocks again, has run a slice (end_local_turn) or goes
 	 * stale: one switched in and preempted before it is done (a boost that took the CPU from it, the fair class's
 	 * own pick) still waits. The lab's 1 ms probe waited 25-50 ms behind boosts that way while the record said
@@ -631,22 +648,14 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 			emit_event(COSCHED_EV_LOCAL_DONE, c->asked_tid, 0, cpu, 0, now, 0);
 		c->asked_tid = 0;
 	}
-	/* The agent's own CPU time on this CPU: time neither a job nor its competitors could use, which the budget
-	 * takes out of the wall time it shares by R (or the competitors alone would pay for the agent). */
-	if (agent_tgid) {
-		if (prev->tgid == agent_tgid && c->agent_exec_in) {
-			u64 exec = prev->se.sum_exec_runtime;
 
-			if (exec > c->agent_exec_in)
-				c->agent_ns += exec - c->agent_exec_in;
-			c->agent_exec_in = 0;
-		}
-		if (next->tgid == agent_tgid)
-			c->agent_exec_in = next->se.sum_exec_runtime;
-	}
-
+	/* Each task is looked up once (a hash lookup is ~50 ns here, on every switch of the machine while a job
+	 * is managed). */
 	t = bpf_map_lookup_elem(&tasks, &prev_tid);
-	if (t || bpf_map_lookup_elem(&tasks, &next_tid)) {
+	tn = bpf_map_lookup_elem(&tasks, &next_tid);
+	/* Tested one by one: clang would OR the two pointers, which the verifier refuses. */
+	barrier_var(tn);
+	if (t || tn) {
 		/* A job runs on this CPU (written at most every COSCHED_NUDGE_GAP_NS: the line is this CPU's). */
 		if (now - c->job_ns > COSCHED_NUDGE_GAP_NS)
 			c->job_ns = now;
@@ -678,7 +687,7 @@ int BPF_PROG(cosched_switch, bool preempt, struct task_struct *prev, struct task
 		}
 	}
 
-	t = bpf_map_lookup_elem(&tasks, &next_tid);
+	t = tn;
 	if (t) {
 		stat_inc(COSCHED_STAT_SWITCHES);
 		t->on_cpu = cpu + 1;
@@ -799,7 +808,7 @@ int BPF_PROG(cosched_wakeup, struct task_struct *p)
 
 	u64 now;
 
-	if (!yield_to_local)
+	if (!yield_to_local || !gate.managing)
 		return 0;
 	if (p->flags & PF_KTHREAD)
 		return 0;
@@ -851,6 +860,8 @@ int BPF_PROG(cosched_migrate, struct task_struct *p, int dest_cpu)
 	u32 tid = p->pid;
 	u64 woke, exec = 0;
 
+	if (!gate.managing)
+		return 0;
 	from = &cpus[task_cpu_of(p) % COSCHED_STAT_CPUS];
 	woke = forget_local(from, tid, &exec);
 	if (!woke)

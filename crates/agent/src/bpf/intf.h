@@ -160,10 +160,14 @@ struct cosched_task {
  * has for a while they are not even attached. BPF opens the gate when it sees a managed thread share its CPU
  * and tells user space (COSCHED_EV_WATCH), which attaches them; user space closes it and detaches them once
  * `contended_ns` is older than the agent's --watch-hold-ms. The hooks also check `watching` themselves, for
- * the moments between the two. */
+ * the moments between the two.
+ * `managing` is user space's: 1 from the first job's registration until no job is left. Without a job the
+ * scheduler hooks (switch, wake-up, migration) have nothing to book and no boost to pause, and they run on every
+ * context switch of the machine: they return at once then, so an idle agent costs its node only their entry
+ * (docs/lab-local.md, "What the agent costs every other task"). */
 struct cosched_gate {
 	u32 watching;          /* 1: the arrival and receive hooks do their work; 0: they return at once */
-	u32 _pad;
+	u32 managing;          /* 1 while the agent manages a job: the scheduler hooks do their work; 0: return at once */
 	u64 contended_ns;      /* last time a managed thread was seen sharing its CPU (written at most every ms) */
 };
 
