@@ -1708,6 +1708,25 @@ impl TestCgroup {
     fn add(&self, pid: u32) {
         std::fs::write(self.0.join("cgroup.procs"), pid.to_string()).unwrap();
     }
+    /// A thread of this test in this group, pinned to `cpu`, sleeps 1 ms `times` times (a local task that wakes
+    /// often), then goes back to the root group so the group can go.
+    fn sleep_on(&self, cpu: usize, times: u32) {
+        let tasks = self.0.join("tasks");
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    pin(cpu);
+                    let me = nix::unistd::gettid().as_raw();
+                    std::fs::write(&tasks, me.to_string()).unwrap();
+                    for _ in 0..times {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    std::fs::write("/sys/fs/cgroup/cpu/tasks", me.to_string()).unwrap();
+                })
+                .join()
+                .unwrap()
+        })
+    }
     fn shares(&self) -> u64 {
         std::fs::read_to_string(self.0.join("cpu.shares"))
             .unwrap()
@@ -2446,27 +2465,9 @@ fn an_agent_without_a_job_leaves_every_other_tasks_wake_ups_alone() {
     let agent = AgentProc::start(&[]);
     let _competitor = helper("spin:1");
     let light = TestCgroup::new(1, "light", 2, 0);
-    let sleep_light = |times: u32| {
-        let tasks = light.0.join("tasks");
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    pin(1);
-                    let me = nix::unistd::gettid().as_raw();
-                    std::fs::write(&tasks, me.to_string()).unwrap();
-                    for _ in 0..times {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    // Back to the root group, so the cgroup can go.
-                    std::fs::write("/sys/fs/cgroup/cpu/tasks", me.to_string()).unwrap();
-                })
-                .join()
-                .unwrap()
-        })
-    };
     let light_wakes = |sleeps: u32| {
         let before = agent.stats().local_wakes_light;
-        sleep_light(sleeps);
+        light.sleep_on(1, sleeps);
         agent.stats().local_wakes_light - before
     };
     let idle = light_wakes(40);
@@ -2534,29 +2535,11 @@ fn a_boost_yields_only_to_a_local_task_with_weight_in_the_fair_class() {
     });
     let light = TestCgroup::new(1, "light", 2, 0);
     let even = TestCgroup::new(2, "even", 1024, 0);
-    let sleep_in = |group: &TestCgroup, times: u32| {
-        let tasks = group.0.join("tasks");
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    pin(1);
-                    let me = nix::unistd::gettid().as_raw();
-                    std::fs::write(&tasks, me.to_string()).unwrap();
-                    for _ in 0..times {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    // Back to the root group, so the cgroup can go.
-                    std::fs::write("/sys/fs/cgroup/cpu/tasks", me.to_string()).unwrap();
-                })
-                .join()
-                .unwrap()
-        })
-    };
     let before = agent.stats();
     // 40 wake-ups: at 2/1026 of the CPU beside the competitor, each waits tens of ms for its turn.
-    sleep_in(&light, 40);
+    light.sleep_on(1, 40);
     let after_light = agent.stats();
-    sleep_in(&even, 150);
+    even.sleep_on(1, 150);
     let after_even = agent.stats();
     feeding.store(false, std::sync::atomic::Ordering::SeqCst);
     feeder.join().unwrap();
