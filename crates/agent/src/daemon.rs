@@ -10,11 +10,13 @@
 //! ```text
 //! loop: wait on epoll
 //!     ring buffer: for each event: arrival → engine.on_arrival | fork → track | exit → engine.on_thread_exit
-//!                  | gate opened → attach the message hooks
+//!                  | gate opened → attach the message hooks, next tick in --tick-ms
 //!     timer (earliest window end or policy deadline) → engine.on_timer
 //!     tick (while any process is managed: --tick-ms while something is boosted, lowered or paused or the policy
-//!         needs it, else --idle-tick-ms; a boost brings it back to --tick-ms) → close the watch gate if no
-//!         managed thread shared its CPU within --watch-hold-ms and none is boosted or niced; engine.on_tick
+//!         needs it, else --idle-tick-ms, or the self-check's epoch, the policy's or the watch hold while the
+//!         gate is open if shorter; a boost or the gate's opening brings it back to --tick-ms) → close the watch
+//!         gate if no managed thread shared its CPU within --watch-hold-ms and none is boosted or niced;
+//!         engine.on_tick
 //!     pidfd of a process readable → it exited: engine.remove_process, job statistics
 //!     control socket → register / stats / ping
 //!     signal, run_for over → restore everything, remove the socket, exit; guardian died → the same, with an error
@@ -320,7 +322,7 @@ impl Agent {
             if self.engine.timer_stale {
                 self.arm_timer();
             }
-            if self.tick_period == Some(self.cfg.idle_tick_ns)
+            if self.tick_period.is_some_and(|p| p > self.cfg.tick_ns)
                 && self.engine.counters.boosts_granted != self.boosts_at_tick_arm
             {
                 self.arm_tick();
@@ -366,7 +368,10 @@ impl Agent {
                 intf::COSCHED_EV_ARRIVAL => self.engine.on_arrival(&e, now_ns()),
                 intf::COSCHED_EV_FORK => self.on_fork(&e),
                 intf::COSCHED_EV_EXIT => self.engine.on_thread_exit(e.tid),
-                intf::COSCHED_EV_WATCH => self.attach_message_hooks(),
+                intf::COSCHED_EV_WATCH => {
+                    self.attach_message_hooks();
+                    self.tick_soon();
+                }
                 intf::COSCHED_EV_CRED_CHANGE => self.on_cred_change(&e),
                 intf::COSCHED_EV_LOCAL_WAKE => {
                     let seen = now_ns();
@@ -772,7 +777,9 @@ impl Agent {
     }
 
     /// Arms the tick while any process is managed (and until the map entries of exited ones are deleted): every
-    /// `--tick-ms` while it has something to decide ([`Engine::tick_needed`]), else every `--idle-tick-ms`. An
+    /// `--tick-ms` while it has something to decide ([`Engine::tick_needed`]), else every `--idle-tick-ms` — or
+    /// sooner where a periodic duty needs it: the self-check's epoch while it runs, the policy's own epoch
+    /// ([`Policy::idle_tick_at_most`]), the watch hold while the gate is open. An
     /// agent that woke at real-time priority 100 times a second took its CPU from a rank of the job as often:
     /// a spin-block ping-pong beside one competitor per CPU ran at 0.73 of its rate without the agent with no
     /// boost at all (docs/lab-local.md).
@@ -784,11 +791,27 @@ impl Agent {
             .as_ref()
             .filter(|_| self.epoch_started.is_some())
             .map_or(Nanos::MAX, |c| c.params().epoch_ns);
+        let policy_epoch = self
+            .engine
+            .policy()
+            .idle_tick_at_most()
+            .unwrap_or(Nanos::MAX);
+        // While the gate is open, the tick closes it once no managed thread has shared its CPU for the hold.
+        let gate_hold = match self.cfg.watch_hold_ns {
+            Some(hold) if self.engine.probe.gate().watching != 0 => hold,
+            _ => Nanos::MAX,
+        };
         let period = want.then(|| {
             if self.engine.tick_needed() {
                 self.cfg.tick_ns
             } else {
-                self.cfg.idle_tick_ns.min(epoch)
+                let idle = self
+                    .cfg
+                    .idle_tick_ns
+                    .min(epoch)
+                    .min(policy_epoch)
+                    .min(gate_hold);
+                idle.max(self.cfg.tick_ns)
             }
         });
         self.boosts_at_tick_arm = self.engine.counters.boosts_granted;
@@ -805,6 +828,24 @@ impl Agent {
         };
         match res {
             Ok(()) => self.tick_period = period,
+            Err(e) => self.engine.counters.last_error = Some(format!("tick timerfd: {e}")),
+        }
+    }
+
+    /// The gate opened (a managed thread shares its CPU): the next tick comes in `--tick-ms`, not at the idle
+    /// period, so that what starts with contention — a policy that ticks while contended (the predictive rule),
+    /// the self-check's epochs — starts now. That tick arms the period it needs.
+    fn tick_soon(&mut self) {
+        if self.tick_period.is_none_or(|p| p <= self.cfg.tick_ns) {
+            return;
+        }
+        let d = TimeSpec::from_duration(Duration::from_nanos(self.cfg.tick_ns));
+        match self
+            .tick
+            .set(Expiration::OneShot(d), TimerSetTimeFlags::empty())
+        {
+            // Disarmed after it fires until the tick re-arms it: `arm_tick` must not take it for the period.
+            Ok(()) => self.tick_period = None,
             Err(e) => self.engine.counters.last_error = Some(format!("tick timerfd: {e}")),
         }
     }

@@ -15,14 +15,22 @@
 //! marks it live; after restoring, it marks the slot free.
 //!
 //! The guardian runs `SCHED_FIFO` at a priority above every boost and the agent's own ([`Guardian::start`]'s
-//! `priority`), so boosted spinners on every CPU cannot starve it. It waits on a pidfd of the agent with a
-//! timeout of [`WATCH_PERIOD_MS`]:
+//! `priority`), so boosted spinners on every CPU cannot starve it. It waits on a pidfd of the agent and on a
+//! *doorbell* (an eventfd the agent rings):
 //! - the agent exited (however): restore every live slot, remove the table file, exit;
 //! - the agent is alive but its heartbeat (CLOCK_MONOTONIC ns, written by the agent at every pass of its event
 //!   loop and every slot write) is older than the *lease* while a slot holds a real-time policy: the agent is
-//!   stopped or wedged, so restore every live slot now (the watchdog). The slots stay live: the agent still
-//!   owns them, and a restore is a no-op on a task that no longer has what the slot says. A stopped agent thus
-//!   costs the machine at most lease + watch period of boosted time, however long it stays stopped.
+//!   stopped or wedged, so restore every live slot now (the watchdog), and again every [`WATCH_PERIOD_MS`]
+//!   while it stays so. The slots stay live: the agent still owns them, and a restore is a no-op on a task that
+//!   no longer has what the slot says. A stopped agent thus costs the machine at most the lease (and a
+//!   millisecond) of boosted time, however long it stays stopped.
+//!
+//! The guardian wakes only when there is something to check ([`next_look_ms`]): while a slot holds a real-time
+//! policy, when the lease of the agent's last heartbeat would run out; while none does, never — it says so in
+//! the header (`guardian_asleep`) and the agent rings the doorbell when it records a boost. Every wake-up at
+//! real-time priority takes the CPU from whatever runs there, most often a rank of the job: a guardian that
+//! looked every 50 ms and an agent that ticked every 100 ms, boosting nothing, cost a spin-block ping-pong
+//! beside two competitors per CPU 7 % of its coscheduled time (docs/lab-selfcheck.md, "The agent's wake-ups").
 //!
 //! A new agent (and `cosched lab --cleanup`) runs [`sweep_stale`]: every table whose agent and guardian are
 //! both gone (pid + start time) is restored and removed — the case of both killed together.
@@ -52,14 +60,14 @@ pub const SLOTS: usize = 1024;
 /// Where the slot tables live: one file per agent, `agent-<pid>.slots`.
 pub const TABLE_DIR: &str = "/run/cosched/guardian";
 
-/// How often the guardian checks the agent's heartbeat.
+/// How often the guardian restores again while a stopped agent's heartbeat stays older than the lease.
 pub const WATCH_PERIOD_MS: i32 = 50;
 
 /// The default lease: how old the agent's heartbeat may get while it holds a boost. The agent's loop wakes at
 /// every boost window's end (sub-millisecond to a few ms), so only a stopped or wedged agent misses it.
 pub const DEFAULT_LEASE_MS: u64 = 200;
 
-const MAGIC: u64 = u64::from_le_bytes(*b"CSGUARD3");
+const MAGIC: u64 = u64::from_le_bytes(*b"CSGUARD4");
 const FREE: u32 = 0;
 const LIVE: u32 = 1;
 /// Slot kinds: a thread's scheduling attributes, an autogroup's nice ([`crate::autogroup`]), or a cpu cgroup's
@@ -81,6 +89,10 @@ struct Header {
     heartbeat_ns: AtomicU64,
     /// How many times the watchdog restored the boosts of a stopped or wedged agent.
     revoked: AtomicU64,
+    /// 1 while the guardian waits with no timeout (no live slot held a real-time policy when it last looked):
+    /// a boost recorded then must ring the doorbell, or a stopped agent could keep it unrevoked.
+    guardian_asleep: AtomicU32,
+    _pad: u32,
 }
 
 /// One shared slot. `state` is the only field read concurrently; the others are written while the slot is
@@ -122,6 +134,8 @@ pub struct Guardian {
     table: *mut Table,
     pid: u32,
     free: Vec<usize>,
+    /// The eventfd that wakes a guardian waiting with no timeout.
+    doorbell: std::os::fd::OwnedFd,
 }
 
 /// A reserved slot, handed back to [`Guardian::release`].
@@ -221,6 +235,15 @@ impl Guardian {
         // (SCHED_FIFO with reset-on-fork) would start in the fair class, where boosted spinners on every CPU kept
         // it waiting until the kernel's fair server ran it: restores came 0.83-1.0 s after a kill -9, not at once.
         let _ = sched::base_slice_ns();
+        let doorbell = nix::sys::eventfd::EventFd::from_value_and_flags(
+            0,
+            nix::sys::eventfd::EfdFlags::EFD_CLOEXEC | nix::sys::eventfd::EfdFlags::EFD_NONBLOCK,
+        )
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&path);
+            anyhow::anyhow!("eventfd for the guardian's doorbell: {e}")
+        })?;
+        let doorbell = std::os::fd::OwnedFd::from(doorbell);
         // SAFETY: fork; the child only runs `guard`, which uses plain syscalls and /proc reads, and never
         // returns.
         let pid = unsafe { libc::fork() };
@@ -232,12 +255,13 @@ impl Guardian {
             );
         }
         if pid == 0 {
-            guard(table, agent, priority, &path);
+            guard(table, agent, priority, &path, doorbell.as_raw_fd());
         }
         Ok(Guardian {
             table,
             pid: pid as u32,
             free: (0..SLOTS).rev().collect(),
+            doorbell,
         })
     }
 
@@ -293,6 +317,7 @@ impl Guardian {
             (*s).kind = TASK;
             (*s).state.store(LIVE, Ordering::SeqCst);
         }
+        self.wake_for(set);
         Some(SlotId(i))
     }
 
@@ -362,6 +387,21 @@ impl Guardian {
             (*s).set = *set;
             (*s).state.store(LIVE, Ordering::SeqCst);
         }
+        self.wake_for(set);
+    }
+
+    /// A live slot now says `set`: if that is a boost and the guardian waits with no timeout, ring the doorbell
+    /// so that it watches the lease again. Read after the slot's store, as the guardian reads the slots after
+    /// saying it waits (both `SeqCst`): either this sees it asleep or the guardian sees the boost.
+    fn wake_for(&self, set: &SchedAttr) {
+        // SAFETY: the header is mapped for our lifetime; an atomic load.
+        let asleep = unsafe { (*self.table).header.guardian_asleep.load(Ordering::SeqCst) } != 0;
+        if set.is_realtime() && asleep {
+            let one = 1u64.to_ne_bytes();
+            // SAFETY: an 8-byte write to our eventfd; it cannot block (EFD_NONBLOCK) and a failure (the counter
+            // full, which takes 2^64 rings) leaves it readable anyway.
+            unsafe { libc::write(self.doorbell.as_raw_fd(), one.as_ptr().cast(), one.len()) };
+        }
     }
 
     /// Records in a live slot that the task is about to get CPU affinity `set` (its own is `orig`), or with
@@ -398,7 +438,7 @@ impl Guardian {
 
 /// The guardian's whole life: watch the agent, revoke a stopped agent's boosts, restore everything when the
 /// agent is gone, remove the table, exit.
-fn guard(table: *mut Table, agent: u32, priority: u32, path: &Path) -> ! {
+fn guard(table: *mut Table, agent: u32, priority: u32, path: &Path, doorbell: i32) -> ! {
     // SAFETY: plain syscalls in the freshly forked child.
     unsafe {
         libc::setsid();
@@ -438,17 +478,26 @@ fn guard(table: *mut Table, agent: u32, priority: u32, path: &Path) -> ! {
         // The agent may have died before pidfd_open; then getppid() is no longer the agent.
         // SAFETY: getppid cannot fail.
         if unsafe { libc::getppid() } as u32 == agent {
-            let mut p = libc::pollfd {
-                fd: fd.as_raw_fd(),
+            let pollfd = |fd: i32| libc::pollfd {
+                fd,
                 events: libc::POLLIN,
                 revents: 0,
             };
+            let mut p = [pollfd(fd.as_raw_fd()), pollfd(doorbell)];
             let mut revoked_this_stop = false;
             loop {
-                // SAFETY: one valid pollfd.
-                let ready = unsafe { libc::poll(&mut p, 1, WATCH_PERIOD_MS) };
-                if ready > 0 {
+                // SAFETY: the table is mapped.
+                let timeout = unsafe { next_look_ms(table, monotonic_ns()) };
+                // SAFETY: two valid pollfds.
+                unsafe { libc::poll(p.as_mut_ptr(), 2, timeout) };
+                header.guardian_asleep.store(0, Ordering::SeqCst);
+                if p[0].revents != 0 {
                     break; // the agent is gone
+                }
+                if p[1].revents != 0 {
+                    let mut rang = [0u8; 8];
+                    // SAFETY: an 8-byte read from the eventfd (non-blocking), which resets it.
+                    unsafe { libc::read(doorbell, rang.as_mut_ptr().cast(), rang.len()) };
                 }
                 let age = monotonic_ns().saturating_sub(header.heartbeat_ns.load(Ordering::SeqCst));
                 if header.lease_ns == 0 || age <= header.lease_ns {
@@ -480,6 +529,31 @@ fn guard(table: *mut Table, agent: u32, priority: u32, path: &Path) -> ! {
     let _ = std::fs::remove_file(path);
     // SAFETY: leave without running the agent's atexit handlers or destructors.
     unsafe { libc::_exit(0) }
+}
+
+/// How long the guardian may wait before it looks at the agent's heartbeat again, in ms for `poll` (-1: until
+/// the agent rings or exits), at CLOCK_MONOTONIC `now`. With no lease, or no live slot holding a real-time
+/// policy, there is nothing to revoke: no timeout, and `guardian_asleep` says so (re-checked after: a boost
+/// recorded in between either sees the flag and rings, or is seen here). Else until the lease of the last
+/// heartbeat runs out (a millisecond past it), or [`WATCH_PERIOD_MS`] once it has.
+///
+/// # Safety
+/// `table` must point to a mapped table.
+unsafe fn next_look_ms(table: *mut Table, now: u64) -> i32 {
+    let header = &(*table).header;
+    let nothing_to_revoke = || header.lease_ns == 0 || !holds_realtime(table);
+    if nothing_to_revoke() {
+        header.guardian_asleep.store(1, Ordering::SeqCst);
+        if nothing_to_revoke() {
+            return -1;
+        }
+    }
+    header.guardian_asleep.store(0, Ordering::SeqCst);
+    let age = now.saturating_sub(header.heartbeat_ns.load(Ordering::SeqCst));
+    match header.lease_ns.checked_sub(age) {
+        Some(left) if left > 0 => (left.div_ceil(1_000_000) + 1).min(i32::MAX as u64) as i32,
+        _ => WATCH_PERIOD_MS,
+    }
 }
 
 /// Whether some live slot holds a real-time policy (a boost).
@@ -684,6 +758,85 @@ mod tests {
             let _ = rx.recv();
         });
         (tx, helper, tid_rx.recv().unwrap())
+    }
+
+    #[test]
+    fn the_guardian_waits_for_nothing_while_no_boost_is_live_and_for_the_lease_while_one_is() {
+        let table = HeapTable::new();
+        // SAFETY: our own table; a header field written before anyone reads it.
+        let header = unsafe { &mut (*table.0).header };
+        header.lease_ns = 200_000_000;
+        let now = monotonic_ns();
+        header.heartbeat_ns.store(now, Ordering::SeqCst);
+        // A demotion (nice 19) is nothing to revoke: no timeout, and the flag says the guardian sleeps.
+        let s = table.slot(7);
+        s.kind = TASK;
+        s.set = SchedAttr {
+            sched_nice: 19,
+            ..SchedAttr::default()
+        };
+        s.state.store(LIVE, Ordering::SeqCst);
+        // SAFETY: a table of our own.
+        assert_eq!(unsafe { next_look_ms(table.0, now) }, -1);
+        assert_eq!(header.guardian_asleep.load(Ordering::SeqCst), 1);
+        // A boost: the guardian looks again when the lease of the last heartbeat runs out, awake.
+        table.slot(7).state.store(FREE, Ordering::SeqCst);
+        table.slot(7).set = SchedAttr::fifo(1);
+        table.slot(7).state.store(LIVE, Ordering::SeqCst);
+        let wait = unsafe { next_look_ms(table.0, now + 50_000_000) };
+        assert!((150..=152).contains(&wait), "{wait} ms");
+        assert_eq!(header.guardian_asleep.load(Ordering::SeqCst), 0);
+        // The lease ran out (the agent is stopped): look again every WATCH_PERIOD_MS while it stays so.
+        assert_eq!(
+            unsafe { next_look_ms(table.0, now + 250_000_000) },
+            WATCH_PERIOD_MS
+        );
+        // No lease: nothing is ever revoked, so nothing to wake for.
+        header.lease_ns = 0;
+        assert_eq!(unsafe { next_look_ms(table.0, now) }, -1);
+    }
+
+    #[test]
+    fn recording_a_boost_rings_the_doorbell_only_of_a_guardian_that_waits_with_no_timeout() {
+        let table = HeapTable::new();
+        let doorbell = nix::sys::eventfd::EventFd::from_value_and_flags(
+            0,
+            nix::sys::eventfd::EfdFlags::EFD_NONBLOCK,
+        )
+        .unwrap();
+        let mut guardian = Guardian {
+            table: table.0,
+            pid: 0,
+            free: (0..SLOTS).rev().collect(),
+            doorbell: std::os::fd::OwnedFd::from(doorbell),
+        };
+        let rang = |g: &Guardian| {
+            let mut count = [0u8; 8];
+            // SAFETY: an 8-byte read from a non-blocking eventfd of our own.
+            unsafe { libc::read(g.doorbell.as_raw_fd(), count.as_mut_ptr().cast(), 8) == 8 }
+        };
+        let me = std::process::id();
+        let niced = SchedAttr {
+            sched_nice: 19,
+            ..SchedAttr::default()
+        };
+        let boost = SchedAttr::fifo(1);
+        // SAFETY: the header of our own table.
+        let asleep = unsafe { &(*table.0).header.guardian_asleep };
+        // Awake (it watches the lease already): no ring for a boost.
+        let slot = guardian.record((me, me), (0, 0), &boost, &niced).unwrap();
+        assert!(!rang(&guardian));
+        guardian.release(slot);
+        // Asleep: a demotion does not wake it, a boost does — recorded or updated into.
+        asleep.store(1, Ordering::SeqCst);
+        let slot = guardian.record((me, me), (0, 0), &niced, &niced).unwrap();
+        assert!(!rang(&guardian));
+        guardian.update(slot, &boost);
+        assert!(rang(&guardian));
+        guardian.release(slot);
+        let slot = guardian.record((me, me), (0, 0), &boost, &niced).unwrap();
+        assert!(rang(&guardian));
+        guardian.release(slot);
     }
 
     #[test]

@@ -2052,6 +2052,8 @@ fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
     let stopped = Instant::now();
     use nix::sys::signal::Signal::{SIGCONT, SIGSTOP};
     signal(agent.kid.pid(), SIGSTOP);
+    // The guardian slept until the boost (nothing to revoke before it), woken by the agent's doorbell: it
+    // revokes when the lease of the agent's last heartbeat runs out.
     let took = wait_until(
         "the guardian's revocation of a stopped agent's boost",
         Duration::from_secs(1),
@@ -2075,6 +2077,61 @@ fn a_stopped_agent_keeps_no_boost_beyond_its_lease() {
     let _ = stopped;
     drop(rx);
     drop(agent);
+}
+
+#[test]
+#[cfg_attr(
+    not(cosched_root),
+    ignore = "privileged: needs root (BPF, cgroups, namespaces); run the tests as root, as CI does"
+)]
+fn the_guardian_sleeps_while_no_boost_is_live_and_looks_once_a_lease_while_one_is() {
+    let _serial = privileged!();
+    // Every wake-up of the guardian (SCHED_FIFO) takes its CPU from whatever runs there: it looked 20 times a
+    // second, boost or none. A 2 s window keeps a boost live while its looks are counted.
+    let agent = AgentProc::for_boosts("2000000", &["--guard-lease-ms", "200"]);
+    let (_kid, tid, mut s) = managed_receiver(&agent);
+    let guardian = agent.stats().guardian_pid;
+    // Sleeps after which each ran again: its wake-ups.
+    let wakes = |pid: u32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap()
+    };
+    let (guardian_before, agent_before) = (wakes(guardian), wakes(agent.kid.pid()));
+    std::thread::sleep(Duration::from_secs(2));
+    let idle = wakes(guardian) - guardian_before;
+    // The agent's main thread: with a job and nothing to decide, it ticks at --idle-tick-ms (1 s).
+    let agent_idle = wakes(agent.kid.pid()) - agent_before;
+    provoke_boost(&agent, tid, &mut s);
+    let before = wakes(guardian);
+    std::thread::sleep(Duration::from_secs(1));
+    let boosted = wakes(guardian) - before;
+    eprintln!(
+        "guardian wake-ups: {idle} in 2 s with a job and no boost, {boosted} in 1 s with one boost live; the \
+         agent's {agent_idle} in those 2 s"
+    );
+    assert!(
+        idle <= 2,
+        "the guardian woke {idle} times in 2 s with nothing to revoke"
+    );
+    assert!(
+        agent_idle <= 4,
+        "the agent woke {agent_idle} times in 2 s with a job and nothing to decide"
+    );
+    // One look when each 200 ms lease of the agent's last heartbeat would run out (the agent renews it at its
+    // ticks): about five, not the twenty of a 50 ms period.
+    assert!(
+        (2..=10).contains(&boosted),
+        "the guardian woke {boosted} times in a second of a live boost"
+    );
+    assert_eq!(
+        policy(tid),
+        libc::SCHED_FIFO,
+        "the boost ended early; the count proves nothing"
+    );
 }
 
 #[test]

@@ -495,10 +495,13 @@ impl Policy for Dynamicq {
             self.epoch(ctx);
         }
     }
-    // tick_needed: that of the policy below. An epoch is taken at the first tick after it is due, so while the tick idles
-    // (`--idle-tick-ms`, 100 ms) an epoch shorter than that comes at the idle tick's pace.
+    // tick_needed: that of the policy below. An epoch is taken at the first tick after it is due; while the tick
+    // idles it comes at least once an epoch.
     fn tick_needed(&self) -> bool {
         self.who.tick_needed()
+    }
+    fn idle_tick_at_most(&self) -> Option<Nanos> {
+        Some(self.epoch_ns)
     }
 }
 

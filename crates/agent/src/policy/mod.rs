@@ -131,6 +131,11 @@ pub trait Policy {
     fn tick_needed(&self) -> bool {
         true
     }
+    /// The longest the idle tick may be for this policy's own periodic work (an epoch it takes at a tick):
+    /// `None` when the tick may idle at `--idle-tick-ms`.
+    fn idle_tick_at_most(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 /// What a policy may read about the machine when it is built.
