@@ -779,7 +779,8 @@ impl Agent {
     /// Arms the tick while any process is managed (and until the map entries of exited ones are deleted): every
     /// `--tick-ms` while it has something to decide ([`Engine::tick_needed`]), else every `--idle-tick-ms` — or
     /// sooner where a periodic duty needs it: the self-check's epoch while it runs, the policy's own epoch
-    /// ([`Policy::idle_tick_at_most`]), the watch hold while the gate is open. An
+    /// ([`Policy::idle_tick_at_most`]), the watch hold while the gate is open, half the guardian's lease while a
+    /// boost is live. An
     /// agent that woke at real-time priority 100 times a second took its CPU from a rank of the job as often:
     /// a spin-block ping-pong beside one competitor per CPU ran at 0.73 of its rate without the agent with no
     /// boost at all (docs/lab-local.md).
@@ -801,6 +802,13 @@ impl Agent {
             Some(hold) if self.engine.probe.gate().watching != 0 => hold,
             _ => Nanos::MAX,
         };
+        // While a boost is live the guardian revokes it once the agent's heartbeat is a lease old: the loop
+        // passes (and renews it) at least twice a lease, however long the boost's window.
+        let heartbeat = if self.cfg.guard_lease_ms > 0 && self.engine.tracker.boosted() > 0 {
+            self.cfg.guard_lease_ms * 1_000_000 / 2
+        } else {
+            Nanos::MAX
+        };
         let period = want.then(|| {
             if self.engine.tick_needed() {
                 self.cfg.tick_ns
@@ -810,7 +818,8 @@ impl Agent {
                     .idle_tick_ns
                     .min(epoch)
                     .min(policy_epoch)
-                    .min(gate_hold);
+                    .min(gate_hold)
+                    .min(heartbeat);
                 idle.max(self.cfg.tick_ns)
             }
         });

@@ -310,10 +310,13 @@ impl<A: Actuate, P: Probe> Engine<A, P> {
             .collect()
     }
 
-    /// Whether the tick has anything to decide: a managed thread is boosted or lowered, a boost is paused, or the
-    /// policy says so ([`Policy::tick_needed`]).
+    /// Whether the tick has anything to decide: a managed thread is lowered, a boost is paused, or the policy says
+    /// so ([`Policy::tick_needed`]). A live boost alone is not: its window's end (at most `--max-boost-ms` away)
+    /// wakes the agent and the policy decides there, so ticking beside it only adds real-time wake-ups, each of
+    /// which takes its CPU from a rank (a spin-block ping-pong beside two competitors per CPU kept more of its
+    /// coscheduled time with the tick at 50 ms than at 10 ms, docs/lab-selfcheck.md).
     pub fn tick_needed(&self) -> bool {
-        self.tracker.steering() || !self.yielded.is_empty() || self.policy.tick_needed()
+        self.tracker.lowering() || !self.yielded.is_empty() || self.policy.tick_needed()
     }
 
     /// A local task woke on the CPU that boosted thread `tid` holds: the boost pauses now (the mechanism's rule,

@@ -371,6 +371,13 @@ impl Tracker {
     pub fn steering(&self) -> bool {
         self.threads.values().any(|t| t.mode != Mode::Normal)
     }
+
+    /// Whether some managed thread is lowered or its boost paused (niced: a demotion, a park, a pause).
+    pub fn lowering(&self) -> bool {
+        self.threads
+            .values()
+            .any(|t| matches!(t.mode, Mode::Niced { .. } | Mode::Paused))
+    }
 }
 
 #[cfg(test)]
@@ -472,9 +479,15 @@ mod tests {
         };
         assert_eq!(t.next_window_end(), Some(500));
         assert_eq!(t.boosted(), 2);
+        assert!(
+            t.steering() && !t.lowering(),
+            "boosted is steered, not lowered"
+        );
         t.thread_mut(2).unwrap().mode = Mode::Niced { nice: 19 };
         assert_eq!((t.next_window_end(), t.boosted()), (Some(700), 1));
-        assert!(t.steering());
+        assert!(t.steering() && t.lowering());
+        t.thread_mut(2).unwrap().mode = Mode::Paused;
+        assert!(t.lowering(), "a paused boost is lowered");
     }
 
     #[test]

@@ -1949,7 +1949,7 @@ mod tests {
     }
 
     #[test]
-    fn the_tick_is_needed_only_while_a_thread_is_steered_or_a_job_is_in_debt() {
+    fn the_tick_is_needed_only_while_a_thread_is_lowered_or_a_job_is_in_debt() {
         let cfg = DcsConfig {
             demote: false,
             ..config()
@@ -1964,7 +1964,15 @@ mod tests {
         // Budget full, nothing boosted: the tick has nothing to decide.
         assert!(!e.tick_needed());
         e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
-        assert!(e.tick_needed(), "boosted");
+        assert_eq!(
+            e.tracker.thread(10).unwrap().mode,
+            Mode::Boosted {
+                since: MILLIS,
+                until: 1500 * US
+            }
+        );
+        // Boosted with credit left: its window's end decides, not the tick.
+        assert!(!e.tick_needed(), "boosted, not in debt");
         // The window ends with 50 ms used: 20 + 0.25 - 50 < 0, restored (no demotion): in debt, nothing steered.
         set_cpu(&e, 10, 50 * MILLIS);
         e.on_timer(1500 * US);
