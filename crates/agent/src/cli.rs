@@ -69,11 +69,13 @@ pub struct CoreArgs {
     /// often).
     #[arg(long, default_value_t = 10.0)]
     pub tick_ms: f64,
-    /// The tick while there is nothing for it to decide (no managed thread boosted or lowered, no paused boost,
-    /// the policy idle — for DCS: no job in debt): a tick wakes the agent, and every wake-up at real-time
+    /// The tick while there is nothing for it to decide (no managed thread lowered, no paused boost, the policy
+    /// idle — for DCS: no job in debt; a live boost's own window end decides for it): a tick wakes the agent,
+    /// and every wake-up at real-time
     /// priority takes the CPU from whatever runs there (a rank of the job, most often; a spin-block ping-pong
     /// beside two competitors per CPU lost 7 % of its coscheduled time to 30 such wake-ups a second). At least
-    /// --tick-ms. The self-check's epochs and a policy's own epochs (DYNAMICQ) tick at their pace regardless.
+    /// --tick-ms. The self-check's epochs and a policy's own epochs (DYNAMICQ) tick at their pace regardless, and
+    /// while a boost is live the agent ticks at least twice a guardian lease (its heartbeat).
     #[arg(long, default_value_t = 1000.0)]
     pub idle_tick_ms: f64,
     /// Watch messages only while some managed thread has shared its CPU within this time (the BPF message

@@ -12,11 +12,11 @@
 //!     ring buffer: for each event: arrival → engine.on_arrival | fork → track | exit → engine.on_thread_exit
 //!                  | gate opened → attach the message hooks, next tick in --tick-ms
 //!     timer (earliest window end or policy deadline) → engine.on_timer
-//!     tick (while any process is managed: --tick-ms while something is boosted, lowered or paused or the policy
-//!         needs it, else --idle-tick-ms, or the self-check's epoch, the policy's or the watch hold while the
-//!         gate is open if shorter; a boost or the gate's opening brings it back to --tick-ms) → close the watch
-//!         gate if no managed thread shared its CPU within --watch-hold-ms and none is boosted or niced;
-//!         engine.on_tick
+//!     tick (while any process is managed: --tick-ms while something is lowered or paused or the policy needs
+//!         it, else --idle-tick-ms, or if shorter the self-check's epoch, the policy's, the watch hold while the
+//!         gate is open, half the guardian's lease while a boost is live; the gate's opening brings the next
+//!         tick in --tick-ms) → close the watch gate if no managed thread shared its CPU within --watch-hold-ms
+//!         and none is boosted or niced; engine.on_tick
 //!     pidfd of a process readable → it exited: engine.remove_process, job statistics
 //!     control socket → register / stats / ping
 //!     signal, run_for over → restore everything, remove the socket, exit; guardian died → the same, with an error
