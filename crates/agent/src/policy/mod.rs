@@ -126,8 +126,9 @@ pub trait Policy {
     /// The periodic tick (`--tick-ms`), while any process is managed; the processes' CPU time and `R` were
     /// sampled just before ([`Ctx::process`]).
     fn on_tick(&mut self, _ctx: &mut Ctx) {}
-    /// Whether the tick has something to decide even with no managed thread boosted or lowered (the mechanism
-    /// knows those): while not, it runs at `--idle-tick-ms` instead of `--tick-ms`.
+    /// Whether the tick has something to decide even with no managed thread lowered and no boost paused (the
+    /// mechanism knows those; a live boost's window end wakes the agent by itself): while not, it runs at
+    /// `--idle-tick-ms` instead of `--tick-ms`.
     fn tick_needed(&self) -> bool {
         true
     }
