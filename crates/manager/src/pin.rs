@@ -161,7 +161,19 @@ mod tests {
             if let Some(r) = rank {
                 c.env("OMPI_COMM_WORLD_RANK", r);
             }
-            c.spawn().unwrap()
+            let child = c.spawn().unwrap();
+            // The rank is read from the exec'd program's environment: wait for the exec (before it, /proc shows
+            // the forked test process's environment, without the rank; CI once pinned nothing that way).
+            let comm = format!("/proc/{}/comm", child.id());
+            let t0 = std::time::Instant::now();
+            while std::fs::read_to_string(&comm).map_or(true, |c| c.trim() != "sleep") {
+                assert!(
+                    t0.elapsed() < std::time::Duration::from_secs(5),
+                    "sleep never started"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            child
         };
         let (mut ranked, mut plain) = (spawn(Some("1")), spawn(None));
         let pids = [ranked.id(), plain.id()];
