@@ -256,6 +256,7 @@ fn managed_helper(agent: &AgentProc, role: &str) -> (Kid, u32, TcpStream) {
 /// never waits long for its CPU, so the agent must be one of [`AgentProc::for_boosts`]; R > 1 comes from this
 /// test's own thread on the receiver's CPU.
 fn provoke_boost(agent: &AgentProc, pid: u32, s: &mut TcpStream) {
+    let _together = SharedCpu::with(pid);
     let mut b = [0u8; 1];
     let t0 = Instant::now();
     while policy(pid) != libc::SCHED_FIFO {
@@ -267,6 +268,30 @@ fn provoke_boost(agent: &AgentProc, pid: u32, s: &mut TcpStream) {
         std::thread::sleep(Duration::from_millis(5));
         s.write_all(b"p").unwrap();
         s.read_exact(&mut b).unwrap();
+    }
+}
+
+/// This test thread and a receiver pinned to one CPU while it lives, so that the receiver's arrivals see
+/// R = 2 (the sender is still on that CPU when it wakes the receiver). Left to itself, the kernel may keep the two
+/// on different CPUs for a whole run: every arrival then reads R = 1 and no boost is ever needed (a 2-core CI
+/// machine once gave 952 arrivals, all `not_needed`). Dropping it gives this thread its mask back; the receiver
+/// keeps the pin until it exits.
+struct SharedCpu(nix::sched::CpuSet);
+
+impl SharedCpu {
+    fn with(tid: u32) -> SharedCpu {
+        let own = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+        let mut one = nix::sched::CpuSet::new();
+        one.set(0).unwrap();
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid as i32), &one).unwrap();
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one).unwrap();
+        SharedCpu(own)
+    }
+}
+
+impl Drop for SharedCpu {
+    fn drop(&mut self) {
+        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &self.0);
     }
 }
 
@@ -691,6 +716,7 @@ fn a_slice_boost_stays_in_the_fair_class_and_sigterm_restores_it() {
     let (_rx, tid, mut s) = managed_receiver(&agent);
     let own = sched::get_attr(tid).unwrap();
     // A slice boost is one nice step up with a 0.1 ms slice; send until the agent gives it.
+    let together = SharedCpu::with(tid);
     let mut b = [0u8; 1];
     let t0 = Instant::now();
     while nice(tid) != own.sched_nice - 1 {
@@ -703,6 +729,7 @@ fn a_slice_boost_stays_in_the_fair_class_and_sigterm_restores_it() {
         s.write_all(b"p").unwrap();
         s.read_exact(&mut b).unwrap();
     }
+    drop(together);
     let boosted = sched::get_attr(tid).unwrap();
     assert_eq!(
         (policy(tid), boosted.sched_runtime),
