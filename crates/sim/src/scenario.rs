@@ -145,6 +145,40 @@ pub enum ParallelProgram {
 }
 
 impl ParallelProgram {
+    /// The same program with each message `bytes` long, for a program with one message size (`latency`,
+    /// `barrier`, `master-slave`); `None` for one whose sizes differ by message or level.
+    pub fn with_message_bytes(self, bytes: u32) -> Option<ParallelProgram> {
+        match self {
+            ParallelProgram::Latency { round_trips, .. } => Some(ParallelProgram::Latency {
+                round_trips,
+                message_bytes: bytes,
+            }),
+            ParallelProgram::Barrier {
+                iterations,
+                compute_ns,
+                ..
+            } => Some(ParallelProgram::Barrier {
+                iterations,
+                compute_ns,
+                message_bytes: bytes,
+            }),
+            ParallelProgram::MasterSlave {
+                iterations,
+                compute_ns,
+                ..
+            } => Some(ParallelProgram::MasterSlave {
+                iterations,
+                compute_ns,
+                message_bytes: bytes,
+            }),
+            ParallelProgram::Sor(_)
+            | ParallelProgram::Is { .. }
+            | ParallelProgram::Mg { .. }
+            | ParallelProgram::Sp { .. }
+            | ParallelProgram::Bt { .. } => None,
+        }
+    }
+
     /// Its name, which names the job when it is the scenario's own: `latency`, `barrier` or `sor`.
     pub fn name(&self) -> &'static str {
         match self {

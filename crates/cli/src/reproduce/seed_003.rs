@@ -23,8 +23,10 @@ pub const IS: &str = "fig02-is-pred";
 pub const MG: &str = "fig02-mg-pred";
 pub const TOGETHER: &str = "fig03-is-mg-pred";
 pub const MASTER_SLAVE: &str = "fig04-master-slave-pred";
+/// Figure 4 (right) swept over P and the message size, which the paper does not give (a table, no claim).
+pub const MASTER_SLAVE_SWEEP: &str = "master-slave-sweep-pred";
 /// The simulated experiments `cosched reproduce 003` runs.
-pub const SIM_EXPERIMENTS: &[&str] = &[IS, MG, TOGETHER, MASTER_SLAVE];
+pub const SIM_EXPERIMENTS: &[&str] = &[IS, MG, TOGETHER, MASTER_SLAVE, MASTER_SLAVE_SWEEP];
 
 const NAS: &[(&str, &str)] = &[("IS", IS), ("MG", MG)];
 const MASTER_SLAVE_PART: &[(&str, &str)] = &[("master-slave", MASTER_SLAVE)];
@@ -357,9 +359,52 @@ fn times_table(
     Ok(table)
 }
 
-/// The tables of Figures 2 and 3 from this run, for `docs/sim-pred.md` (`--doc-data`).
+/// The message size a sweep configuration names: its last word that ends in K (`PRED P=90% 16K` -> `16K`).
+fn sweep_size(config: &str) -> Option<&str> {
+    config
+        .split_whitespace()
+        .rev()
+        .find(|word| word.ends_with('K'))
+}
+
+/// The master–slave sweep: each configuration's mean execution time and job F, and its time against LINUX's
+/// at the same message size.
+fn sweep_table(results: &SeedResults) -> Result<DocTable, String> {
+    let e = Experiment::of(results, MASTER_SLAVE_SWEEP)?;
+    let k = e.largest_k();
+    let runs = e.rows[0].runs;
+    let mut table = DocTable::new(
+        "pred-master-slave-sweep",
+        ["configuration", "message", "time s", "× LINUX", "job F"]
+            .map(String::from)
+            .to_vec(),
+    )
+    .with_notes(&format!(
+        "Master–slave beside {k} local calcula tasks per node. `ceil`: a queued byte counts as one 4 KB packet; \
+         otherwise the kernel's floor. × LINUX: the configuration's time / LINUX's at the same message size \
+         (above 1: slower). Mean of {runs} repetitions; simulated."
+    ));
+    for row in e.rows.iter().filter(|r| r.competitors == k) {
+        let size = sweep_size(&row.config)
+            .ok_or_else(|| format!("{}: no message size in '{}'", e.name, row.config))?;
+        let own = e.value(&row.config, k, response)?;
+        let linux = e.value(&format!("LINUX {size}"), k, response)?;
+        table.push(vec![
+            row.config.clone(),
+            format!("{size}B"),
+            format!("{:.2}", own.mean),
+            format!("{:.3}", own.ratio(linux).mean),
+            format!("{:.3}", row.job_fairness.mean),
+        ]);
+    }
+    Ok(table)
+}
+
+/// The tables of Figures 2 and 3 and of the master–slave sweep from this run, for `docs/sim-pred.md`
+/// (`--doc-data`).
 pub fn doc_tables(results: &SeedResults) -> Result<Vec<DocTable>, String> {
     Ok(vec![
+        sweep_table(results)?,
         times_table(
             results,
             "pred-fig2",

@@ -54,6 +54,7 @@
 //! policy = { kind = "dcs", exponent = 2, constant_ms = 100 }   # a kind from `cosched policies` + its parameters
 //! receive = "spin-block"                  # spin-only | spin-block | block
 //! spin_us = 1600                          # spin-block only
+//! message_bytes = 4_096                   # optional: replaces a one-size workload's message size
 //! ```
 //!
 //! The policy table is [`cosched_policy::config::PolicyConfig`], the type the registry is generated from: its
@@ -306,4 +307,8 @@ pub struct ConfigSection {
     pub os: Option<OsModel>,
     /// Seed `004`'s `local` benchmark for this configuration.
     pub local: Option<LocalSection>,
+    /// Replaces the workload's message size for this configuration, so that one file sweeps it (seed 003's
+    /// master–slave against the kernel's 4 KB packet floor); only for a workload with one message size
+    /// (`latency`, `barrier`, `master-slave`).
+    pub message_bytes: Option<u32>,
 }

@@ -564,6 +564,10 @@ fn resolve(
             }),
             (w, _) => w.clone(),
         };
+        let workload = match (workload, section.message_bytes) {
+            (Some(w), Some(bytes)) => with_message_bytes(w, bytes, i, &mut p),
+            (w, _) => w,
+        };
         let (Some(workload), Some(context_switch_ns)) = (workload, context_switch_ns) else {
             continue;
         };
@@ -1084,6 +1088,36 @@ fn resolve_workload(
                 sequential,
                 batch: false,
             })
+        }
+    }
+}
+
+/// Configuration `i`'s `message_bytes` applied to the workload, or `None` after recording why it cannot be.
+fn with_message_bytes(w: Workload, bytes: u32, i: usize, p: &mut Problems) -> Option<Workload> {
+    let field = format!("configurations[{i}].message_bytes");
+    if bytes == 0 {
+        p.add(field, "0 bytes; a message has at least 1");
+        return None;
+    }
+    let Workload::Parallel(program) = w else {
+        p.add(
+            field,
+            "the mixed workload has no one message size; set the sizes in its [workload] section",
+        );
+        return None;
+    };
+    match program.with_message_bytes(bytes) {
+        Some(program) => Some(Workload::Parallel(program)),
+        None => {
+            p.add(
+                field,
+                format!(
+                    "the {} workload has no one message size (only latency, barrier and master-slave do); set \
+                     its sizes in its [workload] section",
+                    program.name()
+                ),
+            );
+            None
         }
     }
 }

@@ -850,6 +850,66 @@ fn a_configuration_may_replace_the_os_model() {
 }
 
 #[test]
+fn a_configuration_may_replace_the_message_size_of_a_one_size_workload_and_only_of_one() {
+    // Seed 003's master–slave sweep: each configuration names its size; the rest keep the workload's 1 KB.
+    let e = load(
+        &shipped_dir().join("master-slave-sweep-pred.toml"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    for c in &e.configs {
+        let ParallelProgram::MasterSlave { message_bytes, .. } = c.scenario.workload.parallel()
+        else {
+            panic!("{}: not master-slave", c.label);
+        };
+        let named = c
+            .label
+            .split_whitespace()
+            .find_map(|w| w.strip_suffix('K')?.parse::<u32>().ok())
+            .unwrap();
+        assert_eq!(message_bytes, named * 1024, "{}", c.label);
+    }
+    // The smoke file's latency workload takes it; zero bytes and a workload of many sizes are refused by name.
+    let smoke = |extra: &str| {
+        smoke_text().replacen(
+            "receive = \"spin-only\"",
+            &format!("receive = \"spin-only\"\n{extra}"),
+            1,
+        )
+    };
+    let e = parse(
+        Path::new("experiments/x.toml"),
+        &smoke("message_bytes = 4096"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert!(matches!(
+        e.configs[0].scenario.workload.parallel(),
+        ParallelProgram::Latency {
+            message_bytes: 4096,
+            ..
+        }
+    ));
+    let [err, _] = errors_of(&smoke("message_bytes = 0"));
+    assert!(
+        err.contains("configurations[0].message_bytes: 0 bytes"),
+        "{err}"
+    );
+    let is = std::fs::read_to_string(shipped_dir().join("fig02-is-pred.toml"))
+        .unwrap()
+        .replacen(
+            "receive = \"block\"",
+            "receive = \"block\"\nmessage_bytes = 4096",
+            1,
+        );
+    let [err, _] = errors_of(&is);
+    assert!(
+        err.contains("configurations[0].message_bytes: the is workload has no one message size"),
+        "{err}"
+    );
+}
+
+#[test]
 fn an_arriving_job_in_the_file_runs_beside_the_workload_in_every_configuration() {
     // Seed 003 Figure 3: IS is the workload, MG class T arrives at 0 s on nodes 0-3; --quick divides its 600
     // V-cycles by 100 like the workload's own iterations (10 → 1).
