@@ -6,7 +6,9 @@
 //! itself (a ratio above 1) unless the claim's words give a size ("a few %"), and then it says why. The
 //! experiments: `fig02-is-pred`, `fig02-mg-pred` (Figure 2: IS and MG against 0–5 local calcula tasks per node;
 //! calcula's own share in the same runs stands for Figure 4 left), `fig03-is-mg-pred` (Figure 3: IS beside MG
-//! class T) and `fig04-master-slave-pred` (Figure 4 right, 5 local tasks). There is no real experiment for this seed yet (issue 22, items 5 and 6).
+//! class T), `fig04-master-slave-pred` (Figure 4 right, 5 local tasks) and `master-slave-sweep-pred` (Figure 4
+//! right swept over P and the message size, which the paper does not give: a table for `docs/sim-pred.md`, no
+//! claim). The agent's `pred` and `dyn` are measured by the lab (`docs/lab-pred.md`), not by claims here.
 
 use super::claims::{
     per_experiment, response, shown, span, times, Experiment, Metric, RealClaim, SimCheck,
