@@ -2,7 +2,8 @@
 # The local user beside a real MPI job (issue: the local user keeps its interactive response and every job keeps
 # its share). On this machine, as root, for K CPU-bound hogs per CPU:
 #   - LAMMPS (Debian `lammps`, examples/melt/in.melt with `run 2000`), 2 ranks, Open MPI TCP, --bind-to core,
-#     without the agent ("plain") and under `cosched run` with the agent ("agent"), alternating;
+#     without the agent ("plain") and under `cosched run` with the agent ("agent"), alternating (ABBA: the pair's
+#     order flips every round);
 #   - one wake-up probe per CPU (`cosched-local --period-ms 1`, SCHED_OTHER, sleeps 1 ms and records how late
 #     it wakes) for the whole run.
 # Prints one markdown row per run: LAMMPS wall time, the probes' wake-up lateness (p50 / p99 of the two CPUs'
@@ -85,7 +86,12 @@ PY
 echo "| mode | K | LAMMPS wall s | local p50 ms | local p99 ms | local max ms | boosts | yielded to local | demotions |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for k in $KS; do
-  for _ in $(seq "$ROUNDS"); do one_run plain "$k"; one_run agent "$k"; done
+  # Each round is one pair; the pair's order alternates (plain first in odd rounds, the agent first in even
+  # ones): with plain always first, K = 0 read the agent 0.92x plain, and the same runs with the order rotated
+  # 1.04x (docs/lab-local.md, notebook 2026-11-29).
+  for r in $(seq "$ROUNDS"); do
+    if [ $((r % 2)) = 1 ]; then one_run plain "$k"; one_run agent "$k"; else one_run agent "$k"; one_run plain "$k"; fi
+  done
 done
 
 python3 - "$W/runs.jsonl" "${DOC_DATA:-}" "$ROOT" "$ROUNDS" "${AGENT_ARGS:-}" <<'PY'
@@ -102,7 +108,7 @@ dedicated = statistics.median(dedicated) if dedicated else None
 for k in sorted({r["k"] for r in runs}):
     plain = [r for r in runs if r["k"] == k and not r["agent"]]
     agent = [r for r in runs if r["k"] == k and r["agent"]]
-    pairs = list(zip(plain, agent))  # one_run plain, then agent, each round
+    pairs = list(zip(plain, agent))  # one of each per round, in run order
     speed = [p["wall_s"] / a["wall_s"] for p, a in pairs]
     p99 = [a["p99_ms"] / p["p99_ms"] for p, a in pairs]
     fmt = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})"
@@ -133,7 +139,7 @@ stamp = {"source_command": command, "commit": commit, "machine": machine,
          "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
 tables = [
     ("lab-lammps-local", summary_cols, summary,
-     f"{rounds} alternating pairs per K (plain, then under the agent). Speed: plain wall time / agent wall time "
+     f"{rounds} pairs per K, one a round (plain first in odd rounds, the agent first in even ones). Speed: plain wall time / agent wall time "
      "(above 1: faster with the agent). Of fair bound: the median plain wall time at K = 0 × (K + 1) / the run's "
      "wall time (1: the job ran at its fair share of a dedicated machine). Local p99: the agent run's p99 wake-up delay / the plain run's, of the "
      "worse CPU. Worst: each run's largest wake-up delay of either CPU, the median over that side's runs and (in "
