@@ -60,13 +60,22 @@ pub fn series_label(configuration: &str, mode: &ReceiveMode) -> String {
 
 /// Every run of the experiment, in execution order: repetition, mode, K, configuration. The configurations of
 /// one point run back to back, so that drift in the machine's speed (a shared VM's noise is ±20–50 % over
-/// minutes) falls on all of them alike and the ratios between them stay meaningful.
+/// minutes) falls on all of them alike and the ratios between them stay meaningful; their order flips every
+/// repetition (file order in even ones, reversed in odd ones), so that no configuration always runs first: with
+/// the baseline always first, LAMMPS at K = 0 read the agent 0.92× no agent's speed, and 1.04× with the order
+/// rotated (docs/lab-local.md, notebook 2026-11-29).
 pub fn plan(experiment: &LabExperiment) -> Vec<RunSpec<'_>> {
     let mut runs = Vec::new();
     for repetition in 0..experiment.repetitions {
         for mode in &experiment.receive_modes {
             for &competitors in &experiment.competitors {
-                for configuration in &experiment.configurations {
+                let in_order = experiment.configurations.iter();
+                let configurations: Vec<_> = if repetition % 2 == 0 {
+                    in_order.collect()
+                } else {
+                    in_order.rev().collect()
+                };
+                for configuration in configurations {
                     runs.push(RunSpec {
                         configuration,
                         mode: *mode,
@@ -618,6 +627,51 @@ mod tests {
         // SAFETY: getsid(0) reads our own session id.
         assert_eq!(session as i32, unsafe { libc::getsid(0) });
         assert_eq!(cpu_cgroup_and_session(u32::MAX), None);
+    }
+
+    #[test]
+    fn the_configurations_of_a_point_run_back_to_back_in_an_order_that_flips_every_repetition() {
+        let experiment = LabExperiment::parse(
+            r#"
+name = "order"
+description = "d"
+nodes = 2
+competitors = [0, 1]
+receive_modes = ["spin-only"]
+repetitions = 3
+[program]
+kind = "pingpong"
+duration_s = 1.0
+[[configurations]]
+name = "no-agent"
+[[configurations]]
+name = "agent"
+agent = true
+"#,
+            std::path::Path::new("order.toml"),
+        )
+        .unwrap();
+        let order: Vec<(u32, u32, &str)> = plan(&experiment)
+            .iter()
+            .map(|r| (r.repetition, r.competitors, r.configuration.name.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                (0, 0, "no-agent"),
+                (0, 0, "agent"),
+                (0, 1, "no-agent"),
+                (0, 1, "agent"),
+                (1, 0, "agent"),
+                (1, 0, "no-agent"),
+                (1, 1, "agent"),
+                (1, 1, "no-agent"),
+                (2, 0, "no-agent"),
+                (2, 0, "agent"),
+                (2, 1, "no-agent"),
+                (2, 1, "agent"),
+            ]
+        );
     }
 
     #[test]
