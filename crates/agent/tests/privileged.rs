@@ -266,12 +266,25 @@ fn provoke_boost(agent: &AgentProc, pid: u32, s: &mut TcpStream) {
             agent.stats()
         );
         std::thread::sleep(Duration::from_millis(5));
-        s.write_all(b"p").unwrap();
+        send_and_hold(s);
         s.read_exact(&mut b).unwrap();
     }
 }
 
-/// This test thread and a receiver pinned to one CPU while it lives, so that the receiver's arrivals see
+/// Sends one message to a receiver that shares this thread's CPU ([`SharedCpu`]) and keeps that CPU for up to
+/// 1 ms before waiting for the answer, so that the receiver waits runnable until the agent has looked. Blocking at
+/// once instead handed the receiver its CPU within microseconds, before the agent — woken on the other CPU, tens
+/// of microseconds away — saw the arrival: every arrival was flagged and every one `not_needed` (961 of 961 in
+/// one run here).
+fn send_and_hold(s: &mut TcpStream) {
+    s.write_all(b"p").unwrap();
+    let until = Instant::now() + Duration::from_millis(1);
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// This test thread and a receiver pinned to one CPU (the first this thread may use) while it lives, so that the receiver's arrivals see
 /// R = 2 (the sender is still on that CPU when it wakes the receiver). Left to itself, the kernel may keep the two
 /// on different CPUs for a whole run: every arrival then reads R = 1 and no boost is ever needed (a 2-core CI
 /// machine once gave 952 arrivals, all `not_needed`). Dropping it gives this thread its mask back; the receiver
@@ -281,8 +294,12 @@ struct SharedCpu(nix::sched::CpuSet);
 impl SharedCpu {
     fn with(tid: u32) -> SharedCpu {
         let own = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+        // The first CPU this thread may run on (CPU 0 may be outside a restricted cpuset).
+        let first = (0..nix::sched::CpuSet::count())
+            .find(|&cpu| own.is_set(cpu).unwrap_or(false))
+            .expect("a thread runs on at least one CPU");
         let mut one = nix::sched::CpuSet::new();
-        one.set(0).unwrap();
+        one.set(first).unwrap();
         nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid as i32), &one).unwrap();
         nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one).unwrap();
         SharedCpu(own)
@@ -726,7 +743,7 @@ fn a_slice_boost_stays_in_the_fair_class_and_sigterm_restores_it() {
             agent.stats()
         );
         std::thread::sleep(Duration::from_millis(5));
-        s.write_all(b"p").unwrap();
+        send_and_hold(&mut s);
         s.read_exact(&mut b).unwrap();
     }
     drop(together);
