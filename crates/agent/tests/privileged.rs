@@ -2494,18 +2494,33 @@ fn a_local_task_the_fair_class_leaves_waiting_on_a_jobs_cpu_gets_that_cpu_nudged
         let before = agent.stats();
         greedy_sleeper(0, 60);
         let off_job = agent.stats();
-        // CPU 1 is the job's.
-        greedy_sleeper(1, 300);
-        let on_job = agent.stats();
         let refused =
             |a: &AgentStats, b: &AgentStats| b.local_wakes_refused - a.local_wakes_refused;
         let nudges = |a: &AgentStats, b: &AgentStats| b.local_nudges - a.local_nudges;
+        // CPU 1 is the job's. Whether the fair class refuses the sleeper's wake-ups there at all is the kernel's
+        // state, not the agent's: on this VM some runs saw none of 300 refused (2026-11-29: 0 in 2 of 3 runs of
+        // this test alone, then 9 passes in a row), so with nudging on, up to three tries of 300 wake-ups, the
+        // first with refusals to count judged.
+        let mut tries = 0;
+        let (start, on_job) = loop {
+            let start = agent.stats();
+            greedy_sleeper(1, 300);
+            let on_job = agent.stats();
+            tries += 1;
+            if !nudging || refused(&start, &on_job) >= 10 || tries == 3 {
+                break (start, on_job);
+            }
+            eprintln!(
+                "try {tries}: the fair class refused {} of the sleeper's wake-ups on the job's CPU; again",
+                refused(&start, &on_job)
+            );
+        };
         eprintln!(
             "nudging {nudging}: CPU without a job {} refused, {} nudges; the job's CPU {} refused, {} nudges ({} boosts)",
             refused(&before, &off_job),
             nudges(&before, &off_job),
-            refused(&off_job, &on_job),
-            nudges(&off_job, &on_job),
+            refused(&start, &on_job),
+            nudges(&start, &on_job),
             on_job.boosts_granted
         );
         // The counts are the machine's: this sandbox's own tasks waking on the job's CPU meanwhile may add one
@@ -2515,10 +2530,11 @@ fn a_local_task_the_fair_class_leaves_waiting_on_a_jobs_cpu_gets_that_cpu_nudged
             "a CPU without a job was watched: {off_job:#?}"
         );
         if nudging {
-            let (r, n) = (refused(&off_job, &on_job), nudges(&off_job, &on_job));
+            let (r, n) = (refused(&start, &on_job), nudges(&start, &on_job));
             assert!(
                 r >= 10,
-                "only {r} of 100 wake-ups of a sleeper over its share were seen refused beside the job: {on_job:#?}"
+                "in {tries} tries, at most {r} of 300 wake-ups of a sleeper over its share were seen refused beside \
+                 the job: {on_job:#?}"
             );
             // Wake-ups 4 ms apart, nudges at most one per 100 us per CPU: every refused one is nudged (one of
             // another task at the same moment may go without). BPF counts a refusal at once and the agent its
