@@ -284,11 +284,11 @@ fn send_and_hold(s: &mut TcpStream) {
     }
 }
 
-/// This test thread and a receiver pinned to one CPU (the first this thread may use) while it lives, so that the receiver's arrivals see
-/// R = 2 (the sender is still on that CPU when it wakes the receiver). Left to itself, the kernel may keep the two
-/// on different CPUs for a whole run: every arrival then reads R = 1 and no boost is ever needed (a 2-core CI
-/// machine once gave 952 arrivals, all `not_needed`). Dropping it gives this thread its mask back; the receiver
-/// keeps the pin until it exits.
+/// This test thread and a receiver pinned to one CPU (the first this thread may use) while it lives, so that
+/// the receiver's arrivals see R = 2 (the sender is still on that CPU when it wakes the receiver). Left to
+/// itself, the kernel may keep the two on different CPUs for a whole run: every arrival then reads R = 1 and no
+/// boost is ever needed (a 2-core CI machine once gave 952 arrivals, all `not_needed`). Dropping it gives this
+/// thread its mask back; the receiver keeps the pin until it exits.
 struct SharedCpu(nix::sched::CpuSet);
 
 impl SharedCpu {

@@ -69,12 +69,10 @@ pub fn plan(experiment: &LabExperiment) -> Vec<RunSpec<'_>> {
     for repetition in 0..experiment.repetitions {
         for mode in &experiment.receive_modes {
             for &competitors in &experiment.competitors {
-                let in_order = experiment.configurations.iter();
-                let configurations: Vec<_> = if repetition % 2 == 0 {
-                    in_order.collect()
-                } else {
-                    in_order.rev().collect()
-                };
+                let mut configurations: Vec<_> = experiment.configurations.iter().collect();
+                if repetition % 2 == 1 {
+                    configurations.reverse();
+                }
                 for configuration in configurations {
                     runs.push(RunSpec {
                         configuration,
