@@ -137,6 +137,8 @@ pub struct Task {
     pub last_got_ns: u64,
     pub last_sk: u64,
     pub last_sk_ns: u64,
+    /// Empty polls since `last_poll_ns` was stamped (BPF refreshes the stamp every 16 polls of a spinning thread).
+    pub polls_unstamped: u64,
 }
 
 /// `struct cosched_gate`: the watch gate (a `.bss` global; BPF opens it, user space closes it).
@@ -234,7 +236,7 @@ unsafe impl Pod for Proc {}
 unsafe impl Pod for JobState {}
 unsafe impl Pod for Event {}
 
-const _: () = assert!(std::mem::size_of::<Task>() == 288);
+const _: () = assert!(std::mem::size_of::<Task>() == 296);
 const _: () = assert!(std::mem::size_of::<Proc>() == 16);
 const _: () = assert!(std::mem::size_of::<JobState>() == 8);
 const _: () = assert!(std::mem::size_of::<Event>() == 40);

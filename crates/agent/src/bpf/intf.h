@@ -153,6 +153,7 @@ struct cosched_task {
 	u64 last_got_ns;       /* last receive that returned data */
 	u64 last_sk;           /* the socket it last received on (kernel address; its owner is in its socks storage) */
 	u64 last_sk_ns;        /* when that socket's owner was last checked */
+	u64 polls_unstamped;   /* empty polls since last_poll_ns was stamped (COSCHED_POLLS_PER_STAMP) */
 };
 
 /* The watch gate (one global in .bss, on a cache line of its own). The message hooks run on every message of
