@@ -440,18 +440,19 @@ impl Agent {
 
     /// A managed process exec'd a setuid or setgid program: it runs with privileges its owner does not have,
     /// so it leaves management alive — what the agent changed is restored, and it is forgotten (BPF already
-    /// dropped its entries, so nothing it creates is adopted).
+    /// dropped its entries, so nothing it creates is adopted). BPF reports only a managed task's exec, so the
+    /// release counts even for a process user space never tracked: one forked and exec'd before its fork
+    /// event was handled (its entry was gone by then, taken for an exit), which the agent never changed.
     fn on_cred_change(&mut self, e: &Event) {
-        if self.engine.tracker.process(e.tgid).is_none() {
-            return;
-        }
-        self.engine.restore_process(e.tgid, now_ns());
         self.engine.counters.released_setuid += 1;
         self.log(&format!(
             "pid {} exec'd a setuid/setgid program (effective uid {}): no longer managed",
             e.tgid, e.arg
         ));
-        self.on_proc_exit(e.tgid);
+        if self.engine.tracker.process(e.tgid).is_some() {
+            self.engine.restore_process(e.tgid, now_ns());
+            self.on_proc_exit(e.tgid);
+        }
     }
 
     fn on_proc_exit(&mut self, tgid: u32) {
