@@ -419,7 +419,7 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.config.join(" ")
     );
     out += &format!(
-        "arrivals {:>10} ({:>8.0}/s)  flagged {:>8} ({:>7.0}/s)  on-cpu {:>10}  alone {:>8}  boosted {:>8}  recent {:>8}  pending {:>8}  stale-missed {:>8}\n",
+        "arrivals {:>10} ({:>8.0}/s)  flagged {:>8} ({:>7.0}/s)  on-cpu {:>10}  alone {:>8}  boosted {:>8} (ended since {})  recent {:>8}  pending {:>8}  stale-missed {:>8}\n",
         s.arrivals,
         rate(s.arrivals, |p| p.arrivals),
         s.flagged,
@@ -427,6 +427,7 @@ pub fn render(s: &AgentStats, prev: Option<&AgentStats>, period: Duration) -> St
         s.arrivals_on_cpu,
         s.arrivals_alone,
         s.arrivals_boosted,
+        s.arrivals_boost_ended,
         s.arrivals_recent,
         s.arrivals_pending,
         s.arrivals_stale_missed

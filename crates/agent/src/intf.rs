@@ -93,8 +93,11 @@ pub const COSCHED_STAT_LOCAL_REFUSED: u64 = 17;
 /// Local tasks found runnable and waiting on a job's CPU after a wake-up no hook saw (each one then handled as a
 /// seen one: the boost there yields, or the CPU is nudged).
 pub const COSCHED_STAT_LOCAL_UNSEEN: u64 = 18;
+/// Arrivals for a receiver preempted while boosted whose boost has ended since it left its CPU (no switch
+/// reports that): handed over as any other arrival.
+pub const COSCHED_STAT_BOOST_ENDED: u64 = 19;
 /// Number of statistic counters.
-pub const COSCHED_NR_STATS: u64 = 19;
+pub const COSCHED_NR_STATS: u64 = 20;
 /// u64 words in a cache line: the gap between the field groups of [`Task`].
 pub const COSCHED_LINE_WORDS: u64 = 8;
 /// Rows of the statistics array (one per CPU).
@@ -348,6 +351,7 @@ mod tests {
             ("COSCHED_STAT_LOCAL_LIGHT", COSCHED_STAT_LOCAL_LIGHT),
             ("COSCHED_STAT_LOCAL_REFUSED", COSCHED_STAT_LOCAL_REFUSED),
             ("COSCHED_STAT_LOCAL_UNSEEN", COSCHED_STAT_LOCAL_UNSEEN),
+            ("COSCHED_STAT_BOOST_ENDED", COSCHED_STAT_BOOST_ENDED),
             ("COSCHED_NR_STATS", COSCHED_NR_STATS),
             ("COSCHED_STAT_CPUS", COSCHED_STAT_CPUS),
             ("COSCHED_LINE_WORDS", COSCHED_LINE_WORDS),

@@ -134,6 +134,9 @@ pub struct AgentStats {
     /// Arrivals for a boosted receiver that a higher real-time task (the agent, a kernel thread) had preempted:
     /// it runs again as soon as that one is done, so they are not handed over.
     pub arrivals_boosted: u64,
+    /// Arrivals for a receiver that was preempted while boosted and whose boost has ended since (its entry still
+    /// said real-time): handed over as any other arrival, not taken for [`AgentStats::arrivals_boosted`].
+    pub arrivals_boost_ended: u64,
     pub arrivals_pending: u64,
     /// Arrivals the sampled running view (`--running-view-us`) took for a running receiver that was off its CPU:
     /// left to wait, the cost of a stale view.

@@ -294,6 +294,7 @@ pub fn agent_stats(s: Snapshot) -> crate::proto::AgentStats {
         arrivals_recent: stat(intf::COSCHED_STAT_RECENT),
         arrivals_alone: stat(intf::COSCHED_STAT_ALONE),
         arrivals_boosted: stat(intf::COSCHED_STAT_BOOSTED),
+        arrivals_boost_ended: stat(intf::COSCHED_STAT_BOOST_ENDED),
         arrivals_pending: stat(intf::COSCHED_STAT_PENDING),
         arrivals_stale_missed: stat(intf::COSCHED_STAT_STALE_MISSES),
         ringbuf_drops: stat(intf::COSCHED_STAT_RINGBUF_DROPS),

@@ -1918,16 +1918,24 @@ fn boosted_spinner(agent: &AgentProc, cpu: usize) -> (Kid, Kid, TcpStream) {
     s.set_nodelay(true).unwrap();
     agent.client().register(rx.pid(), "spinner").unwrap();
     let t0 = Instant::now();
-    while fifo_threads(rx.pid()).is_empty() {
+    loop {
         assert!(
             t0.elapsed() < Duration::from_secs(10),
             "the agent never boosted the spinner on CPU {cpu}: {:#?}",
             agent.stats()
         );
         s.write_all(&[0u8; 64]).unwrap();
-        std::thread::sleep(Duration::from_millis(1));
+        // Looked for in the millisecond after each message, not once just before the next: a boost that ends
+        // at its window (500 us) when no message follows (a park) is over by then, and a look in step with the
+        // messages never saw one (every arrival boosted and parked, thousands in 10 s, with `--exponent 10`).
+        let sent = Instant::now();
+        while sent.elapsed() < Duration::from_millis(1) {
+            if !fifo_threads(rx.pid()).is_empty() {
+                return (rx, hog, s);
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
     }
-    (rx, hog, s)
 }
 
 /// This thread at SCHED_FIFO `prio` until dropped, so a test can watch and measure while boosted spinners hold

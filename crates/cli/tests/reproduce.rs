@@ -31,8 +31,8 @@ fn quick_sim_only_writes_the_seed_000_headlines() {
         String::from_utf8_lossy(&run.stderr)
     );
     let headlines = read_json(&out.join("headlines.json")).unwrap();
-    // Seed 000: 11 simulated claims, then 7 real ones (4 of the job, 2 of the local user, 1 of LAMMPS).
-    assert_eq!(headlines.len(), 18, "{headlines:#?}");
+    // Seed 000: 11 simulated claims, then 8 real ones (4 of the job, 2 of the local user, 2 of LAMMPS).
+    assert_eq!(headlines.len(), 19, "{headlines:#?}");
     assert!(headlines.iter().all(|h| h.seed == "000"));
     let (sim, real): (Vec<_>, Vec<_>) = headlines.iter().partition(|h| h.backend == Backend::Sim);
     assert_eq!(sim.len(), 11);
@@ -53,7 +53,7 @@ fn quick_sim_only_writes_the_seed_000_headlines() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("checked claims hold (7 not checked)"),
+        stdout.contains("checked claims hold (8 not checked)"),
         "{stdout}"
     );
     // The simulated runs themselves are where the claims were read from.

@@ -1042,6 +1042,24 @@ int BPF_PROG(cosched_recv, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
+/* Whether thread `tid` runs in a real-time class now (SCHED_FIFO 1 or RR 2). What `t->rt` remembers is its
+ * class at its last switch-out; when that is no longer so, `t->rt` is corrected too. */
+static __always_inline bool real_time_now(struct cosched_task *t, u32 tid)
+{
+	struct task_struct *p = bpf_task_from_pid(tid);
+	bool rt;
+
+	if (!p)
+		return false;
+	rt = p->policy == 1 || p->policy == 2;
+	bpf_task_release(p);
+	if (!rt) {
+		t->rt = 0;
+		stat_inc(COSCHED_STAT_BOOST_ENDED);
+	}
+	return rt;
+}
+
 /* With a sampled view (running_view_ns > 0, seed 002's design: the NIC reads the running thread about once a
  * millisecond), whether `t` was on its CPU at the last sample, `now - now % running_view_ns`: its current stint
  * began at or before it, or its last one covered it. A thread that switched more than once since the sample is
@@ -1095,8 +1113,10 @@ int BPF_PROG(cosched_data_ready, const struct sock *sk)
 		return 0;
 	}
 	/* Boosted, and preempted only by a higher real-time task (the agent itself, a kernel thread): it runs again
-	 * the moment that one is done, so handing the arrival over would only wake the agent to preempt it again. */
-	if (t->rt && t->preempted) {
+	 * the moment that one is done, so handing the arrival over would only wake the agent to preempt it again.
+	 * `t->rt` is its class at that switch-out; the agent may have ended the boost since while it waited (no
+	 * switch reports that), so the class is read again on this rare path. */
+	if (t->rt && t->preempted && real_time_now(t, tid)) {
 		stat_inc(COSCHED_STAT_BOOSTED);
 		return 0;
 	}

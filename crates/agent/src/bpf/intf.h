@@ -104,7 +104,9 @@ typedef unsigned long long u64;
 #define COSCHED_STAT_LOCAL_LIGHT 16   /* local tasks woken too light in their CPU's fair class to be yielded to (any CPU) */
 #define COSCHED_STAT_LOCAL_REFUSED 17 /* local tasks woken on a job's CPU whose wake-up the fair class refused */
 #define COSCHED_STAT_LOCAL_UNSEEN 18  /* local tasks found waiting on a job's CPU after a wake-up no hook saw */
-#define COSCHED_NR_STATS 19
+#define COSCHED_STAT_BOOST_ENDED 19   /* arrivals for a receiver preempted while boosted whose boost has ended since it
+                                       * left its CPU (handed over as any other; `rt` of its entry was stale) */
+#define COSCHED_NR_STATS 20
 #define COSCHED_STAT_CPUS 256      /* rows of `stats`: one per CPU (CPU ids fold modulo), so no line bounces */
 #define COSCHED_STAT_STRIDE 24     /* u64 per row (>= COSCHED_NR_STATS; 192 bytes, three cache lines) */
 

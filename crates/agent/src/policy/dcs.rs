@@ -32,7 +32,9 @@
 //!
 //! If both allow it, the receiving thread is boosted for `--boost-us` and `Tp` = now; a refusal by either leaves
 //! `Tp` (a boost that did not happen preempted nobody). At the end of the window the boost is extended while
-//! arrivals keep coming and the budget allows, else the thread's own attributes come back. Unless
+//! arrivals keep coming or the thread still computes (it wants its CPU and is not spin-waiting: seed 000's boost
+//! lasts until the process blocks; unless `--no-hold-busy`) and the budget allows, for at most `--max-boost-ms`,
+//! else the thread's own attributes come back. Unless
 //! `--no-demote`, a boost that ends because the budget ran out hands the CPU back: the job is lowered to
 //! nice 19 until its balance is back to `resume` — its threads, and for a job alone in its session (its own
 //! autogroup, where its threads' nice does nothing against the other sessions) the session itself
@@ -74,7 +76,8 @@
 //! on window end (tid, now):
 //!     settle(job of tid)
 //!     contested = R unknown or R > 1.05
-//!     exchanging = may_boost and contested and an arrival since the boost, the last within a window
+//!     busy = not --no-hold-busy and tid wants its CPU (on it, or preempted) and not spin_waiting(tid)
+//!     exchanging = may_boost and contested and (busy or an arrival since the boost, the last within a window)
 //!     if now - since >= max_boost and exchanging and pause = --yield-us > 0:
 //!         restore(tid); deadline at now + pause: boost it again if neither boosted nor lowered meanwhile, the
 //!         budget allows, it still shares its CPU and an arrival came within a window of the pause's start
@@ -138,6 +141,7 @@ pub const AGENT_ONLY: &[(&str, &str)] = &[
         "seed 002's fairness monitor on Linux; the simulator's NT model has its own (`monitor_window_ms`)",
     ),
     ("no_demote", "only refuse boosts past the budget, never lower an overdrawn job"),
+    ("no_hold_busy", "end a boost at its window without an arrival even while its thread computes (the simulator's boost lasts until the process blocks)"),
 ];
 
 /// The boost and budget flags of every budgeted policy (`dcs`, `pred`, `dyn`): how a boost is carried out and
@@ -181,6 +185,13 @@ pub struct BoostFlags {
     /// Never demote an overdrawn job (only refuse its boosts).
     #[arg(long)]
     pub no_demote: bool,
+    /// End a boost at its window's end when no arrival came within it, even while its thread computes. By default
+    /// a thread that still wants its CPU and is not seen spin-waiting for a message (it computes between
+    /// exchanges, or waits where the hooks cannot see it, in `epoll`) keeps its boost, within --max-boost-ms and
+    /// the budget, as seed 000's boost lasts until the process blocks: LAMMPS at K = 4 ran at 0.73-0.75 of its
+    /// fair bound with the old ending, 0.89-1.02 without it (docs/lab-local.md).
+    #[arg(long)]
+    pub no_hold_busy: bool,
 }
 
 impl BoostFlags {
@@ -209,6 +220,7 @@ impl BoostFlags {
             rule,
             budget,
             demote: !self.no_demote,
+            hold_busy: !self.no_hold_busy,
         })
     }
 }
@@ -298,6 +310,9 @@ pub struct DcsConfig {
     pub budget: BudgetParams,
     /// Demote overdrawn jobs and park spin-waiters (else only refuse).
     pub demote: bool,
+    /// A window's end keeps the boost of a thread that wants its CPU and is not spin-waiting (not
+    /// `--no-hold-busy`).
+    pub hold_busy: bool,
 }
 
 /// Whom a budgeted policy boosts: the rule that says whether a process's waiting receiver should run now (the
@@ -1138,7 +1153,11 @@ impl Policy for Dcs {
         let contested = !intf::alone(task.r_milli);
         let last_arrival = task.last_arrival_ns;
         let short = now.saturating_sub(since) < self.cfg.max_boost_ns;
-        let exchanging = may && contested && last_arrival > since && last_arrival + window > now;
+        let busy = self.cfg.hold_busy
+            && (task.on_cpu != 0 || task.preempted != 0)
+            && !spin_waiting(&task, now);
+        let exchanging =
+            may && contested && (busy || (last_arrival > since && last_arrival + window > now));
         let pause = ctx.yield_ns();
         if !short && exchanging && pause > 0 {
             // At its length limit with the exchange going on: step aside for a pause, as for a local task, so
@@ -1400,6 +1419,8 @@ mod tests {
                 open_ns: 20 * MILLIS,
             },
             demote: true,
+            // The window's end as `--no-hold-busy` has it; `computing_at_window_end` tests the default.
+            hold_busy: false,
         }
     }
 
@@ -1685,6 +1706,72 @@ mod tests {
         assert_eq!((count(&e, PARKS), count(&e, DEMOTIONS)), (1, 1));
     }
 
+    /// Boosted at 1 ms by an arrival; at the window's end, 1.5 ms, it computes on its CPU: it read the message at
+    /// 1.1 ms and has polled no empty socket since (nothing arrived within the window). `hold_busy` as given.
+    fn computing_at_window_end(hold_busy: bool) -> Engine<FakeActuator, FakeProbe> {
+        let e = engine(
+            Box::new(Dcs::new(DcsConfig {
+                hold_busy,
+                ..config()
+            })),
+            &[10],
+        );
+        task(&e, |t| {
+            t.r_milli = 2000;
+            t.preempted = 1;
+        });
+        let mut e = e;
+        e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
+        task(&e, |t| {
+            t.on_cpu = 1;
+            t.preempted = 0;
+            t.last_arrival_ns = 900 * US;
+            t.last_got_ns = 1100 * US;
+            t.last_poll_ns = 1000 * US;
+        });
+        e.on_timer(1500 * US);
+        e
+    }
+
+    #[test]
+    fn a_thread_computing_at_its_window_end_keeps_its_boost_unless_no_hold_busy() {
+        let e = computing_at_window_end(true);
+        assert!(
+            matches!(mode(&e), Mode::Boosted { until, .. } if until > 1500 * US),
+            "{:?}",
+            mode(&e)
+        );
+        assert_eq!(count(&e, EXTENDED), 1);
+        // With --no-hold-busy the window's end gives the thread its own attributes back.
+        let e = computing_at_window_end(false);
+        assert_eq!(mode(&e), Mode::Normal);
+        assert_eq!(count(&e, EXTENDED), 0);
+    }
+
+    #[test]
+    fn hold_busy_keeps_no_boost_of_a_spin_waiter_a_blocked_thread_or_an_overdrawn_job() {
+        // Held at 1.5 ms until 2.5 ms (the step doubled to 1 ms); what it does by then decides the next end.
+        // Spin-waiting (an empty poll after its last read): parked as without the flag.
+        let mut e = computing_at_window_end(true);
+        task(&e, |t| t.last_poll_ns = 1600 * US);
+        e.on_timer(2500 * US);
+        assert_eq!(mode(&e), Mode::Niced { nice: 19 });
+        assert_eq!(count(&e, PARKS), 1);
+        // Blocked (off its CPU, not runnable) at the window's end: nothing to hold.
+        let mut e = computing_at_window_end(true);
+        task(&e, |t| {
+            t.on_cpu = 0;
+            t.preempted = 0;
+        });
+        e.on_timer(2500 * US);
+        assert_eq!(mode(&e), Mode::Normal);
+        // Overdrawn: 30 ms of CPU in 10 ms at R = 2 (the burst is 20 ms): demoted, not held.
+        let mut e = computing_at_window_end(true);
+        cpu(&e, 30 * MILLIS);
+        e.on_timer(2500 * US);
+        assert!(!matches!(mode(&e), Mode::Boosted { .. }), "{:?}", mode(&e));
+    }
+
     #[test]
     fn a_spin_waiter_that_blocks_by_itself_is_not_parked() {
         // It fell asleep waiting at 0.3 and 0.5 ms: it will again, past its spin time.
@@ -1952,6 +2039,7 @@ mod tests {
     fn the_tick_is_needed_only_while_a_thread_is_lowered_or_a_job_is_in_debt() {
         let cfg = DcsConfig {
             demote: false,
+            hold_busy: false,
             ..config()
         };
         let mut e = engine(Box::new(Dcs::new(cfg)), &[10]);

@@ -59,6 +59,10 @@ pub const AGENT_ONLY: &[(&str, &str)] = &[
         "no_demote",
         "only refuse boosts past the budget, never lower an overdrawn job",
     ),
+    (
+        "no_hold_busy",
+        "end a boost at its window without an arrival even while its thread computes",
+    ),
 ];
 
 /// The predictive rule's flags: the `pred` and `dyn` kinds' parameters (also `dynamicq --over pred`'s).
@@ -251,7 +255,8 @@ mod tests {
         let mut e = pred_engine(&[10, 11]);
         queued(&e, 10, 8192, 0);
         e.on_tick(10 * MILLIS);
-        // The tick boosted 10; its window ends, and it waits again.
+        // The tick boosted 10; it reads its data and blocks for more, and its window ends.
+        e.probe.tasks.borrow_mut().get_mut(&10).unwrap().preempted = 0;
         e.on_timer(10 * MILLIS + MILLIS / 2);
         assert!(!boosted(&e, 10));
         e.on_arrival(&arrival(10, 2, 11 * MILLIS), 11 * MILLIS);
