@@ -1427,7 +1427,12 @@ mod tests {
     /// Process 10 (one thread, 10) managed at 0 with no CPU time used, off its CPU and runnable (it wants its
     /// CPU throughout, so its fair share `Δwall / R` is credited), an arrival pending, R = 2.
     fn setup() -> Engine<FakeActuator, FakeProbe> {
-        let e = engine(Box::new(Dcs::new(config())), &[10]);
+        setup_with(config())
+    }
+
+    /// [`setup`] with the policy's configuration `cfg`.
+    fn setup_with(cfg: DcsConfig) -> Engine<FakeActuator, FakeProbe> {
+        let e = engine(Box::new(Dcs::new(cfg)), &[10]);
         task(&e, |t| {
             t.r_milli = 2000;
             t.preempted = 1;
@@ -1709,18 +1714,10 @@ mod tests {
     /// Boosted at 1 ms by an arrival; at the window's end, 1.5 ms, it computes on its CPU: it read the message at
     /// 1.1 ms and has polled no empty socket since (nothing arrived within the window). `hold_busy` as given.
     fn computing_at_window_end(hold_busy: bool) -> Engine<FakeActuator, FakeProbe> {
-        let e = engine(
-            Box::new(Dcs::new(DcsConfig {
-                hold_busy,
-                ..config()
-            })),
-            &[10],
-        );
-        task(&e, |t| {
-            t.r_milli = 2000;
-            t.preempted = 1;
+        let mut e = setup_with(DcsConfig {
+            hold_busy,
+            ..config()
         });
-        let mut e = e;
         e.on_arrival(&arrival(10, 2, MILLIS), MILLIS);
         task(&e, |t| {
             t.on_cpu = 1;
@@ -2039,7 +2036,6 @@ mod tests {
     fn the_tick_is_needed_only_while_a_thread_is_lowered_or_a_job_is_in_debt() {
         let cfg = DcsConfig {
             demote: false,
-            hold_busy: false,
             ..config()
         };
         let mut e = engine(Box::new(Dcs::new(cfg)), &[10]);
