@@ -59,6 +59,8 @@ pub struct Observer {
     malformed_cell: Rc<RefCell<u64>>,
     /// Entries to delete once they are [`FORGET_AFTER`] old ([`Observer::reap_forgotten`]).
     forgotten: RefCell<Vec<(Forgotten, Instant)>>,
+    /// The managed processes' sockets, for the predictive rule's samples.
+    sockets: RefCell<crate::sockets::SocketTable>,
 }
 
 impl Observer {
@@ -111,6 +113,7 @@ impl Observer {
             malformed: 0,
             malformed_cell,
             forgotten: RefCell::default(),
+            sockets: RefCell::default(),
         })
     }
 
@@ -420,7 +423,7 @@ impl crate::ctx::Probe for Observer {
         &self,
         tgids: &[u32],
     ) -> std::collections::HashMap<u32, Vec<cosched_policy::predictive::SocketQueue>> {
-        crate::sockets::sample(tgids)
+        self.sockets.borrow_mut().sample(tgids)
     }
     fn agent_cpu_ns(&self, cpu: u32) -> Option<u64> {
         let bss = self.skel.maps.bss_data.as_deref()?;

@@ -36,7 +36,7 @@ pub trait Probe {
     fn local_waiting_since(&self, _cpu: u32) -> Option<Nanos> {
         None
     }
-    /// The queues of every socket each of `tgids` holds, bytes ([`crate::sockets::sample`]).
+    /// The queues of every socket each of `tgids` holds, bytes ([`crate::sockets::SocketTable::sample`]).
     fn socket_queues(&self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>>;
     /// The CPU time the agent's own threads ran on `cpu` so far, ns (`None`: not counted).
     fn agent_cpu_ns(&self, _cpu: u32) -> Option<Nanos> {

@@ -19,39 +19,58 @@
 //! spent 95 % of a CPU doing it (at real-time priority, starving the job it served).
 //!
 //! ## Cost and limits
-//! Per socket per tick: two `ioctl`s, a `pidfd_getfd` and a `close`; per process: a `pidfd_open` and a read of
-//! its descriptor table — part of the agent's own CPU time (in its statistics). `pidfd_getfd` needs ptrace
-//! rights over the process (root has them unless Yama's `ptrace_scope` is 3): a process whose sockets cannot be
+//! Listing a process's sockets is the expensive part: every `/proc/PID/fd` entry read is a dentry and an inode
+//! made and, at the last `dput`, freed through RCU. Done for every process at every 10 ms tick (and a `pidfd_open`
+//! each time), it cost the agent 12 % of a CPU beside the lab's Open MPI ping-pong, at real-time priority, and the
+//! RCU callbacks it queued starved behind the lab's competitors (`cpu.shares` 262144): RCU grace periods stalled
+//! for a minute, a `tty` flush behind them held `mpirun`, and the job never finished (2026-11-29,
+//! `docs/lab-pred.md`). So a [`SocketTable`] keeps, per process, a `pidfd` (opened once) and the list of its
+//! sockets by descriptor number and inode, and lists again only when a borrowed descriptor turns out to be
+//! another file (closed and reused: its inode differs) or when the list is [`RELIST_MAX`] old; a list that
+//! changed is read again at the next look, and the interval doubles while it does not, from [`RELIST_MIN`]. A
+//! socket a process opens under a new descriptor number is therefore seen within [`RELIST_MAX`] at most. Per
+//! socket per look: a `pidfd_getfd`, an `fstat`, two `ioctl`s and a `close`. `pidfd_getfd` needs ptrace rights
+//! over the process (root has them unless Yama's `ptrace_scope` is 3): a process whose sockets cannot be
 //! borrowed reads as idle. Intra-node MPI over shared memory is invisible to any socket view.
 
 use crate::sched::pidfd_open;
 use cosched_policy::predictive::SocketQueue;
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
 
 /// `SIOCINQ` (= `FIONREAD`): bytes received and not yet read.
 const SIOCINQ: libc::Ioctl = libc::FIONREAD;
 /// `SIOCOUTQ` (= `TIOCOUTQ`): bytes sent and not yet acknowledged (TCP), or not yet freed (UDP, unix).
 const SIOCOUTQ: libc::Ioctl = libc::TIOCOUTQ;
 
-/// The descriptor numbers of a process's open sockets, from its `/proc/PID/fd` links `socket:[INODE]`.
-pub fn socket_fds(tgid: u32) -> Vec<RawFd> {
+/// A process's open sockets, each as its descriptor number and inode, from its `/proc/PID/fd` links
+/// `socket:[INODE]`.
+pub fn socket_fds(tgid: u32) -> Vec<(RawFd, u64)> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{tgid}/fd")) else {
         return Vec::new(); // gone, or not ours to read: nothing queued that the agent can see
     };
     dir.filter_map(|entry| {
         let entry = entry.ok()?;
         let target = std::fs::read_link(entry.path()).ok()?;
-        is_socket_link(target.to_str()?)
-            .then(|| entry.file_name().to_str()?.parse().ok())
-            .flatten()
+        let inode = socket_inode(target.to_str()?)?;
+        Some((entry.file_name().to_str()?.parse().ok()?, inode))
     })
     .collect()
 }
 
-/// Whether a descriptor's link names a socket (`socket:[12345]`).
-fn is_socket_link(target: &str) -> bool {
-    target.starts_with("socket:[") && target.ends_with(']')
+/// The inode a descriptor's link names if it is a socket (`socket:[12345]`).
+fn socket_inode(target: &str) -> Option<u64> {
+    target
+        .strip_prefix("socket:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// The inode of an open descriptor (`fstat`).
+fn inode_of(fd: &OwnedFd) -> Option<u64> {
+    nix::sys::stat::fstat(fd).ok().map(|st| st.st_ino)
 }
 
 /// One `ioctl` that reports a byte count, or `None` where the socket does not answer it (a listener).
@@ -64,30 +83,119 @@ fn queued_bytes(fd: RawFd, request: libc::Ioctl) -> Option<u64> {
 
 /// Descriptor `fd` of the process behind `pidfd`, duplicated into the agent (`pidfd_getfd`) for a look; the
 /// duplicate closes when dropped, the process's own descriptor is untouched.
-fn borrowed(pidfd: &OwnedFd, fd: RawFd) -> Option<OwnedFd> {
+/// `Ok(None)`: the descriptor is closed, or the process cannot be looked into; `Err`: the process is gone.
+fn borrowed(pidfd: &OwnedFd, fd: RawFd) -> Result<Option<OwnedFd>, ()> {
     // SAFETY: pidfd_getfd with a valid pidfd, a descriptor number and no flags; it returns a new descriptor
     // (or -1), which OwnedFd then closes.
     let raw = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
     if raw < 0 {
-        return None; // closed meanwhile, or no ptrace rights
+        return match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::ESRCH) => Err(()),
+            _ => Ok(None), // closed meanwhile (EBADF), or no ptrace rights (EPERM)
+        };
     }
     // SAFETY: a fresh descriptor nothing else owns.
-    Some(unsafe { OwnedFd::from_raw_fd(raw as RawFd) })
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(raw as RawFd) }))
 }
 
-/// Every socket of process `tgid`, each with its descriptor number there and a borrowed duplicate (none if it
-/// is gone or cannot be looked into).
-fn borrowed_sockets(tgid: u32) -> Vec<(RawFd, OwnedFd)> {
-    let fds = socket_fds(tgid);
-    if fds.is_empty() {
-        return Vec::new();
+/// The first interval between two listings of a process's sockets, and the one after a listing that changed.
+pub const RELIST_MIN: Duration = Duration::from_millis(20);
+/// The longest interval between two listings: a socket opened under a new descriptor number is seen by then.
+pub const RELIST_MAX: Duration = Duration::from_secs(1);
+/// A process not looked at for this long is dropped from the table (its `pidfd` closed).
+const UNUSED_AFTER: Duration = Duration::from_secs(5);
+
+/// What a [`SocketTable`] knows of one process.
+#[derive(Debug)]
+struct Listed {
+    pidfd: OwnedFd,
+    /// Its sockets when last listed: descriptor number and inode.
+    sockets: Vec<(RawFd, u64)>,
+    listed_at: Instant,
+    /// When to list again (sooner if a descriptor is found reused).
+    relist_after: Duration,
+    used_at: Instant,
+}
+
+/// The sockets of the processes the agent looks at, listed from `/proc` only now and then (module docs: Cost).
+#[derive(Debug, Default)]
+pub struct SocketTable {
+    processes: HashMap<u32, Listed>,
+}
+
+impl SocketTable {
+    /// Every socket of process `tgid` as of `now`, each with its descriptor number there and a borrowed
+    /// duplicate (none if it is gone or cannot be looked into).
+    fn borrowed_sockets(&mut self, tgid: u32, now: Instant) -> Vec<(RawFd, OwnedFd)> {
+        let entry = match self.processes.entry(tgid) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let Ok(pidfd) = pidfd_open(tgid, 0) else {
+                    return Vec::new(); // gone: nothing queued
+                };
+                v.insert(Listed {
+                    pidfd,
+                    sockets: socket_fds(tgid),
+                    listed_at: now,
+                    relist_after: RELIST_MIN,
+                    used_at: now,
+                })
+            }
+        };
+        entry.used_at = now;
+        if now.duration_since(entry.listed_at) >= entry.relist_after {
+            let sockets = socket_fds(tgid);
+            entry.relist_after = if sockets == entry.sockets {
+                (entry.relist_after * 2).min(RELIST_MAX)
+            } else {
+                RELIST_MIN
+            };
+            entry.sockets = sockets;
+            entry.listed_at = now;
+        }
+        let mut out = Vec::with_capacity(entry.sockets.len());
+        let mut reused = false;
+        for &(fd, inode) in &entry.sockets {
+            match borrowed(&entry.pidfd, fd) {
+                Ok(Some(socket)) if inode_of(&socket) == Some(inode) => out.push((fd, socket)),
+                Ok(_) => reused = true, // closed, or another file now: list again at the next look
+                Err(()) => {
+                    // The process is gone (a pidfd names one process for good): forget it, so that a new
+                    // process given the same pid is listed afresh.
+                    self.processes.remove(&tgid);
+                    return Vec::new();
+                }
+            }
+        }
+        if reused {
+            entry.relist_after = Duration::ZERO;
+        }
+        out
     }
-    let Ok(pidfd) = pidfd_open(tgid, 0) else {
-        return Vec::new();
-    };
-    fds.into_iter()
-        .filter_map(|fd| Some((fd, borrowed(&pidfd, fd)?)))
-        .collect()
+
+    /// The queues of every socket each of `tgids` holds, in bytes. A process that is gone has none; processes
+    /// not asked about for a while are dropped.
+    pub fn sample(&mut self, tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>> {
+        let now = Instant::now();
+        let out = tgids
+            .iter()
+            .map(|&t| {
+                let queues = self
+                    .borrowed_sockets(t, now)
+                    .iter()
+                    .filter_map(|(_, socket)| queues(socket))
+                    .collect();
+                (t, queues)
+            })
+            .collect();
+        self.forget_unused(now);
+        out
+    }
+
+    fn forget_unused(&mut self, now: Instant) {
+        self.processes
+            .retain(|_, p| now.duration_since(p.used_at) < UNUSED_AFTER);
+    }
 }
 
 /// The queues of a socket, bytes (`None` for a listener, which answers neither `ioctl`).
@@ -95,19 +203,6 @@ fn queues(socket: &OwnedFd) -> Option<SocketQueue> {
     let rmem = queued_bytes(socket.as_raw_fd(), SIOCINQ)?;
     let wmem = queued_bytes(socket.as_raw_fd(), SIOCOUTQ).unwrap_or(0);
     Some(SocketQueue { rmem, wmem })
-}
-
-/// The queues of every socket of process `tgid`, bytes (none if it is gone or cannot be looked into).
-pub fn process_queues(tgid: u32) -> Vec<SocketQueue> {
-    borrowed_sockets(tgid)
-        .iter()
-        .filter_map(|(_, socket)| queues(socket))
-        .collect()
-}
-
-/// The queues of every socket each of `tgids` holds, in bytes. A process that is gone has none.
-pub fn sample(tgids: &[u32]) -> HashMap<u32, Vec<SocketQueue>> {
-    tgids.iter().map(|&t| (t, process_queues(t))).collect()
 }
 
 /// Bytes a TCP socket has received since it was opened (`TCP_INFO`'s `tcpi_bytes_received`, Linux 4.1+), or
@@ -139,6 +234,7 @@ fn tcp_bytes_received(socket: &OwnedFd) -> Option<u64> {
 #[derive(Debug, Default)]
 pub struct ReceivedBytes {
     last: HashMap<(u32, RawFd), u64>,
+    table: SocketTable,
 }
 
 impl ReceivedBytes {
@@ -146,13 +242,15 @@ impl ReceivedBytes {
     /// the agent can look into — unix sockets and shared memory carry no such count).
     pub fn since_last(&mut self, tgids: &[u32]) -> Option<u64> {
         let mut now = HashMap::with_capacity(self.last.len());
+        let at = Instant::now();
         for &tgid in tgids {
-            for (fd, socket) in borrowed_sockets(tgid) {
+            for (fd, socket) in self.table.borrowed_sockets(tgid, at) {
                 if let Some(bytes) = tcp_bytes_received(&socket) {
                     now.insert((tgid, fd), bytes);
                 }
             }
         }
+        self.table.forget_unused(at);
         let seen = !now.is_empty();
         let delta = now
             .iter()
@@ -176,9 +274,55 @@ mod tests {
 
     #[test]
     fn socket_links_are_told_from_other_descriptors() {
-        assert!(is_socket_link("socket:[30001]"));
-        assert!(!is_socket_link("pipe:[30001]"));
-        assert!(!is_socket_link("/dev/null"));
+        assert_eq!(socket_inode("socket:[30001]"), Some(30001));
+        assert_eq!(socket_inode("pipe:[30001]"), None);
+        assert_eq!(socket_inode("/dev/null"), None);
+    }
+
+    /// The table's view of this process's descriptor `fd` at `now`: its queues, if it lists it.
+    fn table_queues(table: &mut SocketTable, fd: RawFd, now: Instant) -> Option<SocketQueue> {
+        table
+            .borrowed_sockets(std::process::id(), now)
+            .iter()
+            .find(|(f, _)| *f == fd)
+            .and_then(|(_, s)| queues(s))
+    }
+
+    #[test]
+    fn the_table_lists_again_when_a_descriptor_is_reused_and_backs_off_while_nothing_changes() {
+        use std::os::fd::AsFd;
+        let me = std::process::id();
+        let (mut a_tx, a_rx) = std::os::unix::net::UnixStream::pair().unwrap();
+        let (mut b_tx, b_rx) = std::os::unix::net::UnixStream::pair().unwrap();
+        a_tx.write_all(&[1u8; 100]).unwrap();
+        b_tx.write_all(&[2u8; 200]).unwrap();
+        let mut a_rx = OwnedFd::from(a_rx);
+        let fd = a_rx.as_raw_fd();
+        let mut table = SocketTable::default();
+        let t0 = Instant::now();
+        assert_eq!(
+            table_queues(&mut table, fd, t0),
+            Some(SocketQueue { rmem: 100, wmem: 0 })
+        );
+        // Unchanged listings double the interval up to RELIST_MAX (other tests of this binary open and close
+        // sockets meanwhile, so only the bounds are asserted).
+        let mut at = t0;
+        for _ in 0..12 {
+            at += RELIST_MAX;
+            table_queues(&mut table, fd, at);
+        }
+        assert!(table.processes[&me].relist_after <= RELIST_MAX);
+        // Descriptor `fd` now names another socket (b_rx's, dup2'd over it): its inode differs, so the look
+        // that finds it does not count it and the next one lists afresh and does.
+        nix::unistd::dup2(b_rx.as_fd(), &mut a_rx).unwrap();
+        let soon = at + Duration::from_millis(1);
+        assert_eq!(table_queues(&mut table, fd, soon), None);
+        assert_eq!(table.processes[&me].relist_after, Duration::ZERO);
+        assert_eq!(
+            table_queues(&mut table, fd, soon + Duration::from_millis(1)),
+            Some(SocketQueue { rmem: 200, wmem: 0 })
+        );
+        drop(a_rx); // closes fd, now b_rx's duplicate
     }
 
     /// The queues of this process's descriptor `fd`, once they read `want` (loopback delivers within moments).
@@ -187,7 +331,7 @@ mod tests {
         let me = pidfd_open(std::process::id(), 0).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let got = borrowed(&me, fd).and_then(|s| queues(&s));
+            let got = borrowed(&me, fd).unwrap().and_then(|s| queues(&s));
             if got == Some(want) {
                 return;
             }
@@ -203,14 +347,19 @@ mod tests {
         let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
         let (mut unix_a, unix_b) = std::os::unix::net::UnixStream::pair().unwrap();
-        let fds = socket_fds(std::process::id());
+        let fds: Vec<RawFd> = socket_fds(std::process::id())
+            .iter()
+            .map(|&(fd, _)| fd)
+            .collect();
         for s in [listener.as_raw_fd(), server.as_raw_fd(), unix_b.as_raw_fd()] {
             assert!(fds.contains(&s), "{s} not among {fds:?}");
         }
         // A listener answers neither ioctl: no data, whatever its backlog.
         let me = pidfd_open(std::process::id(), 0).unwrap();
         assert_eq!(
-            borrowed(&me, listener.as_raw_fd()).and_then(|s| queues(&s)),
+            borrowed(&me, listener.as_raw_fd())
+                .unwrap()
+                .and_then(|s| queues(&s)),
             None
         );
         client.write_all(&[7u8; 10_000]).unwrap();
@@ -272,6 +421,6 @@ mod tests {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
-        assert!(sample(&[pid])[&pid].is_empty());
+        assert!(SocketTable::default().sample(&[pid])[&pid].is_empty());
     }
 }

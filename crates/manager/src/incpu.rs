@@ -10,7 +10,7 @@
 //!   time slice inside the partition. Threads are given the policy in rank order, so a CPU's queue starts in
 //!   rank order.
 //! - **`msg`**: `rr`, and every tick ([`Settings::tick`]) the process of each CPU's queue with the most bytes
-//!   received and not read on its sockets (`SIOCINQ`, [`cosched_agent::sockets::process_queues`]) is raised to
+//!   received and not read on its sockets (`SIOCINQ`, [`cosched_agent::sockets::SocketTable`]) is raised to
 //!   [`FAVOURED_PRIORITY`]: when the running rank blocks, the kernel runs it first (and it preempts a lower
 //!   rank that spins). The choice is the policy core's [`choose_next`] (`Next::MostMessages`, a process with
 //!   nothing unread counts as not ready, ties in RR order after the last one favoured); no process with
@@ -42,6 +42,7 @@
 
 use cosched_agent::guardian::{Guardian, SlotId};
 use cosched_agent::sched::{self, SchedAttr, Target};
+use cosched_agent::sockets::SocketTable;
 use cosched_policy::scs::{choose_next, LocalProcess, Next};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -263,6 +264,7 @@ pub fn start(settings: Settings, log: fn(String)) -> anyhow::Result<InCpuThread>
                 held: HashMap::new(),
                 released: HashSet::new(),
                 favoured: HashMap::new(),
+                sockets: SocketTable::default(),
                 counts: Counts::default(),
                 log,
             };
@@ -284,6 +286,8 @@ struct InCpu {
     released: HashSet<i64>,
     /// The pid last favoured on each CPU (`msg`).
     favoured: HashMap<u32, u32>,
+    /// The held processes' sockets, for their unread bytes.
+    sockets: SocketTable,
     counts: Counts,
     log: fn(String),
 }
@@ -506,15 +510,16 @@ impl InCpu {
             }
         }
         let mut want: HashMap<u32, u32> = HashMap::new(); // pid → priority
+        let pids: Vec<u32> = queues.values().flatten().map(|&(_, pid)| pid).collect();
+        let sampled = self.sockets.sample(&pids);
         for (cpu, mut queue) in queues {
             queue.sort();
             let local: Vec<LocalProcess> = queue
                 .iter()
                 .map(|&(_, pid)| {
-                    let unread: u64 = cosched_agent::sockets::process_queues(pid)
-                        .iter()
-                        .map(|q| q.rmem)
-                        .sum();
+                    let unread: u64 = sampled
+                        .get(&pid)
+                        .map_or(0, |q| q.iter().map(|q| q.rmem).sum());
                     LocalProcess {
                         runnable: unread > 0,
                         unconsumed: unread.min(u32::MAX as u64) as u32,
