@@ -22,6 +22,7 @@
 //! | [`programs`] | each benchmark's per-node command lines and result line |
 //! | [`agent`] | `cosched agent` / `cosched run` in a run, its statistics and CPU use |
 //! | [`cpustat`] | foreign CPU load from `/proc/stat` |
+//! | [`kernlog`] | the kernel's starvation warnings (`/dev/kmsg`) during each run |
 //! | [`runner`] | one run: spawn, sample, measure; a whole experiment ([`run_experiment`]) |
 //! | [`measure`] | a run's samples and result line → its `RunRecord` (pure) |
 //! | [`output`] | tables, `results/<experiment>/` files and plots |
@@ -43,6 +44,7 @@ pub mod cli;
 pub mod cluster;
 pub mod cpustat;
 pub mod experiment;
+pub mod kernlog;
 pub mod measure;
 pub mod mpi;
 pub mod netns;

@@ -598,6 +598,34 @@ pub struct Written {
     pub doc_table: Option<DocTable>,
 }
 
+/// `lab.md`'s note of the runs during which the kernel logged starvation warnings ([`crate::kernlog`]); empty
+/// when there were none.
+fn kernel_warnings_note(runs: &[LabRun]) -> String {
+    let suspect: Vec<String> = runs
+        .iter()
+        .filter(|r| !r.kernel_warnings.is_empty())
+        .map(|r| {
+            format!(
+                "- {} K={} repetition {}: {} warning(s), the first: `{}`\n",
+                r.record.config,
+                r.record.competitors,
+                r.record.repetition,
+                r.kernel_warnings.len(),
+                r.kernel_warnings[0]
+            )
+        })
+        .collect();
+    if suspect.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n**The kernel logged starvation warnings during {} run(s)**: its own threads waited for their CPU, so \
+         these runs' figures are suspect (`raw.jsonl` has every warning):\n\n{}",
+        suspect.len(),
+        suspect.concat()
+    )
+}
+
 /// Write everything under `dir` (normally `results/<experiment>/`).
 pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) -> Result<Written> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -619,6 +647,9 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
             "agent": run.agent,
             "placement": run.placement,
         });
+        if !run.kernel_warnings.is_empty() {
+            line["kernel_warnings"] = serde_json::json!(run.kernel_warnings);
+        }
         if experiment.lab.local_probe {
             line["local"] = run
                 .local
@@ -688,6 +719,7 @@ pub fn write_results(experiment: &LabExperiment, runs: &[LabRun], dir: &Path) ->
             ""
         }
     );
+    let doc = doc + &kernel_warnings_note(runs);
     std::fs::write(path("lab.md"), doc)
         .with_context(|| format!("writing {}", path("lab.md").display()))?;
     written.files.push(path("lab.md"));

@@ -30,6 +30,7 @@ use crate::experiment::{
     CompetitorsCgroup, Configuration, JobSession, LabExperiment, ProgramKind, RunLength,
     LOCAL_PROBE_BINARY,
 };
+use crate::kernlog::KernelLog;
 use crate::measure::{self, CompetitorCpu, CpuTimes, LocalFigures, LocalReading, RunSetting};
 use crate::mpi::MpiLauncher;
 use crate::process::{cpu_time_s, Exit, ManagedProcess};
@@ -129,6 +130,8 @@ pub struct LabRun {
     pub local: Vec<(u32, ResultLine)>,
     /// Where the competitors, probes and job processes were (read once the job was placed).
     pub placement: Vec<PartyPlacement>,
+    /// The kernel's starvation warnings logged during the run ([`crate::kernlog`]): its figures are suspect.
+    pub kernel_warnings: Vec<String>,
 }
 
 /// The records of some runs.
@@ -252,6 +255,7 @@ pub fn run_once(
         agent_log,
         local,
         placement,
+        kernel_warnings: Vec::new(),
     })
 }
 
@@ -591,18 +595,39 @@ pub fn run_experiment(
         _ => None,
     };
     let runs = plan(experiment);
+    let mut kernel_log = KernelLog::open();
     progress.start(runs.len());
     let mut runs_done = Vec::with_capacity(runs.len());
     for spec in &runs {
-        let run =
-            run_once(experiment, &cluster, mpi.as_ref(), binaries, spec).with_context(|| {
-                format!(
-                    "run {} K={} repetition {}",
-                    series_label(&spec.configuration.name, &spec.mode),
-                    spec.competitors,
-                    spec.repetition
-                )
-            })?;
+        let label = format!(
+            "run {} K={} repetition {}",
+            series_label(&spec.configuration.name, &spec.mode),
+            spec.competitors,
+            spec.repetition
+        );
+        let result = run_once(experiment, &cluster, mpi.as_ref(), binaries, spec);
+        let warnings = kernel_log.new_warnings();
+        let mut run = match result {
+            Ok(run) => run,
+            // A run that failed while the kernel starved its own threads most likely failed for that.
+            Err(e) if !warnings.is_empty() => {
+                return Err(e.context(format!(
+                    "{label}; meanwhile the kernel logged {} starvation warning(s), the first: {}",
+                    warnings.len(),
+                    warnings[0]
+                )))
+            }
+            Err(e) => return Err(e.context(label)),
+        };
+        if !warnings.is_empty() {
+            eprintln!(
+                "cosched lab: warning: during {label} the kernel logged {} starvation warning(s) (its own threads \
+                 waited for their CPU: this run's figures are suspect), the first: {}",
+                warnings.len(),
+                warnings[0]
+            );
+        }
+        run.kernel_warnings = warnings;
         progress.run_done(spec, &run);
         runs_done.push(run);
     }
