@@ -17,6 +17,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
 
 /// Kernel messages that say its own threads were starved of CPU, or a task hung waiting on their work.
 pub const STARVATION_MARKERS: &[&str] = &[
@@ -38,6 +39,17 @@ pub fn message_of(record: &str) -> &str {
 /// Whether a kernel message is a starvation warning.
 pub fn is_starvation(message: &str) -> bool {
     STARVATION_MARKERS.iter().any(|m| message.contains(m))
+}
+
+/// How a run's warnings are named (stderr, an error, `lab.md`): their count and the first.
+pub fn summary(warnings: &[String]) -> String {
+    match warnings.first() {
+        Some(first) => format!(
+            "{} starvation warning(s), the first: {first}",
+            warnings.len()
+        ),
+        None => "no starvation warning".to_string(),
+    }
 }
 
 /// The kernel log from where the lab began, read run by run.
@@ -92,8 +104,6 @@ impl KernelLog {
     }
 }
 
-use std::os::unix::fs::OpenOptionsExt;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +119,19 @@ mod tests {
             "first line"
         );
         assert_eq!(message_of("no header at all"), "no header at all");
+    }
+
+    #[test]
+    fn a_runs_warnings_are_summed_up_by_their_count_and_the_first() {
+        let w = [
+            "a workqueue lockup".to_string(),
+            "b kthread starved".to_string(),
+        ];
+        assert_eq!(
+            summary(&w),
+            "2 starvation warning(s), the first: a workqueue lockup"
+        );
+        assert_eq!(summary(&[]), "no starvation warning");
     }
 
     #[test]

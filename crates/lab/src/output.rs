@@ -606,12 +606,11 @@ fn kernel_warnings_note(runs: &[LabRun]) -> String {
         .filter(|r| !r.kernel_warnings.is_empty())
         .map(|r| {
             format!(
-                "- {} K={} repetition {}: {} warning(s), the first: `{}`\n",
+                "- {} K={} repetition {}: {}\n",
                 r.record.config,
                 r.record.competitors,
                 r.record.repetition,
-                r.kernel_warnings.len(),
-                r.kernel_warnings[0]
+                crate::kernlog::summary(&r.kernel_warnings)
             )
         })
         .collect();

@@ -30,7 +30,7 @@ use crate::experiment::{
     CompetitorsCgroup, Configuration, JobSession, LabExperiment, ProgramKind, RunLength,
     LOCAL_PROBE_BINARY,
 };
-use crate::kernlog::KernelLog;
+use crate::kernlog::{self, KernelLog};
 use crate::measure::{self, CompetitorCpu, CpuTimes, LocalFigures, LocalReading, RunSetting};
 use crate::mpi::MpiLauncher;
 use crate::process::{cpu_time_s, Exit, ManagedProcess};
@@ -612,19 +612,17 @@ pub fn run_experiment(
             // A run that failed while the kernel starved its own threads most likely failed for that.
             Err(e) if !warnings.is_empty() => {
                 return Err(e.context(format!(
-                    "{label}; meanwhile the kernel logged {} starvation warning(s), the first: {}",
-                    warnings.len(),
-                    warnings[0]
+                    "{label}; meanwhile the kernel logged {}",
+                    kernlog::summary(&warnings)
                 )))
             }
             Err(e) => return Err(e.context(label)),
         };
         if !warnings.is_empty() {
             eprintln!(
-                "cosched lab: warning: during {label} the kernel logged {} starvation warning(s) (its own threads \
-                 waited for their CPU: this run's figures are suspect), the first: {}",
-                warnings.len(),
-                warnings[0]
+                "cosched lab: warning: during {label} the kernel logged {} (its own threads waited for their \
+                 CPU: this run's figures are suspect)",
+                kernlog::summary(&warnings)
             );
         }
         run.kernel_warnings = warnings;
